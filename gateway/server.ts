@@ -1,0 +1,207 @@
+/**
+ * The gateway: Hive Gateway's runtime (query planning, subgraph calls, CORS, GraphiQL) embedded
+ * in our own `node:http` server, which adds `/healthz` (process up) and `/readyz` (every
+ * subgraph answers) and drains on shutdown (the embedded runtime does not exit by itself).
+ *
+ * Planner: the Rust query planner from @graphql-hive/router-runtime (its native module ships
+ * inside the npm package) by default; the JavaScript planner (Hive's stitching runtime) when
+ * `queryPlanner: "js"`.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Socket } from "node:net";
+import { createGatewayRuntime, type GatewayRuntime } from "@graphql-hive/gateway-runtime";
+import { unifiedGraphHandler as rustPlannerHandler } from "@graphql-hive/router-runtime";
+import httpTransport from "@graphql-mesh/transport-http";
+import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
+import { Kind, parse, type ConstValueNode } from "graphql";
+import { APOLLO_SANDBOX_ORIGIN, type QueryPlanner } from "../lib/config.js";
+import { displayHost } from "../lib/graphql/subgraph-server.js";
+import type { Logger } from "../lib/logger.js";
+
+export interface GatewayOptions {
+  supergraphSdl: string;
+  host: string;
+  port: number;
+  queryPlanner: QueryPlanner;
+  /** Browser origins allowed to call the gateway; Apollo Sandbox's origin is always added. */
+  corsOrigins: string[];
+  production: boolean;
+  upstreamTimeoutMs: number;
+  logger: Logger;
+  /** Log level of the embedded Hive runtime (default "warn"; false silences it). */
+  runtimeLogLevel?: "debug" | "info" | "warn" | "error" | false;
+  /** Headers pre-filled in GraphiQL's header editor (npm start puts the dev token here). */
+  graphiqlHeaders?: Record<string, string>;
+  /** Query pre-filled in GraphiQL's editor. */
+  graphiqlQuery?: string;
+  /**
+   * Hive merges identical in-flight subgraph requests by default; benchmarks turn it off to
+   * measure the gateway's own cost. Off here means every client request reaches the subgraphs.
+   */
+  deduplicateInflightRequests?: boolean;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  runtime: GatewayRuntime;
+  subgraphs: SubgraphLocation[];
+  stop(): Promise<void>;
+}
+
+export interface SubgraphLocation {
+  name: string;
+  url: string;
+}
+
+const GRAPHQL_PATH = "/graphql";
+const READINESS_TIMEOUT_MS = 2_000;
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const subgraphs = subgraphLocations(options.supergraphSdl);
+  const logger = options.logger;
+  const runtime = createGatewayRuntime({
+    supergraph: options.supergraphSdl,
+    ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),
+    // Passed statically: loading transports dynamically fails under some module loaders (Jest).
+    transports: { http: httpTransport },
+    graphqlEndpoint: GRAPHQL_PATH,
+    landingPage: false,
+    logging: options.runtimeLogLevel ?? "warn",
+    cors: {
+      origin: [...new Set([...options.corsOrigins, APOLLO_SANDBOX_ORIGIN])],
+      credentials: true,
+      allowedHeaders: ["authorization", "content-type", "apollographql-client-name", "apollographql-client-version", "x-request-id"],
+      methods: ["GET", "POST", "OPTIONS"],
+    },
+    // GraphiQL rendered from the npm package itself: no CDN, so it works offline.
+    graphiql: options.production
+      ? false
+      : {
+          title: "Context search supergraph",
+          headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
+          ...(options.graphiqlQuery ? { defaultQuery: options.graphiqlQuery } : {}),
+          shouldPersistHeaders: true,
+        },
+    renderGraphiQL,
+    disableIntrospection: options.production ? { disableIf: () => true } : undefined,
+    // The subgraphs verify the token themselves; the gateway only carries it.
+    propagateHeaders: {
+      fromClientToSubgraphs: ({ request }) => {
+        const headers: Record<string, string> = {};
+        const authorization = request.headers.get("authorization");
+        const requestId = request.headers.get("x-request-id");
+        if (authorization) headers.authorization = authorization;
+        if (requestId) headers["x-request-id"] = requestId;
+        return headers;
+      },
+    },
+    upstreamTimeout: options.upstreamTimeoutMs,
+    // The merge key includes the forwarded headers, so two tenants' identical queries are never merged.
+    transportEntries: {
+      "*.http": { options: { deduplicateInflightRequests: options.deduplicateInflightRequests ?? true } },
+    },
+  });
+
+  const sockets = new Set<Socket>();
+  const server = http.createServer((request, response) => {
+    const path = (request.url ?? "/").split("?")[0];
+    if (path === "/healthz") return sendJson(response, 200, { status: "ok" });
+    if (path === "/readyz") {
+      void checkSubgraphs(subgraphs).then((results) => {
+        const ready = results.every((result) => result.ok);
+        sendJson(response, ready ? 200 : 503, { status: ready ? "ready" : "unavailable", subgraphs: results });
+      });
+      return;
+    }
+    if (path === "/" && request.method === "GET") {
+      response.writeHead(302, { location: GRAPHQL_PATH });
+      return void response.end();
+    }
+    void runtime(request, response);
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${displayHost(options.host)}:${port}${GRAPHQL_PATH}`;
+  logger.info(`gateway listening on ${url} (${options.queryPlanner === "rust" ? "Rust" : "JavaScript"} query planner)`);
+
+  return {
+    url,
+    port,
+    runtime,
+    subgraphs,
+    async stop() {
+      // Stop accepting, let in-flight requests finish for a moment, then cut idle and stuck sockets.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = setTimeout(() => {
+        for (const socket of sockets) socket.destroy();
+      }, 3_000);
+      await closed;
+      clearTimeout(deadline);
+      await runtime.dispose();
+    },
+  };
+}
+
+/** Each subgraph's name and routing URL, read from the supergraph's `join__Graph` enum. */
+export function subgraphLocations(supergraphSdl: string): SubgraphLocation[] {
+  const document = parse(supergraphSdl);
+  const locations: SubgraphLocation[] = [];
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.ENUM_TYPE_DEFINITION || definition.name.value !== "join__Graph") continue;
+    for (const value of definition.values ?? []) {
+      const graph = value.directives?.find((directive) => directive.name.value === "join__graph");
+      const argument = (name: string) => graph?.arguments?.find((arg) => arg.name.value === name)?.value;
+      const name = stringValue(argument("name")) ?? value.name.value.toLowerCase();
+      const url = stringValue(argument("url"));
+      if (url) locations.push({ name, url });
+    }
+  }
+  return locations;
+}
+
+function stringValue(node: ConstValueNode | undefined): string | null {
+  return node?.kind === Kind.STRING ? node.value : null;
+}
+
+interface SubgraphReadiness {
+  name: string;
+  url: string;
+  ok: boolean;
+  error?: string;
+}
+
+/** A subgraph is ready when it executes `{ __typename }`: the one query every GraphQL server answers without credentials. */
+async function checkSubgraphs(subgraphs: SubgraphLocation[]): Promise<SubgraphReadiness[]> {
+  return Promise.all(
+    subgraphs.map(async ({ name, url }) => {
+      try {
+        const response = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ query: "{ __typename }" }),
+          signal: AbortSignal.timeout(READINESS_TIMEOUT_MS),
+        });
+        const body = (await response.json()) as { data?: { __typename?: string } };
+        return body.data?.__typename ? { name, url, ok: true } : { name, url, ok: false, error: `HTTP ${response.status}` };
+      } catch (error) {
+        return { name, url, ok: false, error: (error as Error).message };
+      }
+    }),
+  );
+}
+
+function sendJson(response: http.ServerResponse, status: number, body: unknown) {
+  response.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+  response.end(JSON.stringify(body));
+}

@@ -1,0 +1,149 @@
+/**
+ * Every setting the project reads from the environment, read and validated in one place at
+ * start-up. Nothing else in the code base reads `process.env`: entry points call `loadConfig()`
+ * and pass the parts each component needs. A wrong value stops start-up with a message that
+ * names the variable and says what it accepts.
+ */
+import path from "node:path";
+
+export type QueryPlanner = "rust" | "js";
+
+export interface SubgraphEndpoint {
+  /** Port the subgraph listens on when this process starts it. */
+  port: number;
+  /** URL the gateway uses to reach it (substituted into supergraph.yaml as `${env.<NAME>_URL}`). */
+  url: string;
+}
+
+export interface Config {
+  production: boolean;
+  /** Interface servers bind to. 127.0.0.1 in development, 0.0.0.0 in production. */
+  host: string;
+  database: { url: string | null; pgliteDataDir: string };
+  auth: { jwtSecret: string; issuer: string | null; audience: string | null; usingDevSecret: boolean };
+  gateway: {
+    port: number;
+    supergraphPath: string;
+    supergraphConfigPath: string;
+    queryPlanner: QueryPlanner;
+    corsOrigins: string[];
+    upstreamTimeoutMs: number;
+  };
+  subgraphs: { conversations: SubgraphEndpoint };
+  demo: { seed: boolean; conversations: number };
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** The secret `npm start` uses when JWT_SECRET is unset outside production; tokens signed with it are for local use only. */
+export const DEV_JWT_SECRET = "dev-only-secret-do-not-use-in-production-0123456789";
+
+/** Apollo Studio's Sandbox runs on this origin and calls the endpoint from the browser. */
+export const APOLLO_SANDBOX_ORIGIN = "https://studio.apollographql.com";
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === "production";
+  const host = str(env, "HOST") ?? (production ? "0.0.0.0" : "127.0.0.1");
+
+  const databaseUrl = str(env, "DATABASE_URL");
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL", `must be a postgres:// or postgresql:// URL, got "${redactUrl(databaseUrl)}"`);
+  }
+
+  const jwtSecret = str(env, "JWT_SECRET");
+  if (!jwtSecret && production) {
+    throw new ConfigError("JWT_SECRET", "is required when NODE_ENV=production (at least 32 characters)");
+  }
+  if (jwtSecret && jwtSecret.length < 32) {
+    throw new ConfigError("JWT_SECRET", `must be at least 32 characters for HS256, got ${jwtSecret.length}`);
+  }
+
+  const conversationsPort = port(env, "CONVERSATIONS_PORT", 4001);
+  const queryPlanner = oneOf(env, "QUERY_PLANNER", ["rust", "js"] as const, "rust");
+  const logLevel = oneOf(env, "LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info");
+
+  return {
+    production,
+    host,
+    database: {
+      url: databaseUrl ?? null,
+      pgliteDataDir: path.resolve(str(env, "PGLITE_DATA_DIR") ?? ".data/pglite"),
+    },
+    auth: {
+      jwtSecret: jwtSecret ?? DEV_JWT_SECRET,
+      issuer: str(env, "JWT_ISSUER") ?? null,
+      audience: str(env, "JWT_AUDIENCE") ?? null,
+      usingDevSecret: !jwtSecret,
+    },
+    gateway: {
+      port: port(env, "GATEWAY_PORT", 4000),
+      supergraphPath: path.resolve(str(env, "SUPERGRAPH_PATH") ?? "supergraph.graphql"),
+      supergraphConfigPath: path.resolve(str(env, "SUPERGRAPH_CONFIG") ?? "supergraph.yaml"),
+      queryPlanner,
+      corsOrigins: list(env, "CORS_ORIGINS", ["http://localhost:3000", "http://localhost:5173"]),
+      upstreamTimeoutMs: int(env, "UPSTREAM_TIMEOUT_MS", 10_000, 100, 300_000),
+    },
+    subgraphs: {
+      conversations: {
+        port: conversationsPort,
+        url: str(env, "CONVERSATIONS_URL") ?? `http://127.0.0.1:${conversationsPort}/graphql`,
+      },
+    },
+    demo: { seed: bool(env, "DEMO_SEED", !production), conversations: int(env, "DEMO_CONVERSATIONS", 300, 1, 100_000) },
+    logLevel,
+  };
+}
+
+function str(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  return int(env, name, fallback, 0, 65_535);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = str(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (["1", "true", "yes", "on"].includes(raw)) return true;
+  if (["0", "false", "no", "off"].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function list(env: Env, name: string, fallback: string[]): string[] {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  return raw.split(",").map((item) => item.trim()).filter(Boolean);
+}
+
+/** Hides the password of a connection URL before it reaches a log or an error message. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@");
+}

@@ -1,0 +1,131 @@
+/**
+ * Opens the database the configuration names: PostgreSQL through `pg` when DATABASE_URL is set,
+ * otherwise the embedded PGlite (WASM PostgreSQL) in a local folder, so a first `npm start`
+ * needs no server. Both run the same SQL and the same migrations.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../../generated/prisma/client.js";
+import { redactUrl } from "../config.js";
+import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
+
+/** One connection for work that must stay on a single session (migrations, advisory locks). */
+export interface SqlSession {
+  /** Runs one or more statements with no parameters (simple query protocol). */
+  exec(sql: string): Promise<void>;
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
+}
+
+export interface Database {
+  kind: "postgres" | "pglite";
+  prisma: PrismaClient;
+  /** Human-readable location for logs, with any password hidden. */
+  location: string;
+  withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** Counts SQL statements Prisma sends, for tests and benchmarks that prove batching. */
+  statements: StatementCounter;
+  close(): Promise<void>;
+}
+
+export interface StatementCounter {
+  count: number;
+  log: string[];
+  reset(): void;
+}
+
+export interface DatabaseOptions {
+  url: string | null;
+  pgliteDataDir: string;
+  /** Use an in-memory PGlite (tests); ignores pgliteDataDir and takes no lock. */
+  inMemory?: boolean;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.url ? openPostgres(options.url, options.poolSize ?? 10) : openPGlite(options);
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client that loses its server emits 'error' on the pool; unhandled, it would kill the process.
+  pool.on("error", (error) => console.warn(`[database] idle PostgreSQL connection failed: ${error.message}`));
+  const statements = createStatementCounter();
+  const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] }), statements);
+  return {
+    kind: "postgres",
+    prisma,
+    location: redactUrl(url),
+    statements,
+    async withSession(work) {
+      const client = await pool.connect();
+      try {
+        return await work({
+          exec: async (sql) => void (await client.query(sql)),
+          query: async (sql, params) => (await client.query(sql, params)).rows,
+        });
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openPGlite(options: DatabaseOptions): Promise<Database> {
+  let lock: DataDirectoryLock | null = null;
+  if (!options.inMemory) lock = lockDataDirectory(options.pgliteDataDir);
+  let client: PGlite;
+  try {
+    client = options.inMemory ? new PGlite() : new PGlite(options.pgliteDataDir);
+    await client.waitReady;
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  const statements = createStatementCounter();
+  const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPGlite(client), log: [{ emit: "event", level: "query" }] }), statements);
+  // PGlite has a single connection: the session is the client itself.
+  const session: SqlSession = {
+    exec: async (sql) => void (await client.exec(sql)),
+    query: async <Row>(sql: string, params?: unknown[]) => (await client.query<Row>(sql, params)).rows,
+  };
+  return {
+    kind: "pglite",
+    prisma,
+    location: options.inMemory ? "PGlite (in memory)" : `PGlite at ${options.pgliteDataDir}`,
+    statements,
+    withSession: (work) => work(session),
+    async close() {
+      try {
+        await prisma.$disconnect();
+        await client.close();
+      } finally {
+        lock?.release();
+      }
+    },
+  };
+}
+
+function createStatementCounter(): StatementCounter {
+  return {
+    count: 0,
+    log: [],
+    reset() {
+      this.count = 0;
+      this.log = [];
+    },
+  };
+}
+
+function withStatementCounting(prisma: PrismaClient<"query">, counter: StatementCounter): PrismaClient {
+  prisma.$on("query", (event) => {
+    counter.count += 1;
+    if (counter.log.length < 1000) counter.log.push(event.query);
+  });
+  return prisma as unknown as PrismaClient;
+}

@@ -1,0 +1,92 @@
+/**
+ * Seeds the demo organization `npm start` shows on first run: a handful of users and teams
+ * and a few hundred generated conversations (see conversations.ts), written through the same
+ * tables and triggers as real traffic, so their search vectors and counters are real too.
+ */
+import type { Database } from "../database/connect.js";
+import { countTokens } from "../text/token-count.js";
+import { demoConversations } from "./conversations.js";
+
+export const DEMO_ORGANIZATION = { id: "org_demo", name: "Demo Organization" } as const;
+
+export const DEMO_USERS = [
+  { id: "user_ada", name: "Ada Lovelace", email: "ada@demo.example" },
+  { id: "user_grace", name: "Grace Hopper", email: "grace@demo.example" },
+  { id: "user_alan", name: "Alan Turing", email: "alan@demo.example" },
+  { id: "user_katherine", name: "Katherine Johnson", email: "katherine@demo.example" },
+  { id: "user_linus", name: "Linus Pauling", email: "linus@demo.example" },
+  { id: "user_margaret", name: "Margaret Hamilton", email: "margaret@demo.example" },
+  { id: "user_edsger", name: "Edsger Dijkstra", email: "edsger@demo.example" },
+  { id: "user_barbara", name: "Barbara Liskov", email: "barbara@demo.example" },
+] as const;
+
+export const DEMO_TEAMS = [
+  { id: "team_platform", name: "Platform", members: ["user_ada", "user_grace", "user_margaret", "user_edsger"] },
+  { id: "team_research", name: "Research", members: ["user_alan", "user_katherine", "user_linus"] },
+  { id: "team_product", name: "Product", members: ["user_ada", "user_barbara", "user_katherine"] },
+] as const;
+
+export interface SeedResult {
+  seeded: boolean;
+  conversations: number;
+  messages: number;
+}
+
+/** Seeds only an empty demo organization: running it again (every `npm start`) changes nothing. */
+export async function seedDemoOrganization(database: Database, options: { conversations?: number; seed?: number } = {}): Promise<SeedResult> {
+  const { prisma } = database;
+  const existing = await prisma.conversation.count({ where: { organizationId: DEMO_ORGANIZATION.id } });
+  if (existing > 0) return { seeded: false, conversations: existing, messages: 0 };
+
+  await prisma.organization.upsert({ where: { id: DEMO_ORGANIZATION.id }, create: DEMO_ORGANIZATION, update: {} });
+  await prisma.user.createMany({ data: DEMO_USERS.map((user) => ({ ...user, organizationId: DEMO_ORGANIZATION.id })), skipDuplicates: true });
+  await prisma.team.createMany({ data: DEMO_TEAMS.map(({ id, name }) => ({ id, name, organizationId: DEMO_ORGANIZATION.id })), skipDuplicates: true });
+  await prisma.teamMembership.createMany({
+    data: DEMO_TEAMS.flatMap((team) => team.members.map((userId) => ({ organizationId: DEMO_ORGANIZATION.id, teamId: team.id, userId }))),
+    skipDuplicates: true,
+  });
+
+  let conversations = 0;
+  let messages = 0;
+  const batch: Awaited<ReturnType<typeof toRows>>[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const created = await prisma.conversation.createManyAndReturn({ data: batch.map((item) => item.conversation), select: { id: true } });
+    const rows = batch.flatMap((item, index) => item.messages.map((message) => ({ ...message, conversationId: created[index]!.id })));
+    await prisma.message.createMany({ data: rows });
+    conversations += batch.length;
+    messages += rows.length;
+    batch.length = 0;
+  };
+  for (const generated of demoConversations({ count: options.conversations ?? 300, seed: options.seed ?? 42, users: DEMO_USERS.length })) {
+    batch.push(await toRows(generated));
+    if (batch.length === 50) await flush();
+  }
+  await flush();
+  return { seeded: true, conversations, messages };
+}
+
+async function toRows(generated: ReturnType<typeof demoConversations> extends Generator<infer T> ? T : never) {
+  const start = generated.createdAt.getTime();
+  return {
+    conversation: {
+      organizationId: DEMO_ORGANIZATION.id,
+      userId: DEMO_USERS[generated.ownerIndex % DEMO_USERS.length]!.id,
+      title: generated.title,
+      createdAt: generated.createdAt,
+      // The insert trigger moves updatedAt forward to the last message's time.
+      updatedAt: generated.createdAt,
+    },
+    messages: await Promise.all(
+      generated.messages.map(async (message, position) => ({
+        organizationId: DEMO_ORGANIZATION.id,
+        position,
+        role: message.role,
+        content: message.content,
+        tokenCount: await countTokens(message.content),
+        // Turns a minute or two apart, as in a real chat.
+        createdAt: new Date(start + position * 75_000),
+      })),
+    ),
+  };
+}

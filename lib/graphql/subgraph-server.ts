@@ -1,0 +1,230 @@
+/**
+ * How a subgraph starts: an Apollo Server over a Federation v2 subgraph schema, behind a plain
+ * `node:http` server that also answers `/health`. Every subgraph in subgraphs/ is started by
+ * this one function, whether alone (`npm run start:subgraph -- <name>`) or all together in
+ * `npm start`.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { ApolloServer, HeaderMap, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
+import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
+import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { buildSubgraphSchema } from "@apollo/subgraph";
+import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
+import { GraphQLError, type DocumentNode, type GraphQLFormattedError } from "graphql";
+import type { Logger } from "../logger.js";
+import { verifyBearerToken, type TenantContext, type TokenSettings } from "../tenancy/token.js";
+import { CLIENT_ERROR_CODES, unauthenticated } from "./errors.js";
+
+/** What every subgraph's context starts from: the verified caller, if any. */
+export interface RequestContext extends BaseContext {
+  /** The caller's organization, user and teams; throws UNAUTHENTICATED when the request has no token. */
+  requireTenant(): TenantContext;
+}
+
+export interface SubgraphDefinition<TContext extends RequestContext> {
+  name: string;
+  typeDefs: DocumentNode;
+  resolvers: GraphQLResolverMap<TContext>;
+  /** Builds the per-request context (loaders live here, so nothing is cached across requests or tenants). */
+  createContext(base: RequestContext): TContext;
+  /** Answers the health check; throw when a dependency (the database) is down. */
+  checkHealth?(): Promise<void>;
+}
+
+export interface SubgraphServerOptions {
+  host: string;
+  port: number;
+  auth: TokenSettings;
+  production: boolean;
+  logger: Logger;
+}
+
+export interface RunningSubgraph {
+  name: string;
+  url: string;
+  port: number;
+  /** GraphQL operations this server executed: how tests and benchmarks count subgraph calls per gateway request. */
+  operations: OperationLog;
+  stop(): Promise<void>;
+}
+
+export interface OperationLog {
+  count: number;
+  /** The most recent operations' documents (at most 100). */
+  recent: string[];
+  reset(): void;
+}
+
+/** Large enough for a batch of long messages (100 × 100,000 characters), small enough to refuse abuse. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+export async function startSubgraph<TContext extends RequestContext>(
+  definition: SubgraphDefinition<TContext>,
+  options: SubgraphServerOptions,
+): Promise<RunningSubgraph> {
+  const logger = options.logger;
+  const httpServer = http.createServer();
+  const operations: OperationLog = {
+    count: 0,
+    recent: [],
+    reset() {
+      this.count = 0;
+      this.recent = [];
+    },
+  };
+  const apollo = new ApolloServer<TContext>({
+    schema: buildSubgraphSchema([{ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> }]),
+    introspection: !options.production,
+    includeStacktraceInErrorResponses: false,
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginLandingPageDisabled(),
+      {
+        async requestDidStart({ request }) {
+          operations.count += 1;
+          operations.recent.push(request.query ?? "");
+          if (operations.recent.length > 100) operations.recent.shift();
+        },
+      },
+    ],
+    formatError: (formatted, error) => formatSubgraphError(formatted, error, logger),
+  });
+  await apollo.start();
+
+  httpServer.on("request", (request, response) => {
+    handleRequest(request, response).catch((error: unknown) => {
+      logger.error("request failed outside GraphQL execution", error);
+      if (!response.headersSent) sendJson(response, 500, { errors: [{ message: "Internal server error" }] });
+      else response.destroy();
+    });
+  });
+
+  async function handleRequest(request: http.IncomingMessage, response: http.ServerResponse) {
+    const url = new URL(request.url ?? "/", "http://subgraph");
+    if (url.pathname === "/health") {
+      try {
+        await definition.checkHealth?.();
+        return sendJson(response, 200, { status: "ok", subgraph: definition.name });
+      } catch (error) {
+        return sendJson(response, 503, { status: "unavailable", subgraph: definition.name, reason: (error as Error).message });
+      }
+    }
+    if (url.pathname !== "/graphql" && url.pathname !== "/") {
+      return sendJson(response, 404, { errors: [{ message: `Not found: GraphQL is served at /graphql` }] });
+    }
+    const body = await readBody(request);
+    if (body === null) {
+      return sendJson(response, 413, { errors: [{ message: `Request body exceeds ${MAX_BODY_BYTES} bytes` }] });
+    }
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(request.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
+    }
+    let parsedBody: unknown = undefined;
+    if (body.length > 0 && (headers.get("content-type") ?? "").includes("json")) {
+      try {
+        parsedBody = JSON.parse(body);
+      } catch {
+        return sendJson(response, 400, { errors: [{ message: "Request body is not valid JSON", extensions: { code: "BAD_REQUEST" } }] });
+      }
+    }
+    const graphQLRequest: HTTPGraphQLRequest = {
+      method: (request.method ?? "GET").toUpperCase(),
+      headers,
+      search: url.search,
+      body: parsedBody,
+    };
+    const result = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: graphQLRequest,
+      context: async () => definition.createContext(await createRequestContext(headers.get("authorization"), options.auth)),
+    });
+    for (const [key, value] of result.headers) response.setHeader(key, value);
+    response.statusCode = result.status ?? 200;
+    if (result.body.kind === "complete") {
+      response.end(result.body.string);
+    } else {
+      for await (const chunk of result.body.asyncIterator) response.write(chunk);
+      response.end();
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once("error", reject);
+    httpServer.listen(options.port, options.host, () => resolve());
+  });
+  const port = (httpServer.address() as AddressInfo).port;
+  const url = `http://${displayHost(options.host)}:${port}/graphql`;
+  logger.info(`${definition.name} subgraph listening on ${url}`);
+
+  return {
+    name: definition.name,
+    url,
+    port,
+    operations,
+    async stop() {
+      // Apollo's drain plugin stops accepting connections and waits for in-flight requests.
+      await apollo.stop();
+    },
+  };
+}
+
+/**
+ * A request without a token still reaches the schema (so `_service`, `__typename` and
+ * introspection work for composition tools and health probes), but every field that touches data
+ * calls `requireTenant()`. A request with a token that does not verify is refused outright.
+ */
+async function createRequestContext(authorization: string | undefined, auth: TokenSettings): Promise<RequestContext> {
+  if (!authorization) {
+    return {
+      requireTenant() {
+        throw unauthenticated("Missing Authorization header: send `Authorization: Bearer <token>`.");
+      },
+    };
+  }
+  const tenant = await verifyBearerToken(authorization, auth);
+  return { requireTenant: () => tenant };
+}
+
+/**
+ * Expected errors (bad input, auth) go to the client as they are and are not logged as server
+ * errors; anything else is a bug: it is logged with its stack here and reaches the client as a
+ * generic INTERNAL_SERVER_ERROR, so no SQL or stack trace ever leaks.
+ */
+function formatSubgraphError(formatted: GraphQLFormattedError, error: unknown, logger: Logger): GraphQLFormattedError {
+  const code = formatted.extensions?.code;
+  if (typeof code === "string" && CLIENT_ERROR_CODES.has(code)) return formatted;
+  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  if (original instanceof GraphQLError && original.extensions?.code && original.extensions.code !== "INTERNAL_SERVER_ERROR") {
+    return formatted;
+  }
+  logger.error(`unexpected error at ${formatted.path?.join(".") ?? "(request)"}`, original);
+  return {
+    message: "Internal server error",
+    ...(formatted.path ? { path: formatted.path } : {}),
+    ...(formatted.locations ? { locations: formatted.locations } : {}),
+    extensions: { code: "INTERNAL_SERVER_ERROR" },
+  };
+}
+
+async function readBody(request: http.IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function sendJson(response: http.ServerResponse, status: number, body: unknown) {
+  response.writeHead(status, { "content-type": "application/json; charset=utf-8" });
+  response.end(JSON.stringify(body));
+}
+
+export function displayHost(host: string): string {
+  return host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+}

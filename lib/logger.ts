@@ -1,0 +1,39 @@
+/**
+ * A small levelled logger writing one line per event to stderr. Deliberately tiny: the gateway
+ * runtime brings its own logger, and these lines only need to be greppable in a terminal or a
+ * container log.
+ */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string, error?: unknown): void;
+  child(name: string): Logger;
+}
+
+export function createLogger(name: string, level: LogLevel = "info"): Logger {
+  const write = (at: LogLevel, message: string) => {
+    if (RANK[at] < RANK[level]) return;
+    process.stderr.write(`${new Date().toISOString()} ${at.toUpperCase().padEnd(5)} [${name}] ${message}\n`);
+  };
+  return {
+    debug: (message) => write("debug", message),
+    info: (message) => write("info", message),
+    warn: (message) => write("warn", message),
+    error: (message, error) => write("error", error instanceof Error ? `${message}: ${error.stack ?? error.message}` : message),
+    child: (child) => createLogger(`${name}:${child}`, level),
+  };
+}
+
+/** For tests and embedding: drops everything. */
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child: () => silentLogger,
+};

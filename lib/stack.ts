@@ -1,0 +1,71 @@
+/**
+ * The whole product in one process, as `npm start` runs it: every subgraph on its own port,
+ * the supergraph composed from supergraph.yaml with their real addresses, and the gateway in
+ * front. Production runs the same pieces as separate processes (start:subgraph, start:gateway).
+ */
+import { composeFromConfig } from "./composition/compose.js";
+import { readSupergraphConfig } from "./composition/supergraph-config.js";
+import type { Config } from "./config.js";
+import type { Database } from "./database/connect.js";
+import { startSubgraph, type RunningSubgraph } from "./graphql/subgraph-server.js";
+import type { Logger } from "./logger.js";
+import { startGateway, type GatewayOptions, type RunningGateway } from "../gateway/server.js";
+import { SUBGRAPHS } from "../subgraphs/index.js";
+
+export interface RunningStack {
+  gateway: RunningGateway;
+  subgraphs: RunningSubgraph[];
+  supergraphSdl: string;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  gateway?: Partial<Pick<GatewayOptions, "graphiqlHeaders" | "graphiqlQuery" | "deduplicateInflightRequests" | "runtimeLogLevel">>;
+}
+
+export async function startStack({ config, database, logger, gateway: gatewayExtras }: StackOptions): Promise<RunningStack> {
+  const subgraphs: RunningSubgraph[] = [];
+  try {
+    for (const [name, define] of Object.entries(SUBGRAPHS)) {
+      const endpoint = config.subgraphs[name as keyof Config["subgraphs"]];
+      subgraphs.push(
+        await startSubgraph(define(database), {
+          host: config.host,
+          port: endpoint.port,
+          auth: config.auth,
+          production: config.production,
+          logger: logger.child(name),
+        }),
+      );
+    }
+    // Compose with the addresses the subgraphs actually got (a port of 0 picks a free one).
+    const env = Object.fromEntries(subgraphs.map((subgraph) => [`${subgraph.name.toUpperCase()}_URL`, subgraph.url.replace("localhost", "127.0.0.1")]));
+    const supergraphSdl = await composeFromConfig(readSupergraphConfig(config.gateway.supergraphConfigPath, env));
+    const gateway = await startGateway({
+      supergraphSdl,
+      host: config.host,
+      port: config.gateway.port,
+      queryPlanner: config.gateway.queryPlanner,
+      corsOrigins: config.gateway.corsOrigins,
+      production: config.production,
+      upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
+      logger: logger.child("gateway"),
+      ...gatewayExtras,
+    });
+    return {
+      gateway,
+      subgraphs,
+      supergraphSdl,
+      async stop() {
+        await gateway.stop();
+        await Promise.all(subgraphs.map((subgraph) => subgraph.stop()));
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled(subgraphs.map((subgraph) => subgraph.stop()));
+    throw error;
+  }
+}

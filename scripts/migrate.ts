@@ -1,0 +1,18 @@
+/** `npm run db:migrate`: applies pending migrations to the configured database and exits. */
+import { loadConfig } from "../lib/config.js";
+import { openDatabase } from "../lib/database/connect.js";
+import { migrate } from "../lib/database/migrate.js";
+import { runMain } from "../lib/shutdown.js";
+
+runMain(async () => {
+  const database = await openDatabase(loadConfig().database);
+  try {
+    const result = await migrate(database);
+    process.stdout.write(
+      `${database.location}: ${result.applied.length} migration(s) applied${result.applied.length ? ` (${result.applied.join(", ")})` : ""}, ` +
+        `${result.alreadyApplied} already applied\n`,
+    );
+  } finally {
+    await database.close();
+  }
+});

@@ -1,0 +1,84 @@
+/**
+ * `npm start`: the whole product in one process on the configured database (the embedded
+ * PGlite unless DATABASE_URL is set): migrate, seed the demo organization on first run, start
+ * every subgraph and the gateway, and print how to try it.
+ */
+import { loadConfig } from "../lib/config.js";
+import { openDatabase } from "../lib/database/connect.js";
+import { migrate } from "../lib/database/migrate.js";
+import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS, seedDemoOrganization } from "../lib/demo-data/seed.js";
+import { createLogger } from "../lib/logger.js";
+import { exitOnSignals, runMain } from "../lib/shutdown.js";
+import { startStack } from "../lib/stack.js";
+import { signToken } from "../lib/tenancy/token.js";
+
+const EXAMPLE_QUERY = `query RecentConversations {
+  conversations(first: 5) {
+    totalCount
+    nodes { id title messageCount updatedAt }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+runMain(async () => {
+  const startedAt = performance.now();
+  const config = loadConfig();
+  const logger = createLogger("start", config.logLevel);
+  const database = await openDatabase(config.database);
+  logger.info(`database: ${database.location}`);
+
+  const migrations = await migrate(database);
+  if (migrations.applied.length > 0) logger.info(`applied migrations: ${migrations.applied.join(", ")}`);
+
+  let devToken: string | null = null;
+  if (config.demo.seed) {
+    const seeded = await seedDemoOrganization(database, { conversations: config.demo.conversations });
+    if (seeded.seeded) logger.info(`seeded ${DEMO_ORGANIZATION.name}: ${seeded.conversations} conversations, ${seeded.messages} messages`);
+    if (!config.production) {
+      const user = DEMO_USERS[0];
+      devToken = await signToken(
+        { userId: user.id, organizationId: DEMO_ORGANIZATION.id, teamIds: DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(user.id)).map((team) => team.id), name: user.name, email: user.email },
+        config.auth,
+        "30d",
+      );
+    }
+  }
+
+  const stack = await startStack({
+    config,
+    database,
+    logger,
+    gateway: {
+      ...(devToken ? { graphiqlHeaders: { Authorization: `Bearer ${devToken}` } } : {}),
+      graphiqlQuery: EXAMPLE_QUERY,
+    },
+  });
+  exitOnSignals(async () => {
+    await stack.stop();
+    await database.close();
+  }, logger);
+
+  const url = stack.gateway.url;
+  const lines = [
+    "",
+    `Context search supergraph is up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
+    `  GraphQL endpoint + GraphiQL: ${url}`,
+    `  health: ${url.replace("/graphql", "/healthz")}   readiness: ${url.replace("/graphql", "/readyz")}`,
+    ...stack.subgraphs.map((subgraph) => `  subgraph ${subgraph.name}: ${subgraph.url}`),
+  ];
+  if (devToken) {
+    lines.push(
+      "",
+      `Dev token for ${DEMO_USERS[0].name} in ${DEMO_ORGANIZATION.name} (valid 30 days; GraphiQL already sends it):`,
+      `  ${devToken}`,
+      "",
+      "Try it:",
+      `  curl -s ${url} \\`,
+      `    -H 'content-type: application/json' \\`,
+      `    -H 'authorization: Bearer ${devToken}' \\`,
+      `    -d '${JSON.stringify({ query: EXAMPLE_QUERY.replace(/\s+/g, " ") })}'`,
+    );
+  }
+  if (config.auth.usingDevSecret) lines.push("", "JWT_SECRET is not set: using the built-in development secret. Set JWT_SECRET for anything shared.");
+  process.stdout.write(`${lines.join("\n")}\n\n`);
+});

@@ -1,0 +1,210 @@
+/**
+ * All reads and writes of conversations and messages. Every method takes the caller's tenant
+ * and puts its organization into the SQL itself: there is no query in this file that can
+ * return or change another organization's row. Soft-deleted conversations are invisible to
+ * every read.
+ */
+import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
+import type { Conversation, Message } from "../../generated/prisma/client.js";
+import type { MessageRole } from "../../generated/prisma/enums.js";
+import { forbidden, notFound } from "../../lib/graphql/errors.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+
+export type { Conversation, Message };
+
+export interface NewMessage {
+  role: MessageRole;
+  content: string;
+  tokenCount: number;
+}
+
+export interface ConversationPageCursor {
+  createdAt: Date;
+  id: string;
+}
+
+/** One page of one conversation's messages, as asked for by a `messages(first, after)` field. */
+export interface MessagePageRequest {
+  conversationId: string;
+  /** Rows to fetch (the page size plus one, to learn whether another page follows). */
+  take: number;
+  /** Return messages with a position greater than this (-1 for the first page). */
+  afterPosition: number;
+}
+
+export class ConversationStore {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** Live conversations among `ids` in the tenant's organization: one SQL statement however many ids. */
+  findByIds(tenant: TenantContext, ids: readonly string[]): Promise<Conversation[]> {
+    return this.prisma.conversation.findMany({
+      where: { id: { in: [...ids] }, organizationId: tenant.organizationId, deletedAt: null },
+    });
+  }
+
+  /** Newest first by creation time, with the id breaking ties so pages never overlap or skip. */
+  listPage(tenant: TenantContext, take: number, after: ConversationPageCursor | null): Promise<Conversation[]> {
+    return this.prisma.conversation.findMany({
+      where: {
+        organizationId: tenant.organizationId,
+        deletedAt: null,
+        ...(after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
+      },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take,
+    });
+  }
+
+  count(tenant: TenantContext): Promise<number> {
+    return this.prisma.conversation.count({ where: { organizationId: tenant.organizationId, deletedAt: null } });
+  }
+
+  /**
+   * Pages of messages for many conversations in one statement per distinct (take, after)
+   * pair — in practice one, since a query asks every conversation for the same page. A window
+   * function cuts each conversation's page, so 20 conversations cost one round trip, not 20.
+   */
+  async messagePages(tenant: TenantContext, requests: readonly MessagePageRequest[]): Promise<Message[][]> {
+    const groups = new Map<string, { take: number; afterPosition: number; ids: Set<string> }>();
+    for (const request of requests) {
+      const key = `${request.take}:${request.afterPosition}`;
+      const group = groups.get(key) ?? { take: request.take, afterPosition: request.afterPosition, ids: new Set<string>() };
+      group.ids.add(request.conversationId);
+      groups.set(key, group);
+    }
+    const pages = new Map<string, Message[]>();
+    for (const [key, group] of groups) {
+      const rows = await this.prisma.$queryRaw<RawMessage[]>`
+        SELECT id, conversation_id, organization_id, position, role::text AS role, content, token_count, created_at
+        FROM (
+          SELECT m.*, row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) AS rank
+          FROM messages m
+          WHERE m.organization_id = ${tenant.organizationId}
+            AND m.conversation_id = ANY(${[...group.ids]}::uuid[])
+            AND m.position > ${group.afterPosition}
+        ) ranked
+        WHERE rank <= ${group.take}
+        ORDER BY conversation_id, position`;
+      for (const row of rows) {
+        const pageKey = `${key}:${row.conversation_id}`;
+        const page = pages.get(pageKey) ?? [];
+        page.push(fromRawMessage(row));
+        pages.set(pageKey, page);
+      }
+    }
+    return requests.map((request) => pages.get(`${request.take}:${request.afterPosition}:${request.conversationId}`) ?? []);
+  }
+
+  async create(tenant: TenantContext, title: string, messages: NewMessage[]): Promise<Conversation> {
+    return this.prisma.$transaction(async (tx) => {
+      await ensureMember(tx, tenant);
+      const conversation = await tx.conversation.create({
+        data: { organizationId: tenant.organizationId, userId: tenant.userId, title },
+      });
+      if (messages.length === 0) return conversation;
+      await tx.message.createMany({ data: messages.map((message, position) => messageRow(tenant, conversation.id, message, position)) });
+      return tx.conversation.findUniqueOrThrow({ where: { id: conversation.id } });
+    });
+  }
+
+  async rename(tenant: TenantContext, id: string, title: string): Promise<Conversation> {
+    return this.prisma.$transaction(async (tx) => {
+      await lockOwnedConversation(tx, tenant, id);
+      return tx.conversation.update({ where: { id }, data: { title } });
+    });
+  }
+
+  async append(tenant: TenantContext, id: string, messages: NewMessage[]): Promise<{ conversation: Conversation; messages: Message[] }> {
+    return this.prisma.$transaction(async (tx) => {
+      // The row lock serializes concurrent appends to one conversation, so positions never collide.
+      const locked = await lockOwnedConversation(tx, tenant, id);
+      const created = await tx.message.createManyAndReturn({
+        data: messages.map((message, index) => messageRow(tenant, id, message, locked.message_count + index)),
+      });
+      const conversation = await tx.conversation.findUniqueOrThrow({ where: { id } });
+      return { conversation, messages: created.sort((a, b) => a.position - b.position) };
+    });
+  }
+
+  async softDelete(tenant: TenantContext, id: string): Promise<Date> {
+    return this.prisma.$transaction(async (tx) => {
+      await lockOwnedConversation(tx, tenant, id);
+      const deleted = await tx.conversation.update({ where: { id }, data: { deletedAt: new Date() } });
+      return deleted.deletedAt!;
+    });
+  }
+}
+
+type Transaction = Prisma.TransactionClient;
+
+interface LockedConversation {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  message_count: number;
+}
+
+/**
+ * Locks a live conversation of the caller's organization for the rest of the transaction and
+ * checks that the caller owns it. Another organization's conversation is NOT_FOUND, exactly
+ * like one that does not exist; a colleague's is FORBIDDEN (they can already read it).
+ */
+async function lockOwnedConversation(tx: Transaction, tenant: TenantContext, id: string): Promise<LockedConversation> {
+  const [row] = await tx.$queryRaw<LockedConversation[]>`
+    SELECT id::text, organization_id, user_id, message_count
+    FROM conversations
+    WHERE id = ${id}::uuid AND organization_id = ${tenant.organizationId} AND deleted_at IS NULL
+    FOR UPDATE`;
+  if (!row) throw notFound("Conversation", id);
+  if (row.user_id !== tenant.userId) throw forbidden(`Only the owner of conversation ${id} can change it.`);
+  return row;
+}
+
+/**
+ * Organizations and users come from the identity provider's tokens; the first write of a new
+ * organization or user creates its row (just-in-time provisioning), so there is no separate
+ * sign-up step that could drift from the identity provider.
+ */
+async function ensureMember(tx: Transaction, tenant: TenantContext): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO organizations (id) VALUES (${tenant.organizationId}) ON CONFLICT (id) DO NOTHING`;
+  await tx.$executeRaw`
+    INSERT INTO users (organization_id, id, name, email)
+    VALUES (${tenant.organizationId}, ${tenant.userId}, ${tenant.userName}, ${tenant.userEmail})
+    ON CONFLICT (organization_id, id) DO NOTHING`;
+}
+
+function messageRow(tenant: TenantContext, conversationId: string, message: NewMessage, position: number) {
+  return {
+    conversationId,
+    organizationId: tenant.organizationId,
+    position,
+    role: message.role,
+    content: message.content,
+    tokenCount: message.tokenCount,
+  };
+}
+
+interface RawMessage {
+  id: string;
+  conversation_id: string;
+  organization_id: string;
+  position: number;
+  role: MessageRole;
+  content: string;
+  token_count: number;
+  created_at: Date;
+}
+
+function fromRawMessage(row: RawMessage): Message {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    organizationId: row.organization_id,
+    position: row.position,
+    role: row.role,
+    content: row.content,
+    tokenCount: row.token_count,
+    createdAt: row.created_at,
+  };
+}

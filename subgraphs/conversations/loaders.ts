@@ -1,0 +1,35 @@
+/**
+ * Per-request DataLoaders. They are created for each request with that request's tenant baked
+ * in, so their caches can never serve one organization's rows to another, and they die with
+ * the request.
+ */
+import DataLoader from "dataloader";
+import { isUuid } from "../../lib/graphql/pagination.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+import type { Conversation, ConversationStore, Message, MessagePageRequest } from "./conversation-store.js";
+
+export interface ConversationLoaders {
+  /** Conversation by id: all ids asked for in one tick (e.g. 50 `_entities` references) become one SQL query. */
+  conversationById: DataLoader<string, Conversation | null>;
+  /** A page of a conversation's messages: the pages asked for in one tick become one SQL query. */
+  messagePage: DataLoader<MessagePageRequest, Message[], string>;
+}
+
+export function createConversationLoaders(store: ConversationStore, tenant: TenantContext): ConversationLoaders {
+  return {
+    conversationById: new DataLoader<string, Conversation | null>(
+      async (ids) => {
+        // An id that is not a UUID cannot exist; asking PostgreSQL would only raise a cast error.
+        const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
+        const rows = valid.length > 0 ? await store.findByIds(tenant, valid) : [];
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+      },
+      { maxBatchSize: 1000 },
+    ),
+    messagePage: new DataLoader<MessagePageRequest, Message[], string>((requests) => store.messagePages(tenant, requests), {
+      cacheKeyFn: (request) => `${request.conversationId}:${request.take}:${request.afterPosition}`,
+      maxBatchSize: 500,
+    }),
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * Resolvers of the conversations subgraph: argument validation and mapping between the schema
+ * (schema.graphql beside this file) and the store. Data access and tenancy live in the store.
+ */
+import { GraphQLScalarType, Kind } from "graphql";
+import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
+import { badUserInput } from "../../lib/graphql/errors.js";
+import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
+import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
+import { countTokens } from "../../lib/text/token-count.js";
+import type { Conversation, ConversationPageCursor, ConversationStore, Message, NewMessage } from "./conversation-store.js";
+import type { ConversationLoaders } from "./loaders.js";
+import type { MessageRole } from "../../generated/prisma/enums.js";
+
+export interface ConversationsContext extends RequestContext {
+  store: ConversationStore;
+  /** Created on first use, after the tenant is known. */
+  loaders(): ConversationLoaders;
+}
+
+export const LIMITS = {
+  titleLength: 500,
+  messageLength: 100_000,
+  messagesPerCall: 100,
+} as const;
+
+interface MessageInput {
+  role: MessageRole;
+  content: string;
+  tokenCount?: number | null;
+}
+
+const DateTime = new GraphQLScalarType<Date, string>({
+  name: "DateTime",
+  description: "An instant in time, as an ISO-8601 string in UTC.",
+  serialize(value) {
+    const date = value instanceof Date ? value : new Date(value as string);
+    if (Number.isNaN(date.getTime())) throw new TypeError(`DateTime cannot represent ${String(value)}`);
+    return date.toISOString();
+  },
+  parseValue(value) {
+    return parseDateTime(value);
+  },
+  parseLiteral(ast) {
+    if (ast.kind !== Kind.STRING) throw badUserInput("DateTime", "must be an ISO-8601 string");
+    return parseDateTime(ast.value);
+  },
+});
+
+function parseDateTime(value: unknown): Date {
+  const date = typeof value === "string" ? new Date(value) : new Date(NaN);
+  if (Number.isNaN(date.getTime())) throw badUserInput("DateTime", `must be an ISO-8601 string, got ${JSON.stringify(value)}`);
+  return date;
+}
+
+const conversationCursor = (row: Conversation) => encodeCursor("c", [row.createdAt.toISOString(), row.id]);
+const messageCursor = (row: Message) => encodeCursor("m", [row.position]);
+
+function decodeConversationCursor(after: string): ConversationPageCursor {
+  return decodeCursor(after, "c", "after", ([createdAt, id]) => {
+    const date = typeof createdAt === "string" ? new Date(createdAt) : null;
+    return date && !Number.isNaN(date.getTime()) && typeof id === "string" && /^[0-9a-f-]{36}$/i.test(id) ? { createdAt: date, id } : null;
+  });
+}
+
+function decodeMessageCursor(after: string): number {
+  return decodeCursor(after, "m", "after", ([position]) => (Number.isInteger(position) && (position as number) >= 0 ? (position as number) : null));
+}
+
+function validateTitle(title: string, field: string): string {
+  const trimmed = title.trim();
+  if (trimmed.length === 0) throw badUserInput(field, "must not be empty or only whitespace");
+  if (trimmed.length > LIMITS.titleLength) {
+    throw badUserInput(field, `must be at most ${LIMITS.titleLength} characters, got ${trimmed.length}`);
+  }
+  return trimmed;
+}
+
+async function validateMessages(messages: readonly MessageInput[], field: string, allowEmpty: boolean): Promise<NewMessage[]> {
+  if (!allowEmpty && messages.length === 0) throw badUserInput(field, "must contain at least one message");
+  if (messages.length > LIMITS.messagesPerCall) {
+    throw badUserInput(field, `must contain at most ${LIMITS.messagesPerCall} messages per call, got ${messages.length}`);
+  }
+  // Validate every message before counting any tokens: bad input should fail fast and cheap.
+  messages.forEach((message, index) => {
+    if (message.content.trim().length === 0) throw badUserInput(`${field}[${index}].content`, "must not be empty");
+    if (message.content.length > LIMITS.messageLength) {
+      throw badUserInput(`${field}[${index}].content`, `must be at most ${LIMITS.messageLength} characters, got ${message.content.length}`);
+    }
+    if (message.tokenCount != null && (message.tokenCount < 0 || message.tokenCount > 10_000_000)) {
+      throw badUserInput(`${field}[${index}].tokenCount`, `must be between 0 and 10000000, got ${message.tokenCount}`);
+    }
+  });
+  return Promise.all(
+    messages.map(async (message) => ({
+      role: message.role,
+      content: message.content,
+      tokenCount: message.tokenCount ?? (await countTokens(message.content)),
+    })),
+  );
+}
+
+export const resolvers: GraphQLResolverMap<ConversationsContext> = {
+  DateTime,
+  MessageRole: { USER: "user", ASSISTANT: "assistant", SYSTEM: "system", TOOL: "tool" },
+
+  Query: {
+    conversation(_source, args: { id: string }, context) {
+      context.requireTenant();
+      return context.loaders().conversationById.load(requireUuid(args.id, "id"));
+    },
+    async conversations(_source, args: { first?: number | null; after?: string | null }, context) {
+      const tenant = context.requireTenant();
+      const first = validatePageSize(args.first, "first", 20);
+      const after = args.after ? decodeConversationCursor(args.after) : null;
+      const rows = await context.store.listPage(tenant, first + 1, after);
+      // Later references to these conversations in the same request (e.g. `_entities`) hit the cache.
+      const loader = context.loaders().conversationById;
+      for (const row of rows.slice(0, first)) loader.prime(row.id, row);
+      return { ...toConnection(rows, first, after !== null, conversationCursor), tenant };
+    },
+  },
+
+  ConversationConnection: {
+    totalCount(connection: { tenant: ReturnType<RequestContext["requireTenant"]> }, _args, context) {
+      return context.store.count(connection.tenant);
+    },
+  },
+
+  Mutation: {
+    async createConversation(_source, args: { input: { title: string; messages?: MessageInput[] | null } }, context) {
+      const tenant = context.requireTenant();
+      const title = validateTitle(args.input.title, "input.title");
+      const messages = await validateMessages(args.input.messages ?? [], "input.messages", true);
+      return context.store.create(tenant, title, messages);
+    },
+    async renameConversation(_source, args: { id: string; title: string }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      return context.store.rename(tenant, id, validateTitle(args.title, "title"));
+    },
+    async appendMessages(_source, args: { conversationId: string; messages: MessageInput[] }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.conversationId, "conversationId");
+      const messages = await validateMessages(args.messages, "messages", false);
+      return context.store.append(tenant, id, messages);
+    },
+    async deleteConversation(_source, args: { id: string }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      return { id, deletedAt: await context.store.softDelete(tenant, id) };
+    },
+  },
+
+  Conversation: {
+    __resolveReference(reference: { id: string }, context: ConversationsContext) {
+      context.requireTenant();
+      return context.loaders().conversationById.load(reference.id);
+    },
+    ownerId: (conversation: Conversation) => conversation.userId,
+    async messages(conversation: Conversation, args: { first?: number | null; after?: string | null }, context) {
+      context.requireTenant();
+      const first = validatePageSize(args.first, "first", 50);
+      const afterPosition = args.after ? decodeMessageCursor(args.after) : -1;
+      const rows = await context.loaders().messagePage.load({ conversationId: conversation.id, take: first + 1, afterPosition });
+      return toConnection(rows, first, afterPosition >= 0, messageCursor);
+    },
+  },
+};

@@ -1,0 +1,120 @@
+/**
+ * `npm start` as a user runs it: a real child process on a fresh data folder. It must migrate,
+ * seed, print a URL, a dev token and a query that works; refuse a second process on the same
+ * embedded database; drain and exit on SIGTERM; and keep its data across restarts.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { graphql } from "../support/graphql.js";
+
+const TSX = path.resolve("node_modules/.bin/tsx");
+let dataRoot: string;
+let postgres: TestDatabase | null = null;
+
+interface Started {
+  child: ChildProcess;
+  output: string;
+  url: string;
+  token: string | null;
+}
+
+function env(): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_OPTIONS: "",
+    GATEWAY_PORT: "0",
+    CONVERSATIONS_PORT: "0",
+    PGLITE_DATA_DIR: path.join(dataRoot, "pglite"),
+    DEMO_CONVERSATIONS: "40",
+    ...(postgres?.url ? { DATABASE_URL: postgres.url } : { DATABASE_URL: "" }),
+  };
+}
+
+function start(): Promise<Started> {
+  const child = spawn(TSX, ["scripts/start.ts"], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not come up in 90 s:\n${output}`)), 90_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const url = /GraphQL endpoint \+ GraphiQL: (\S+)/.exec(output)?.[1];
+      const done = url && (/Dev token/.test(output) ? /Try it:[\s\S]*-d '/.test(output) : true);
+      if (url && done) {
+        clearTimeout(timer);
+        const token = /Dev token[^\n]*\n\s+(\S+)/.exec(output)?.[1] ?? null;
+        resolve({ child, output, url, token });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, ms: Date.now() - started })));
+}
+
+beforeAll(async () => {
+  dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), "npm-start-"));
+  if (process.env.DATABASE_URL) postgres = await createTestDatabase({ migrate: false });
+});
+
+afterAll(async () => {
+  await postgres?.dispose();
+  fs.rmSync(dataRoot, { recursive: true, force: true });
+});
+
+describe("npm start", () => {
+  it("comes up on a fresh database, serves the printed example, and drains on SIGTERM", async () => {
+    const first = await start();
+    try {
+      expect(first.output).toMatch(/seeded Demo Organization: 40 conversations/);
+      expect(first.token).toBeTruthy();
+      // The printed curl command's body, sent as printed.
+      const body = JSON.parse(/-d '([^']+)'/.exec(first.output)![1]!) as { query: string };
+      const response = await graphql(first.url, body.query, {}, { token: first.token });
+      expect(response.errors).toBeUndefined();
+      expect(response.data!.conversations.totalCount).toBe(40);
+      expect(response.data!.conversations.nodes).toHaveLength(5);
+      expect(response.data!.conversations.nodes[0].title.length).toBeGreaterThan(2);
+
+      if (!postgres) {
+        // A second process on the same embedded database must fail loudly, not corrupt it.
+        const second = spawn(TSX, ["scripts/start.ts"], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+        let secondOutput = "";
+        second.stderr!.on("data", (chunk: Buffer) => (secondOutput += chunk.toString()));
+        const { code } = await exitOf(second);
+        expect(code).toBe(1);
+        expect(secondOutput).toMatch(/already open in another process/);
+        expect(secondOutput).not.toMatch(/^\s+at /m);
+      }
+    } finally {
+      const exited = exitOf(first.child);
+      first.child.kill("SIGTERM");
+      const { code, ms } = await exited;
+      expect(code).toBe(0);
+      expect(ms).toBeLessThan(8_000);
+    }
+
+    // Data survives a restart, and the demo organization is not seeded twice.
+    const again = await start();
+    try {
+      expect(again.output).not.toMatch(/seeded Demo Organization/);
+      const response = await graphql(again.url, `{ conversations(first: 1) { totalCount } }`, {}, { token: again.token });
+      expect(response.data!.conversations.totalCount).toBe(40);
+    } finally {
+      const exited = exitOf(again.child);
+      again.child.kill("SIGINT");
+      expect((await exited).code).toBe(0);
+    }
+  }, 240_000);
+});

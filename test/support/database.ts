@@ -1,0 +1,53 @@
+/**
+ * A fresh, migrated database for one test file: an in-memory PGlite by default, or, when
+ * DATABASE_URL is set (CI's second pass), a new PostgreSQL database created next to the one
+ * the URL names and dropped afterwards, so test files never see each other's rows.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { loadConfig } from "../../lib/config.js";
+import { openDatabase, type Database } from "../../lib/database/connect.js";
+import { migrate } from "../../lib/database/migrate.js";
+
+export interface TestDatabase {
+  database: Database;
+  /** The PostgreSQL URL of the throwaway database, or null on PGlite. */
+  url: string | null;
+  dispose(): Promise<void>;
+}
+
+export const usingPostgres = Boolean(loadConfig().database.url);
+
+export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const baseUrl = loadConfig().database.url;
+  if (!baseUrl) {
+    const database = await openDatabase({ url: null, pgliteDataDir: "", inMemory: true });
+    if (options.migrate !== false) await migrate(database);
+    return { database, url: null, dispose: () => database.close() };
+  }
+  const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = withDatabaseName(baseUrl, name);
+  const database = await openDatabase({ url, pgliteDataDir: "", poolSize: 5 });
+  if (options.migrate !== false) await migrate(database);
+  return {
+    database,
+    url,
+    async dispose() {
+      await database.close();
+      const cleanup = new pg.Client({ connectionString: baseUrl });
+      await cleanup.connect();
+      await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await cleanup.end();
+    },
+  };
+}
+
+function withDatabaseName(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}

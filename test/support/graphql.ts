@@ -1,0 +1,37 @@
+/** A minimal GraphQL-over-HTTP client for tests: real HTTP, no client library in between. */
+export interface GraphQLResponse<T = Record<string, any>> {
+  status: number;
+  data?: T | null;
+  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
+  headers: Headers;
+}
+
+export async function graphql<T = Record<string, any>>(
+  url: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  options: { token?: string | null; headers?: Record<string, string> } = {},
+): Promise<GraphQLResponse<T>> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...options.headers,
+    },
+    body: JSON.stringify({ query, variables }),
+  });
+  const text = await response.text();
+  let body: { data?: T | null; errors?: GraphQLResponse["errors"] };
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`Non-JSON response (HTTP ${response.status}): ${text.slice(0, 500)}`);
+  }
+  return { status: response.status, data: body.data, errors: body.errors, headers: response.headers };
+}
+
+/** The error codes of a response, in order: what tests assert on. */
+export function errorCodes(response: GraphQLResponse): string[] {
+  return (response.errors ?? []).map((error) => String(error.extensions?.code));
+}

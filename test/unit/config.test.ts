@@ -1,0 +1,41 @@
+import { describe, expect, it } from "@jest/globals";
+import { ConfigError, loadConfig } from "../../lib/config.js";
+
+describe("loadConfig", () => {
+  it("runs on the embedded database with development defaults when nothing is set", () => {
+    const config = loadConfig({});
+    expect(config.database.url).toBeNull();
+    expect(config.database.pgliteDataDir).toMatch(/\.data[\\/]pglite$/);
+    expect(config.gateway.port).toBe(4000);
+    expect(config.subgraphs.conversations).toEqual({ port: 4001, url: "http://127.0.0.1:4001/graphql" });
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.auth.usingDevSecret).toBe(true);
+    expect(config.gateway.queryPlanner).toBe("rust");
+    expect(config.demo.seed).toBe(true);
+  });
+
+  it("requires a real JWT secret in production and binds all interfaces there", () => {
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/JWT_SECRET is required/);
+    const config = loadConfig({ NODE_ENV: "production", JWT_SECRET: "s".repeat(32) });
+    expect(config.host).toBe("0.0.0.0");
+    expect(config.demo.seed).toBe(false);
+  });
+
+  it.each([
+    [{ DATABASE_URL: "mysql://x" }, "DATABASE_URL"],
+    [{ JWT_SECRET: "short" }, "JWT_SECRET"],
+    [{ GATEWAY_PORT: "http" }, "GATEWAY_PORT"],
+    [{ GATEWAY_PORT: "70000" }, "GATEWAY_PORT"],
+    [{ QUERY_PLANNER: "python" }, "QUERY_PLANNER"],
+    [{ DEMO_SEED: "maybe" }, "DEMO_SEED"],
+    [{ UPSTREAM_TIMEOUT_MS: "5" }, "UPSTREAM_TIMEOUT_MS"],
+  ])("rejects %j naming %s", (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
+  });
+
+  it("never echoes a database password in its errors", () => {
+    expect(() => loadConfig({ DATABASE_URL: "mysql://admin:hunter2@db/x" })).toThrow(/admin:\*\*\*@/);
+    expect(() => loadConfig({ DATABASE_URL: "mysql://admin:hunter2@db/x" })).not.toThrow(/hunter2/);
+  });
+});
