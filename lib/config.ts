@@ -29,9 +29,26 @@ export interface Config {
     corsOrigins: string[];
     upstreamTimeoutMs: number;
   };
-  subgraphs: { conversations: SubgraphEndpoint };
+  subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint };
+  search: SearchConfig;
   demo: { seed: boolean; conversations: number };
   logLevel: "debug" | "info" | "warn" | "error";
+}
+
+export type EmbedderKind = "local" | "openai" | "hashing";
+
+export interface SearchConfig {
+  /** Each provider's time budget; a slower provider is reported as TIMEOUT and left out. */
+  providerTimeoutMs: number;
+  /** How long search results stay cached; 0 turns the cache off. */
+  cacheTtlSeconds: number;
+  /** Redis for the result cache; null means an in-process LRU. */
+  redisUrl: string | null;
+  embedder: EmbedderKind;
+  openai: { apiKey: string | null; baseUrl: string | null; model: string; dimensions: number | null };
+  weaviate: { url: string; apiKey: string | null; grpcPort: number | null } | null;
+  /** Run the background indexer in this process. */
+  indexer: boolean;
 }
 
 export class ConfigError extends Error {
@@ -67,6 +84,14 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const conversationsPort = port(env, "CONVERSATIONS_PORT", 4001);
+  const searchPort = port(env, "SEARCH_PORT", 4002);
+  const openaiKey = str(env, "OPENAI_API_KEY") ?? null;
+  const redisUrl = str(env, "REDIS_URL") ?? null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError("REDIS_URL", `must be a redis:// or rediss:// URL, got "${redactUrl(redisUrl)}"`);
+  const weaviateUrl = str(env, "WEAVIATE_URL");
+  if (weaviateUrl && !/^https?:\/\//.test(weaviateUrl)) throw new ConfigError("WEAVIATE_URL", `must be an http:// or https:// URL, got "${weaviateUrl}"`);
+  const embedder = oneOf(env, "EMBEDDER", ["local", "openai", "hashing"] as const, openaiKey ? "openai" : "local");
+  if (embedder === "openai" && !openaiKey) throw new ConfigError("EMBEDDER", "is openai, but OPENAI_API_KEY is not set");
   const queryPlanner = oneOf(env, "QUERY_PLANNER", ["rust", "js"] as const, "rust");
   const logLevel = oneOf(env, "LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info");
 
@@ -96,6 +121,26 @@ export function loadConfig(env: Env = process.env): Config {
         port: conversationsPort,
         url: str(env, "CONVERSATIONS_URL") ?? `http://127.0.0.1:${conversationsPort}/graphql`,
       },
+      search: {
+        port: searchPort,
+        url: str(env, "SEARCH_URL") ?? `http://127.0.0.1:${searchPort}/graphql`,
+      },
+    },
+    search: {
+      providerTimeoutMs: int(env, "SEARCH_PROVIDER_TIMEOUT_MS", 2_000, 10, 60_000),
+      cacheTtlSeconds: int(env, "SEARCH_CACHE_TTL_SECONDS", 60, 0, 86_400),
+      redisUrl,
+      embedder,
+      openai: {
+        apiKey: openaiKey,
+        baseUrl: str(env, "OPENAI_BASE_URL") ?? null,
+        model: str(env, "OPENAI_EMBEDDING_MODEL") ?? "text-embedding-3-small",
+        dimensions: str(env, "OPENAI_EMBEDDING_DIMENSIONS") ? int(env, "OPENAI_EMBEDDING_DIMENSIONS", 1536, 1, 2000) : null,
+      },
+      weaviate: weaviateUrl
+        ? { url: weaviateUrl, apiKey: str(env, "WEAVIATE_API_KEY") ?? null, grpcPort: str(env, "WEAVIATE_GRPC_PORT") ? port(env, "WEAVIATE_GRPC_PORT", 50051) : null }
+        : null,
+      indexer: bool(env, "SEARCH_INDEXER", true),
     },
     demo: { seed: bool(env, "DEMO_SEED", !production), conversations: int(env, "DEMO_CONVERSATIONS", 300, 1, 100_000) },
     logLevel,

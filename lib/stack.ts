@@ -32,7 +32,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
     for (const [name, define] of Object.entries(SUBGRAPHS)) {
       const endpoint = config.subgraphs[name as keyof Config["subgraphs"]];
       subgraphs.push(
-        await startSubgraph(define(database), {
+        await startSubgraph(await define({ database, config, logger: logger.child(name) }), {
           host: config.host,
           port: endpoint.port,
           auth: config.auth,

@@ -21,7 +21,7 @@ runMain(async () => {
   const database = await openDatabase(config.database);
   logger.info(`database: ${database.location}`);
   await migrate(database);
-  const subgraph = await startSubgraph(SUBGRAPHS[name](database), {
+  const subgraph = await startSubgraph(await SUBGRAPHS[name]({ database, config, logger }), {
     host: config.host,
     port: config.subgraphs[name].port,
     auth: config.auth,

@@ -2,15 +2,29 @@
  * The registry of subgraphs this repository serves. Adding a subgraph: a folder beside this
  * file with its schema.graphql and resolvers, one line here, one entry in supergraph.yaml.
  */
+import type { Config } from "../lib/config.js";
 import type { Database } from "../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../lib/graphql/subgraph-server.js";
+import type { Logger } from "../lib/logger.js";
 import { conversationsSubgraph } from "./conversations/index.js";
+import { searchSubgraph } from "./search/index.js";
 
-export const SUBGRAPHS = {
-  conversations: conversationsSubgraph,
-} satisfies Record<string, (database: Database) => SubgraphDefinition<RequestContext & any>>;
+export interface SubgraphDependencies {
+  database: Database;
+  config: Config;
+  logger: Logger;
+}
 
-export type SubgraphName = keyof typeof SUBGRAPHS;
+export type SubgraphName = keyof Config["subgraphs"];
+
+/** Each subgraph has its own context type; the registry only needs to start them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnySubgraph = SubgraphDefinition<RequestContext & any>;
+
+export const SUBGRAPHS: Record<SubgraphName, (dependencies: SubgraphDependencies) => AnySubgraph | Promise<AnySubgraph>> = {
+  conversations: ({ database }) => conversationsSubgraph(database),
+  search: (dependencies) => searchSubgraph(dependencies),
+};
 
 export function isSubgraphName(name: string): name is SubgraphName {
   return Object.hasOwn(SUBGRAPHS, name);

@@ -4,6 +4,7 @@
  * needs no server. Both run the same SQL and the same migrations.
  */
 import { PGlite } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite/vector";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
@@ -81,7 +82,8 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
   if (!options.inMemory) lock = lockDataDirectory(options.pgliteDataDir);
   let client: PGlite;
   try {
-    client = options.inMemory ? new PGlite() : new PGlite(options.pgliteDataDir);
+    // pgvector ships inside PGlite 0.4.x (0.5.x has none yet: keep 0.4.6 until it does).
+    client = new PGlite({ ...(options.inMemory ? {} : { dataDir: options.pgliteDataDir }), extensions: { vector } });
     await client.waitReady;
   } catch (error) {
     lock?.release();

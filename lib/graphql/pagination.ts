@@ -15,14 +15,14 @@ export function validatePageSize(first: number | null | undefined, field: string
   return size;
 }
 
-export function encodeCursor(kind: string, parts: (string | number)[]): string {
+export function encodeCursor(kind: string, parts: unknown[]): string {
   return Buffer.from(JSON.stringify([kind, ...parts]), "utf8").toString("base64url");
 }
 
 /** Decodes a cursor made by `encodeCursor(kind, …)`; `check` validates the parts and returns them typed. */
-export function decodeCursor<T>(cursor: string, kind: string, field: string, check: (parts: unknown[]) => T | null): T {
+export function decodeCursor<T>(cursor: string, kind: string, field: string, check: (parts: unknown[]) => T | null, maxLength = 512): T {
   const invalid = () => badUserInput(field, "is not a valid cursor for this list: pass a cursor this list returned (pageInfo.endCursor or an edge's cursor)");
-  if (cursor.length > 512 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  if (cursor.length > maxLength || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
   let decoded: unknown;
   try {
     decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));

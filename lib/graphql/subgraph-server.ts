@@ -31,6 +31,10 @@ export interface SubgraphDefinition<TContext extends RequestContext> {
   createContext(base: RequestContext): TContext;
   /** Answers the health check; throw when a dependency (the database) is down. */
   checkHealth?(): Promise<void>;
+  /** Starts background work (e.g. an indexer) once the server listens. */
+  start?(): Promise<void>;
+  /** Stops background work and releases connections, after the server has drained. */
+  stop?(): Promise<void>;
 }
 
 export interface SubgraphServerOptions {
@@ -78,6 +82,9 @@ export async function startSubgraph<TContext extends RequestContext>(
     schema: buildSubgraphSchema([{ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> }]),
     introspection: !options.production,
     includeStacktraceInErrorResponses: false,
+    // Shutdown is ours (lib/shutdown.ts): Apollo's own handler stops the server and then re-raises
+    // the signal, which would cut our drain of the gateway and the database short.
+    stopOnTerminationSignals: false,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginInlineTraceDisabled(),
@@ -157,6 +164,7 @@ export async function startSubgraph<TContext extends RequestContext>(
   });
   const port = (httpServer.address() as AddressInfo).port;
   const url = `http://${displayHost(options.host)}:${port}/graphql`;
+  await definition.start?.();
   logger.info(`${definition.name} subgraph listening on ${url}`);
 
   return {
@@ -167,6 +175,7 @@ export async function startSubgraph<TContext extends RequestContext>(
     async stop() {
       // Apollo's drain plugin stops accepting connections and waits for in-flight requests.
       await apollo.stop();
+      await definition.stop?.();
     },
   };
 }

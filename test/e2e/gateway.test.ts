@@ -16,7 +16,7 @@ let stack: RunningStack;
 let token: string;
 
 function stackConfig(planner: "rust" | "js") {
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", QUERY_PLANNER: planner, CORS_ORIGINS: "http://localhost:3000" });
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", EMBEDDER: "hashing", QUERY_PLANNER: planner, CORS_ORIGINS: "http://localhost:3000" });
   return { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } };
 }
 
@@ -56,7 +56,7 @@ describe("through the gateway", () => {
   });
 
   it("answers a page of conversations with their messages in one subgraph call and two SQL statements", async () => {
-    const conversations = stack.subgraphs[0]!;
+    const conversations = stack.subgraphs.find((subgraph) => subgraph.name === "conversations")!;
     conversations.operations.reset();
     db.database.statements.reset();
     const response = await graphql(stack.gateway.url, `{ conversations(first: 20) { nodes { id title messages(first: 5) { nodes { content } } } } }`, {}, { token });
@@ -101,7 +101,10 @@ describe("through the gateway", () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
-    expect(((await ready.json()) as { subgraphs: { name: string; ok: boolean }[] }).subgraphs).toEqual([expect.objectContaining({ name: "conversations", ok: true })]);
+    expect(((await ready.json()) as { subgraphs: { name: string; ok: boolean }[] }).subgraphs).toEqual([
+      expect.objectContaining({ name: "conversations", ok: true }),
+      expect.objectContaining({ name: "search", ok: true }),
+    ]);
   });
 
   it("plans with the Rust query planner's native module", () => {
@@ -127,7 +130,7 @@ describe("gateway with the JavaScript planner and a subgraph down", () => {
   it("reports not ready, and answers with an error rather than crashing, when a subgraph is down", async () => {
     const doomed = await startStack({ config: stackConfig("rust"), database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
     try {
-      await doomed.subgraphs[0]!.stop();
+      await doomed.subgraphs.find((subgraph) => subgraph.name === "conversations")!.stop();
       const base = doomed.gateway.url.replace("/graphql", "");
       const ready = await fetch(`${base}/readyz`);
       expect(ready.status).toBe(503);

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { graphql } from "../support/graphql.js";
 
-const TSX = path.resolve("node_modules/.bin/tsx");
+/** What `npm start` runs: one Node process (no wrapper), so signals reach our handler directly. */
+const START = [process.execPath, ["--import", "tsx", "scripts/start.ts"]] as const;
 let dataRoot: string;
 let postgres: TestDatabase | null = null;
 
@@ -28,6 +29,7 @@ function env(): NodeJS.ProcessEnv {
     NODE_OPTIONS: "",
     GATEWAY_PORT: "0",
     CONVERSATIONS_PORT: "0",
+    SEARCH_PORT: "0",
     PGLITE_DATA_DIR: path.join(dataRoot, "pglite"),
     DEMO_CONVERSATIONS: "40",
     ...(postgres?.url ? { DATABASE_URL: postgres.url } : { DATABASE_URL: "" }),
@@ -35,7 +37,7 @@ function env(): NodeJS.ProcessEnv {
 }
 
 function start(): Promise<Started> {
-  const child = spawn(TSX, ["scripts/start.ts"], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(START[0], [...START[1]], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start did not come up in 90 s:\n${output}`)), 90_000);
@@ -58,9 +60,8 @@ function start(): Promise<Started> {
   });
 }
 
-function exitOf(child: ChildProcess): Promise<{ code: number | null; ms: number }> {
-  const started = Date.now();
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, ms: Date.now() - started })));
+function exitOf(child: ChildProcess): Promise<{ code: number | null }> {
+  return new Promise((resolve) => child.once("exit", (code) => resolve({ code })));
 }
 
 beforeAll(async () => {
@@ -89,7 +90,7 @@ describe("npm start", () => {
 
       if (!postgres) {
         // A second process on the same embedded database must fail loudly, not corrupt it.
-        const second = spawn(TSX, ["scripts/start.ts"], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+        const second = spawn(START[0], [...START[1]], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
         let secondOutput = "";
         second.stderr!.on("data", (chunk: Buffer) => (secondOutput += chunk.toString()));
         const { code } = await exitOf(second);
@@ -100,9 +101,8 @@ describe("npm start", () => {
     } finally {
       const exited = exitOf(first.child);
       first.child.kill("SIGTERM");
-      const { code, ms } = await exited;
-      expect(code).toBe(0);
-      expect(ms).toBeLessThan(8_000);
+      // 0 means our drain finished: past its deadline the process exits with 1 instead.
+      expect((await exited).code).toBe(0);
     }
 
     // Data survives a restart, and the demo organization is not seeded twice.

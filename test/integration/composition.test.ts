@@ -18,7 +18,10 @@ describe("supergraph.graphql", () => {
 
   it("routes each subgraph to the URL the environment gives", async () => {
     const sdl = await composeFromConfig(readSupergraphConfig("supergraph.yaml", { CONVERSATIONS_URL: "http://conversations.internal:8080/graphql" }));
-    expect(subgraphLocations(sdl)).toEqual([{ name: "conversations", url: "http://conversations.internal:8080/graphql" }]);
+    expect(subgraphLocations(sdl)).toEqual([
+      { name: "conversations", url: "http://conversations.internal:8080/graphql" },
+      { name: "search", url: "http://127.0.0.1:4002/graphql" },
+    ]);
   });
 });
 

@@ -1,0 +1,99 @@
+/**
+ * Measures search quality on a BEIR data set through the product's own code path: documents
+ * become conversations of a throwaway organization (title + one message), the triggers build
+ * the keyword index, the indexer embeds them, and every query goes through SearchService with
+ * the real providers and fusion, exactly as `Query.search` runs it (minus HTTP and the cache).
+ */
+import { randomUUID } from "node:crypto";
+import type { Database } from "../database/connect.js";
+import type { TenantContext } from "../tenancy/token.js";
+import type { ConversationIndexer } from "../../subgraphs/search/indexing/conversation-indexer.js";
+import type { SearchService } from "../../subgraphs/search/search-service.js";
+import type { BeirDataset } from "./beir.js";
+import { evaluateRun } from "./metrics.js";
+
+export interface IngestedCorpus {
+  tenant: TenantContext;
+  /** conversation id → BEIR document id */
+  documentIdOf: Map<string, string>;
+}
+
+/** Loads the corpus as conversations of a fresh organization, in batches. */
+export async function ingestCorpus(database: Database, dataset: BeirDataset, onProgress?: (done: number, total: number) => void): Promise<IngestedCorpus> {
+  const organizationId = `eval-${dataset.name}-${randomUUID().slice(0, 8)}`;
+  const tenant: TenantContext = { organizationId, userId: "evaluator", teamIds: [], userName: null, userEmail: null };
+  await database.prisma.organization.create({ data: { id: organizationId, name: `Evaluation: ${dataset.name}` } });
+  await database.prisma.user.create({ data: { organizationId, id: tenant.userId, name: "Evaluator" } });
+
+  const documentIdOf = new Map<string, string>();
+  const batchSize = 200;
+  for (let start = 0; start < dataset.corpus.length; start += batchSize) {
+    const batch = dataset.corpus.slice(start, start + batchSize);
+    const created = await database.prisma.conversation.createManyAndReturn({
+      data: batch.map((document) => ({ organizationId, userId: tenant.userId, title: document.title.trim() || document.id })),
+      select: { id: true },
+    });
+    await database.prisma.message.createMany({
+      data: batch.map((document, index) => ({
+        conversationId: created[index]!.id,
+        organizationId,
+        position: 0,
+        role: "user" as const,
+        content: document.text,
+        // Token counts do not affect ranking; a cheap estimate keeps ingestion fast.
+        tokenCount: Math.ceil(document.text.length / 4),
+      })),
+    });
+    batch.forEach((document, index) => documentIdOf.set(created[index]!.id, document.id));
+    onProgress?.(Math.min(start + batchSize, dataset.corpus.length), dataset.corpus.length);
+  }
+  return { tenant, documentIdOf };
+}
+
+/** Embeds everything the ingestion queued. */
+export async function indexCorpus(indexer: ConversationIndexer, onProgress?: (done: number) => void): Promise<number> {
+  return indexer.drain(onProgress);
+}
+
+export interface EvaluationRow {
+  label: string;
+  alpha: number;
+  ndcgAt10: number;
+  recallAt100: number;
+  queries: number;
+  failedProviders: number;
+  meanLatencyMs: number;
+}
+
+/** Runs every query at one alpha and scores the fused ranking. */
+export async function evaluateAlpha(
+  service: SearchService,
+  dataset: BeirDataset,
+  corpus: IngestedCorpus,
+  alpha: number,
+  label: string,
+): Promise<EvaluationRow> {
+  const run = new Map<string, string[]>();
+  let failedProviders = 0;
+  let totalMs = 0;
+  for (const query of dataset.queries) {
+    const started = performance.now();
+    const result = await service.search(corpus.tenant, { query: query.text.slice(0, 1_000), alpha, limit: 100 });
+    totalMs += performance.now() - started;
+    failedProviders += result.providers.filter((report) => report.status === "ERROR" || report.status === "TIMEOUT").length;
+    run.set(
+      query.id,
+      result.hits.map((hit) => corpus.documentIdOf.get(hit.ref.id) ?? hit.ref.id),
+    );
+  }
+  const scores = evaluateRun(run, dataset.qrels, [10, 100]);
+  return {
+    label,
+    alpha,
+    ndcgAt10: scores.ndcg[10]!,
+    recallAt100: scores.recall[100]!,
+    queries: scores.queryCount,
+    failedProviders,
+    meanLatencyMs: totalMs / Math.max(1, dataset.queries.length),
+  };
+}

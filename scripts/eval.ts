@@ -1,0 +1,108 @@
+/**
+ * `npm run eval -- <BEIR folder> [--split test] [--alphas 0,0.25,0.5,0.75,1] [--out docs/evaluation]`
+ *
+ * Ingests the corpus into a throwaway organization through the product's own indexing code,
+ * runs every query through the search service at each alpha, and prints nDCG@10 and recall@100
+ * (keyword only = alpha 1, semantic only = alpha 0, hybrids between), plus a JSON file and an
+ * SVG plot of nDCG@10 against alpha. Runs on an in-memory PGlite unless DATABASE_URL is set (then
+ * in a throwaway organization there, deleted afterwards).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../lib/config.js";
+import { openDatabase } from "../lib/database/connect.js";
+import { migrate } from "../lib/database/migrate.js";
+import { loadBeirDataset } from "../lib/evaluation/beir.js";
+import { renderMarkdownTable } from "../lib/evaluation/markdown-table.js";
+import { evaluateAlpha, indexCorpus, ingestCorpus, type EvaluationRow } from "../lib/evaluation/search-evaluation.js";
+import { renderLinePlot } from "../lib/evaluation/svg-plot.js";
+import { createLogger } from "../lib/logger.js";
+import { progressBar } from "../lib/progress.js";
+import { runMain } from "../lib/shutdown.js";
+import { searchSubgraph } from "../subgraphs/search/index.js";
+import { NoResultCache } from "../subgraphs/search/result-cache.js";
+
+runMain(async () => {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      split: { type: "string" },
+      alphas: { type: "string", default: "0,0.25,0.5,0.75,1" },
+      out: { type: "string", default: "docs/evaluation" },
+      "max-queries": { type: "string" },
+    },
+  });
+  const folder = positionals[0];
+  if (!folder) throw new ConfigError("dataset folder", "is required: npm run eval -- <BEIR folder>, e.g. ../shared/datasets/scifact");
+  const alphas = values.alphas.split(",").map(Number);
+  if (alphas.some((alpha) => !(alpha >= 0 && alpha <= 1))) throw new ConfigError("--alphas", `must be numbers between 0 and 1, got "${values.alphas}"`);
+
+  // Provider timeouts are for interactive traffic; an evaluation wants every provider's answer.
+  const config = loadConfig({ ...process.env, SEARCH_INDEXER: "false", SEARCH_PROVIDER_TIMEOUT_MS: "60000" });
+  const logger = createLogger("eval", config.logLevel);
+  const dataset = await loadBeirDataset(path.resolve(folder), values.split ? { split: values.split } : {});
+  if (values["max-queries"]) dataset.queries = dataset.queries.slice(0, Number(values["max-queries"]));
+  process.stderr.write(`${dataset.name} (${dataset.split}): ${dataset.corpus.length} documents, ${dataset.queries.length} judged queries\n`);
+
+  const database = await openDatabase({ ...config.database, inMemory: !config.database.url });
+  const search = await searchSubgraph({ database, config, logger, cache: new NoResultCache() });
+  let organizationId: string | null = null;
+  try {
+    await migrate(database);
+    await search.start?.();
+    const ingestBar = progressBar("ingest", dataset.corpus.length);
+    const corpus = await ingestCorpus(database, dataset, (done) => ingestBar.update(done));
+    organizationId = corpus.tenant.organizationId;
+    ingestBar.finish(`${dataset.corpus.length} documents`);
+
+    const embedBar = progressBar(`embed (${search.embedder.model})`, dataset.corpus.length);
+    const embedStarted = performance.now();
+    await indexCorpus(search.indexer, (done) => embedBar.update(done));
+    const embedSeconds = (performance.now() - embedStarted) / 1000;
+    embedBar.finish(`${(dataset.corpus.length / embedSeconds).toFixed(1)} documents/s`);
+
+    const rows: EvaluationRow[] = [];
+    for (const alpha of alphas) {
+      const label = alpha === 1 ? "keyword only (BM25)" : alpha === 0 ? `semantic only (${search.embedder.model})` : `hybrid α=${alpha}`;
+      const bar = progressBar(label, dataset.queries.length);
+      rows.push(await evaluateAlpha(search.service, dataset, corpus, alpha, label));
+      bar.finish(`nDCG@10 ${rows.at(-1)!.ndcgAt10.toFixed(3)}`);
+    }
+
+    const table = renderMarkdownTable(
+      ["run", "alpha", "nDCG@10", "recall@100", "mean latency (ms)", "provider failures"],
+      rows.map((row) => [row.label, row.alpha.toFixed(2), row.ndcgAt10.toFixed(3), row.recallAt100.toFixed(3), row.meanLatencyMs.toFixed(1), row.failedProviders]),
+    );
+    process.stdout.write(`\n${dataset.name} ${dataset.split}, ${dataset.queries.length} queries, ${dataset.corpus.length} documents, ${database.kind}\n\n${table}\n`);
+
+    const outDir = path.resolve(values.out);
+    fs.mkdirSync(outDir, { recursive: true });
+    const base = path.join(outDir, `${dataset.name}-${dataset.split}`);
+    const sorted = [...rows].sort((a, b) => a.alpha - b.alpha);
+    fs.writeFileSync(
+      `${base}.json`,
+      `${JSON.stringify({ dataset: dataset.name, split: dataset.split, documents: dataset.corpus.length, queries: dataset.queries.length, database: database.kind, embedder: search.embedder.model, embedSeconds, rows }, null, 2)}\n`,
+    );
+    fs.writeFileSync(
+      `${base}.svg`,
+      renderLinePlot({
+        title: `${dataset.name}: nDCG@10 against alpha`,
+        subtitle: `${dataset.split} split, ${dataset.queries.length} queries; alpha 0 = semantic only (${search.embedder.model}), 1 = keyword only (BM25)`,
+        xLabel: "alpha (weight of keyword providers)",
+        yLabel: "nDCG@10",
+        series: [
+          { name: "nDCG@10", points: sorted.map((row) => ({ x: row.alpha, y: row.ndcgAt10 })) },
+          { name: "recall@100", points: sorted.map((row) => ({ x: row.alpha, y: row.recallAt100 })), dashed: true },
+        ],
+        referenceLines: dataset.name === "scifact" ? [{ y: 0.665, label: "BM25, BEIR paper (test split) 0.665" }] : [],
+        yDomain: [0, 1],
+      }),
+    );
+    process.stderr.write(`\nwrote ${path.relative(process.cwd(), base)}.json and .svg\n`);
+  } finally {
+    await search.stop?.();
+    if (organizationId && database.kind === "postgres") await database.prisma.organization.delete({ where: { id: organizationId } }).catch(() => undefined);
+    await database.close();
+  }
+});

@@ -1,0 +1,21 @@
+/**
+ * Turns text into vectors. Every vector we store records `model`, and a query is only ever
+ * compared with vectors of the same model: vectors of different models live in different
+ * spaces, and comparing them returns confident nonsense.
+ */
+export interface Embedder {
+  /** Stable id of the model, stored with every vector (e.g. "universal-sentence-encoder-lite", "openai/text-embedding-3-small"). */
+  readonly model: string;
+  /** Length of every vector this embedder returns. */
+  readonly dimensions: number;
+  /**
+   * About how many characters of text the model actually reads; longer inputs are cut or
+   * averaged into mush. The indexer chunks text to this size. Unset: no practical limit.
+   */
+  readonly maxInputChars?: number;
+  /**
+   * Embeds texts, returning one unit-length (L2-normalized) vector per text, in order.
+   * Implementations split large inputs into batches themselves.
+   */
+  embed(texts: readonly string[]): Promise<number[][]>;
+}

@@ -1,0 +1,250 @@
+/**
+ * Keeps the vector store current with conversations, off the request path. Work comes from
+ * search_index_jobs, which a trigger fills in the same transaction as the write, so nothing is
+ * lost if this process is down or restarts: the queue simply waits.
+ *
+ * Claiming pushes a job's run_after into the future (a lease) under FOR UPDATE SKIP LOCKED, so
+ * several processes can index side by side without doing the same work. A job is removed only
+ * if it was not re-enqueued while it was being embedded (enqueued_at unchanged); a failure is
+ * retried with exponential backoff and is visible in `searchIndexStatus`.
+ */
+import { createHash } from "node:crypto";
+import type { Database } from "../../../lib/database/connect.js";
+import type { Logger } from "../../../lib/logger.js";
+import type { Embedder } from "../embeddings/embedder.js";
+import type { VectorStore } from "../vector-stores/vector-store.js";
+import { chunkText, DEFAULT_CHUNKING, type ChunkOptions } from "./chunking.js";
+
+export interface IndexerOptions {
+  /** Conversations claimed per round; their chunks are embedded in one call. */
+  batchSize?: number;
+  /** Pause between rounds when the queue is empty. */
+  idleMs?: number;
+  /** How long a claimed job stays invisible to other workers. */
+  leaseSeconds?: number;
+  chunking?: ChunkOptions;
+}
+
+/** Texts per model call while indexing: one call on the local model takes about half a second. */
+const EMBED_SLICE = 8;
+
+class IndexerStopped extends Error {}
+
+interface ClaimedJob {
+  conversation_id: string;
+  organization_id: string;
+  /** enqueued_at as text: a JS Date would drop its microseconds and never compare equal again. */
+  enqueued_at: string;
+  attempts: number;
+}
+
+interface ConversationText {
+  id: string;
+  title: string;
+  deleted: boolean;
+  body: string | null;
+}
+
+export class ConversationIndexer {
+  private running = false;
+  /** Set by stop(): the current round abandons its remaining model calls. */
+  private stopping = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly batchSize: number;
+  private readonly idleMs: number;
+  private readonly leaseSeconds: number;
+  private readonly chunking: ChunkOptions;
+
+  constructor(
+    private readonly database: Database,
+    private readonly embedder: Embedder,
+    private readonly vectorStore: VectorStore,
+    private readonly logger: Logger,
+    options: IndexerOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 16;
+    this.idleMs = options.idleMs ?? 1_000;
+    this.leaseSeconds = options.leaseSeconds ?? 300;
+    this.chunking = options.chunking ?? DEFAULT_CHUNKING;
+  }
+
+  /** Starts indexing in the background until `stop()`. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = false;
+    this.loop = (async () => {
+      while (this.running) {
+        let processed = 0;
+        try {
+          processed = await this.runOnce();
+        } catch (error) {
+          this.logger.warn(`indexing round failed: ${(error as Error).message}`);
+        }
+        if (processed === 0 && this.running) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, this.idleMs);
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          this.wake = null;
+        }
+      }
+    })();
+  }
+
+  /** Stops after the model call in progress; unfinished jobs go back to the queue. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+    this.loop = null;
+  }
+
+  /** Claims and processes one batch; returns how many jobs it handled. */
+  async runOnce(): Promise<number> {
+    const jobs = await this.claim();
+    if (jobs.length === 0) return 0;
+    const texts = await this.load(jobs.map((job) => job.conversation_id));
+
+    // Every chunk of the batch goes to the embedder in one call: batching is where throughput comes from.
+    const plans = jobs.map((job) => {
+      const text = texts.get(job.conversation_id);
+      const chunks = text && !text.deleted && text.body !== null ? chunkText(`${text.title}\n\n${text.body}`, this.chunking) : [];
+      return { job, text, chunks };
+    });
+    const allChunks = plans.flatMap((plan) => plan.chunks);
+    let vectors: number[][];
+    try {
+      vectors = await this.embedInSlices(allChunks);
+    } catch (error) {
+      if (error instanceof IndexerStopped) {
+        await this.release(jobs);
+        return 0;
+      }
+      await Promise.all(jobs.map((job) => this.fail(job, error)));
+      return jobs.length;
+    }
+
+    let offset = 0;
+    for (const plan of plans) {
+      const planVectors = vectors.slice(offset, offset + plan.chunks.length);
+      offset += plan.chunks.length;
+      try {
+        if (!plan.text || plan.text.deleted) {
+          await this.vectorStore.deleteEntity(plan.job.organization_id, "conversation", plan.job.conversation_id);
+        } else {
+          await this.vectorStore.replaceEntity(
+            plan.job.organization_id,
+            "conversation",
+            plan.job.conversation_id,
+            this.embedder.model,
+            plan.chunks.map((chunk, index) => ({ chunkIndex: index, contentHash: sha256(chunk), vector: planVectors[index]! })),
+          );
+        }
+        await this.complete(plan.job);
+      } catch (error) {
+        await this.fail(plan.job, error);
+      }
+    }
+    return jobs.length;
+  }
+
+  /**
+   * A local model computes on this thread: embedding a whole batch in one call would hold the
+   * event loop (and every request this process serves) for seconds. Slices give requests a turn
+   * between model calls, and let `stop()` end a round without waiting for the whole batch.
+   */
+  private async embedInSlices(texts: string[]): Promise<number[][]> {
+    const vectors: number[][] = [];
+    for (let start = 0; start < texts.length; start += EMBED_SLICE) {
+      if (this.stopping) throw new IndexerStopped();
+      vectors.push(...(await this.embedder.embed(texts.slice(start, start + EMBED_SLICE))));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return vectors;
+  }
+
+  /** Hands unfinished jobs back to the queue at once (instead of when their lease runs out). */
+  private async release(jobs: ClaimedJob[]): Promise<void> {
+    for (const job of jobs) {
+      await this.database.prisma.$executeRaw`
+        UPDATE search_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0)
+        WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+    }
+  }
+
+  /** Processes until the queue has nothing ready (tests, evaluation, the reindex command). */
+  async drain(onProgress?: (done: number) => void): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const processed = await this.runOnce();
+      if (processed === 0) return total;
+      total += processed;
+      onProgress?.(total);
+    }
+  }
+
+  /** Nudges a sleeping background loop to look at the queue now. */
+  poke(): void {
+    this.wake?.();
+  }
+
+  private claim(): Promise<ClaimedJob[]> {
+    return this.database.prisma.$queryRaw<ClaimedJob[]>`
+      UPDATE search_index_jobs j
+      SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1
+      WHERE j.conversation_id IN (
+        SELECT conversation_id FROM search_index_jobs
+        WHERE run_after <= clock_timestamp()
+        ORDER BY run_after
+        LIMIT ${this.batchSize}
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING j.conversation_id::text AS conversation_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts`;
+  }
+
+  /** Titles and the user's and assistant's words; system prompts and tool output are boilerplate that would blur the meaning. */
+  private async load(ids: string[]): Promise<Map<string, ConversationText>> {
+    const rows = await this.database.prisma.$queryRaw<ConversationText[]>`
+      SELECT c.id::text AS id, c.title, c.deleted_at IS NOT NULL AS deleted,
+             (SELECT string_agg(m.content, E'\n\n' ORDER BY m.position)
+              FROM messages m WHERE m.conversation_id = c.id AND m.role IN ('user', 'assistant')) AS body
+      FROM conversations c
+      WHERE c.id = ANY(${ids}::uuid[])`;
+    return new Map(rows.map((row) => [row.id, { ...row, body: row.body ?? "" }]));
+  }
+
+  private async complete(job: ClaimedJob): Promise<void> {
+    await this.database.prisma.$executeRaw`
+      DELETE FROM search_index_jobs WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+  }
+
+  private async fail(job: ClaimedJob, error: unknown): Promise<void> {
+    const message = (error as Error)?.message ?? String(error);
+    const backoffSeconds = Math.min(2 ** job.attempts, 3_600);
+    this.logger.warn(`indexing conversation ${job.conversation_id} failed (attempt ${job.attempts}, retry in ${backoffSeconds} s): ${message}`);
+    await this.database.prisma.$executeRaw`
+      UPDATE search_index_jobs
+      SET last_error = ${message.slice(0, 2_000)}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds})
+      WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+  }
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** Queues every live conversation that has no vectors of `model` yet (after a model change). */
+export async function enqueueMissing(database: Database, model: string): Promise<number> {
+  return database.prisma.$executeRaw`
+    INSERT INTO search_index_jobs (conversation_id, organization_id)
+    SELECT c.id, c.organization_id FROM conversations c
+    WHERE c.deleted_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM embedding_chunks e WHERE e.entity_type = 'conversation' AND e.entity_id = c.id AND e.model = ${model})
+    ON CONFLICT (conversation_id) DO NOTHING`;
+}

@@ -1,0 +1,44 @@
+/**
+ * `conversations.semantic`: nearest conversations to the query's embedding, by their best
+ * chunk. Only vectors made by the same model as the query's are compared (the store filters by
+ * model), and hits are checked against the live conversations, so a conversation deleted a
+ * moment ago (before the indexer removed its vectors) is not returned.
+ */
+import { LRUCache } from "lru-cache";
+import type { PrismaClient } from "../../../generated/prisma/client.js";
+import type { Embedder } from "../embeddings/embedder.js";
+import type { VectorStore } from "../vector-stores/vector-store.js";
+import type { ProviderHit, ProviderRequest, SearchProvider } from "./provider.js";
+
+export class ConversationsSemanticProvider implements SearchProvider {
+  readonly name = "conversations.semantic";
+  readonly kind = "SEMANTIC" as const;
+  readonly description: string;
+  /** Query embeddings by text: popular queries skip the model. */
+  private readonly queryVectors = new LRUCache<string, number[]>({ max: 1_000 });
+
+  constructor(
+    private readonly embedder: Embedder,
+    private readonly vectorStore: VectorStore,
+    private readonly prisma: PrismaClient,
+  ) {
+    this.description = `Semantic similarity of conversations to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
+  }
+
+  async search({ tenant, query, window }: ProviderRequest): Promise<ProviderHit[]> {
+    let vector = this.queryVectors.get(query);
+    if (!vector) {
+      [vector] = await this.embedder.embed([query]);
+      this.queryVectors.set(query, vector!);
+    }
+    const matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, { limit: window, entityTypes: ["conversation"] });
+    if (matches.length === 0) return [];
+    const live = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT id::text AS id FROM conversations
+      WHERE id = ANY(${matches.map((match) => match.entityId)}::uuid[]) AND organization_id = ${tenant.organizationId} AND deleted_at IS NULL`;
+    const liveIds = new Set(live.map((row) => row.id));
+    return matches
+      .filter((match) => liveIds.has(match.entityId))
+      .map((match) => ({ ref: { typename: "Conversation", id: match.entityId }, nativeScore: match.score }));
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Resolvers of the search subgraph (schema.graphql beside this file). Hits carry entity
+ * references only (`{ __typename, id }`); the gateway loads each entity's fields from the
+ * subgraph that owns it, in one batched `_entities` call per type.
+ */
+import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
+import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
+import type { SearchIndexStatusReader } from "./index-status.js";
+import type { SearchHitData, SearchInput, SearchService } from "./search-service.js";
+
+export interface SearchContext extends RequestContext {
+  search: SearchService;
+  indexStatus: SearchIndexStatusReader;
+}
+
+export const resolvers: GraphQLResolverMap<SearchContext> = {
+  Query: {
+    search(_source, args: { input: SearchInput }, context) {
+      return context.search.search(context.requireTenant(), args.input);
+    },
+    searchProviders(_source, _args, context) {
+      context.requireTenant();
+      return context.search.providerList.map(({ name, kind, description }) => ({ name, kind, description }));
+    },
+    searchIndexStatus(_source, _args, context) {
+      return context.indexStatus.read(context.requireTenant());
+    },
+  },
+  SearchHit: {
+    item: (hit: SearchHitData) => ({ __typename: hit.ref.typename, id: hit.ref.id }),
+  },
+  SearchItem: {
+    __resolveType: (item: { __typename: string }) => item.__typename,
+  },
+};

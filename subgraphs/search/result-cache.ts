@@ -1,0 +1,99 @@
+/**
+ * Caches search result pages for a short time (60 s by default): Redis when REDIS_URL is set,
+ * shared by every search process; an in-process LRU otherwise. The cache is an optimization
+ * only: when Redis is down or slow, searches run uncached, they never fail.
+ */
+import { Redis } from "ioredis";
+import { LRUCache } from "lru-cache";
+import type { Logger } from "../../lib/logger.js";
+
+export interface ResultCache {
+  readonly kind: "redis" | "memory" | "off";
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, ttlSeconds: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class MemoryResultCache implements ResultCache {
+  readonly kind = "memory" as const;
+  private readonly entries = new LRUCache<string, string>({ max: 5_000, maxSize: 64 * 1024 * 1024, sizeCalculation: (value) => value.length + 1 });
+
+  async get(key: string): Promise<string | null> {
+    return this.entries.get(key) ?? null;
+  }
+
+  async set(key: string, value: string, ttlSeconds: number): Promise<void> {
+    this.entries.set(key, value, { ttl: ttlSeconds * 1_000 });
+  }
+
+  async close(): Promise<void> {
+    this.entries.clear();
+  }
+}
+
+export class NoResultCache implements ResultCache {
+  readonly kind = "off" as const;
+  async get(): Promise<null> {
+    return null;
+  }
+  async set(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+/** A cache call may take this long before we give up and search uncached. */
+const REDIS_COMMAND_TIMEOUT_MS = 150;
+
+export class RedisResultCache implements ResultCache {
+  readonly kind = "redis" as const;
+  private readonly redis: Redis;
+  private lastWarning = 0;
+
+  constructor(url: string, private readonly logger: Logger) {
+    this.redis = new Redis(url, {
+      lazyConnect: false,
+      // Fail fast instead of queueing commands while disconnected: a cache miss is cheaper than waiting.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      connectTimeout: 1_000,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
+      keyPrefix: "context-search:",
+    });
+    // ioredis emits 'error' on every failed reconnect; unhandled, that would crash the process.
+    this.redis.on("error", (error) => this.warn(error));
+  }
+
+  async get(key: string): Promise<string | null> {
+    try {
+      return await this.redis.get(key);
+    } catch (error) {
+      this.warn(error);
+      return null;
+    }
+  }
+
+  async set(key: string, value: string, ttlSeconds: number): Promise<void> {
+    try {
+      await this.redis.set(key, value, "EX", ttlSeconds);
+    } catch (error) {
+      this.warn(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+
+  /** At most one warning every 30 s: an outage should be visible, not flood the log. */
+  private warn(error: unknown) {
+    const now = Date.now();
+    if (now - this.lastWarning < 30_000) return;
+    this.lastWarning = now;
+    this.logger.warn(`Redis result cache unavailable, searching uncached: ${(error as Error).message}`);
+  }
+}
+
+export function createResultCache(options: { redisUrl: string | null; ttlSeconds: number; logger: Logger }): ResultCache {
+  if (options.ttlSeconds === 0) return new NoResultCache();
+  return options.redisUrl ? new RedisResultCache(options.redisUrl, options.logger) : new MemoryResultCache();
+}

@@ -1,0 +1,266 @@
+/**
+ * The search pipeline behind `Query.search`: validate the input, look in the result cache, ask
+ * every provider in parallel (each with its own timeout), fuse their lists with weighted RRF,
+ * cut the page, cache it, and log the query without waiting for the write.
+ */
+import { createHash } from "node:crypto";
+import { badUserInput } from "../../lib/graphql/errors.js";
+import { decodeCursor, encodeCursor, MAX_PAGE_SIZE, type PageInfo } from "../../lib/graphql/pagination.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
+import type { ProviderHit, SearchProvider } from "./providers/provider.js";
+import type { QueryLog } from "./query-log.js";
+import type { ResultCache } from "./result-cache.js";
+
+export const MAX_QUERY_LENGTH = 1_000;
+/** Deepest provider window: results go at most half as deep (the window is 2 × (offset + limit)). */
+export const MAX_WINDOW = 1_000;
+
+export interface SearchInput {
+  query: string;
+  alpha?: number | null;
+  limit?: number | null;
+  after?: string | null;
+  providers?: string[] | null;
+  weights?: { provider: string; weight: number }[] | null;
+  rrfK?: number | null;
+  minScore?: number | null;
+}
+
+export type ProviderStatus = "OK" | "TIMEOUT" | "ERROR" | "SKIPPED";
+
+export interface ProviderReport {
+  name: string;
+  kind: ProviderKind;
+  status: ProviderStatus;
+  tookMs: number;
+  returned: number;
+  error: string | null;
+}
+
+export interface SearchHitData {
+  score: number;
+  ref: EntityRef;
+  explanation: Contribution[];
+}
+
+export interface SearchResultData {
+  hits: SearchHitData[];
+  pageInfo: PageInfo;
+  providers: ProviderReport[];
+  tookMs: number;
+  cached: boolean;
+}
+
+interface NormalizedInput {
+  query: string;
+  alpha: number;
+  limit: number;
+  rrfK: number;
+  minScore: number | null;
+  /** Effective weight multiplier per provider; absent = not asked. */
+  multipliers: Map<string, number>;
+  /** Hash of everything that defines the result list (not the page): cursors carry it. */
+  listHash: string;
+  offset: number;
+  segments: Segment[];
+}
+
+export interface SearchServiceOptions {
+  providers: SearchProvider[];
+  cache: ResultCache;
+  cacheTtlSeconds: number;
+  providerTimeoutMs: number;
+  queryLog: QueryLog | null;
+}
+
+export class SearchService {
+  private readonly providers: Map<string, SearchProvider>;
+
+  constructor(private readonly options: SearchServiceOptions) {
+    this.providers = new Map(options.providers.map((provider) => [provider.name, provider]));
+  }
+
+  get providerList(): SearchProvider[] {
+    return [...this.providers.values()];
+  }
+
+  async search(tenant: TenantContext, raw: SearchInput): Promise<SearchResultData> {
+    const startedAt = performance.now();
+    const input = this.normalize(raw);
+    const cacheKey = this.cacheKey(tenant, input);
+
+    const cached = await this.options.cache.get(cacheKey);
+    if (cached) {
+      const result = { ...(JSON.parse(cached) as SearchResultData), cached: true, tookMs: performance.now() - startedAt };
+      this.log(tenant, input, result);
+      return result;
+    }
+
+    const window = input.segments.at(-1)!.window;
+    const reports: ProviderReport[] = [];
+    const lists: RankedList[] = [];
+    await Promise.all(
+      [...this.providers.values()].map(async (provider) => {
+        const multiplier = input.multipliers.get(provider.name);
+        const weight = multiplier === undefined ? 0 : providerWeight(provider.kind, input.alpha, multiplier);
+        if (weight <= 0) {
+          const why = multiplier === undefined ? "not among input.providers" : multiplier === 0 ? "its weight is 0" : `alpha ${input.alpha} gives ${provider.kind.toLowerCase()} providers no weight`;
+          reports.push({ name: provider.name, kind: provider.kind, status: "SKIPPED", tookMs: 0, returned: 0, error: why });
+          return;
+        }
+        const outcome = await this.callProvider(provider, tenant, input.query, window);
+        reports.push({ name: provider.name, kind: provider.kind, ...outcome.report });
+        if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits });
+      }),
+    );
+    // Lists and reports in registry order, whatever order the providers finished in.
+    const order = [...this.providers.keys()];
+    reports.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+    lists.sort((a, b) => order.indexOf(a.provider) - order.indexOf(b.provider));
+
+    const fused = stitchSegments(lists, input.segments, { k: input.rrfK, minScore: input.minScore });
+    const page = fused.slice(input.offset, input.offset + input.limit);
+    const someListFull = lists.some((list) => list.hits.length >= window);
+    const hasNextPage = fused.length > input.offset + input.limit || (someListFull && window < MAX_WINDOW && page.length === input.limit);
+    const cursorAt = (position: number) => encodeCursor("s", [input.listHash, position, input.segments.map((segment) => [segment.window, segment.start])]);
+
+    const result: SearchResultData = {
+      hits: page.map((hit) => ({ score: hit.score, ref: hit.ref, explanation: hit.contributions })),
+      pageInfo: {
+        hasNextPage,
+        hasPreviousPage: input.offset > 0,
+        startCursor: page.length > 0 ? cursorAt(input.offset + 1) : null,
+        endCursor: page.length > 0 ? cursorAt(input.offset + page.length) : null,
+      },
+      providers: reports,
+      tookMs: performance.now() - startedAt,
+      cached: false,
+    };
+    // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
+    if (this.options.cacheTtlSeconds > 0 && reports.every((report) => report.status === "OK" || report.status === "SKIPPED")) {
+      await this.options.cache.set(cacheKey, JSON.stringify(result), this.options.cacheTtlSeconds);
+    }
+    this.log(tenant, input, result);
+    return result;
+  }
+
+  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null }> {
+    const started = performance.now();
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.options.providerTimeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([provider.search({ tenant, query, window, signal: controller.signal }), timeout]);
+      const tookMs = performance.now() - started;
+      if (outcome === "timeout") {
+        controller.abort();
+        return { report: { status: "TIMEOUT", tookMs, returned: 0, error: `no answer within ${this.options.providerTimeoutMs} ms` }, hits: null };
+      }
+      const hits = outcome.slice(0, window);
+      return { report: { status: "OK", tookMs, returned: hits.length, error: null }, hits };
+    } catch (error) {
+      return { report: { status: "ERROR", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private normalize(raw: SearchInput): NormalizedInput {
+    if (raw.query.length > MAX_QUERY_LENGTH) throw badUserInput("input.query", `must be at most ${MAX_QUERY_LENGTH} characters, got ${raw.query.length}`);
+    const query = raw.query.trim();
+    if (query.length === 0) throw badUserInput("input.query", "must not be empty or only whitespace");
+
+    const alpha = raw.alpha ?? 0.5;
+    if (!Number.isFinite(alpha) || alpha < 0 || alpha > 1) throw badUserInput("input.alpha", `must be between 0 and 1, got ${alpha}`);
+    const limit = raw.limit ?? 20;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw badUserInput("input.limit", `must be between 1 and ${MAX_PAGE_SIZE}, got ${limit}`);
+    const rrfK = raw.rrfK ?? 60;
+    if (!Number.isInteger(rrfK) || rrfK < 1) throw badUserInput("input.rrfK", `must be at least 1, got ${rrfK}`);
+    const minScore = raw.minScore ?? null;
+    if (minScore !== null && !Number.isFinite(minScore)) throw badUserInput("input.minScore", `must be a finite number, got ${minScore}`);
+
+    const known = [...this.providers.keys()];
+    const unknown = (name: string) => `unknown provider "${name}"; available: ${known.join(", ")}`;
+    const multipliers = new Map<string, number>();
+    if (raw.providers != null) {
+      if (raw.providers.length === 0) throw badUserInput("input.providers", `must name at least one provider (available: ${known.join(", ")}), or be left out to ask all`);
+      for (const name of raw.providers) {
+        if (!this.providers.has(name)) throw badUserInput("input.providers", unknown(name));
+        multipliers.set(name, 1);
+      }
+    } else {
+      for (const name of known) multipliers.set(name, 1);
+    }
+    const weighted = new Set<string>();
+    for (const { provider, weight } of raw.weights ?? []) {
+      if (!this.providers.has(provider)) throw badUserInput("input.weights", unknown(provider));
+      if (weighted.has(provider)) throw badUserInput("input.weights", `gives provider "${provider}" more than one weight`);
+      if (!Number.isFinite(weight) || weight < 0) throw badUserInput("input.weights", `weight of "${provider}" must be a number of at least 0, got ${weight}`);
+      weighted.add(provider);
+      if (multipliers.has(provider)) multipliers.set(provider, weight);
+    }
+
+    const listHash = createHash("sha256")
+      .update(JSON.stringify([query, alpha, rrfK, minScore, [...multipliers.entries()].sort()]))
+      .digest("base64url")
+      .slice(0, 16);
+
+    let offset = 0;
+    let segments: Segment[] = [];
+    if (raw.after) {
+      const cursor = decodeCursor(
+        raw.after,
+        "s",
+        "input.after",
+        ([hash, position, stored]) =>
+          typeof hash === "string" && Number.isInteger(position) && (position as number) >= 0 && Array.isArray(stored) && stored.length > 0 &&
+          stored.every((segment) => Array.isArray(segment) && segment.length === 2 && segment.every((n) => Number.isInteger(n) && n >= 0))
+            ? { hash, position: position as number, segments: (stored as [number, number][]).map(([window, start]) => ({ window, start })) }
+            : null,
+        2_048,
+      );
+      if (cursor.hash !== listHash) {
+        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha, providers, weights, rrfK or minScore changed): start again without `after`");
+      }
+      offset = cursor.position;
+      segments = cursor.segments;
+    }
+    // Deepen the window when this page needs it, at least doubling it, so a long paging session uses few windows.
+    const needed = Math.min(2 * (offset + limit), MAX_WINDOW);
+    const current = segments.at(-1)?.window ?? 0;
+    if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
+
+    return { query, alpha, limit, rrfK, minScore, multipliers, listHash, offset, segments };
+  }
+
+  /** Everything that changes the answer, scoped to the caller: their organization, user and teams. */
+  private cacheKey(tenant: TenantContext, input: NormalizedInput): string {
+    const scope = [tenant.organizationId, tenant.userId, [...tenant.teamIds].sort()];
+    const page = [input.listHash, input.query, input.offset, input.limit, input.segments.map((s) => [s.window, s.start])];
+    return `search:v1:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
+  }
+
+  private log(tenant: TenantContext, input: NormalizedInput, result: SearchResultData) {
+    this.options.queryLog?.record({
+      organizationId: tenant.organizationId,
+      userId: tenant.userId,
+      query: input.query,
+      alpha: input.alpha,
+      providers: result.providers.map(({ name, status, tookMs, returned, error }) => ({ name, status, tookMs: Math.round(tookMs), returned, error })),
+      results: result.hits.length,
+      topScore: result.hits[0]?.score ?? null,
+      cacheHit: result.cached,
+      tookMs: result.tookMs,
+    });
+  }
+}
+
+/** Provider errors reach the client in `providers[].error`: say what failed without leaking SQL or stack traces. */
+function describeProviderError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const firstLine = message.split("\n").find((line) => line.trim().length > 0) ?? "failed";
+  return firstLine.length > 300 ? `${firstLine.slice(0, 300)}…` : firstLine;
+}

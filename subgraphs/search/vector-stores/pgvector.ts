@@ -1,0 +1,97 @@
+/**
+ * Vectors in the same PostgreSQL (pgvector), table embedding_chunks. The organization and the
+ * model are in the WHERE clause of the nearest-neighbour query itself. Each model gets its own
+ * HNSW index (cosine), built over the vector cast to the model's dimensions and restricted to
+ * the model's rows, because a single HNSW index needs one fixed dimension.
+ */
+import { createHash } from "node:crypto";
+import type { Database } from "../../../lib/database/connect.js";
+import type { EntityType, VectorChunk, VectorMatch, VectorSearchOptions, VectorStore } from "./vector-store.js";
+
+/** How many chunks to pull per wanted entity before collapsing chunks to entities. */
+const CHUNKS_PER_ENTITY = 4;
+/** pgvector's upper bound for hnsw.ef_search. */
+const MAX_CANDIDATES = 1000;
+
+export function toVectorLiteral(vector: readonly number[]): string {
+  return `[${vector.map((value) => (Number.isFinite(value) ? value : 0)).join(",")}]`;
+}
+
+export class PgVectorStore implements VectorStore {
+  readonly name = "pgvector";
+  private readonly dimensions = new Map<string, number>();
+
+  constructor(private readonly database: Database) {}
+
+  async ensureReady(model: string, dimensions: number): Promise<void> {
+    if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) {
+      throw new RangeError(`pgvector HNSW indexes support 1 to 2000 dimensions; model ${model} has ${dimensions}`);
+    }
+    this.dimensions.set(model, dimensions);
+    const indexName = `embedding_chunks_hnsw_${createHash("sha256").update(`${model}@${dimensions}`).digest("hex").slice(0, 16)}`;
+    // The model name is a literal inside the index predicate (DDL cannot take parameters): quote it.
+    const modelLiteral = `'${model.replace(/'/g, "''")}'`;
+    await this.database.prisma.$executeRawUnsafe(
+      `CREATE INDEX IF NOT EXISTS "${indexName}" ON embedding_chunks USING hnsw ((embedding::vector(${dimensions})) vector_cosine_ops) WHERE model = ${modelLiteral}`,
+    );
+  }
+
+  async replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[]): Promise<void> {
+    const prisma = this.database.prisma;
+    await prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`
+        DELETE FROM embedding_chunks
+        WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND entity_id = ${entityId}::uuid AND model = ${model}`;
+      if (chunks.length === 0) return;
+      await tx.$executeRaw`
+        INSERT INTO embedding_chunks (organization_id, entity_type, entity_id, chunk_index, model, content_hash, embedding)
+        SELECT ${organizationId}, ${entityType}, ${entityId}::uuid, chunk.index, ${model}, chunk.hash, chunk.vector::vector
+        FROM unnest(${chunks.map((chunk) => chunk.chunkIndex)}::int[], ${chunks.map((chunk) => chunk.contentHash)}::text[], ${chunks.map((chunk) => toVectorLiteral(chunk.vector))}::text[])
+          AS chunk(index, hash, vector)`;
+    });
+  }
+
+  async deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void> {
+    await this.database.prisma.$executeRaw`
+      DELETE FROM embedding_chunks WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND entity_id = ${entityId}::uuid`;
+  }
+
+  async search(organizationId: string, model: string, vector: number[], options: VectorSearchOptions): Promise<VectorMatch[]> {
+    const dimensions = this.dimensions.get(model) ?? vector.length;
+    if (vector.length !== dimensions) throw new RangeError(`query vector has ${vector.length} dimensions; model ${model} has ${dimensions}`);
+    const entityTypes = options.entityTypes ?? ["conversation", "document_chunk"];
+    const literal = toVectorLiteral(vector);
+    const candidates = Math.min(options.limit * CHUNKS_PER_ENTITY, MAX_CANDIDATES);
+    const rows = await this.database.prisma.$transaction(async (tx) => {
+      // HNSW returns at most ef_search candidates, before the organization filter: raise it to
+      // what we need, and let pgvector 0.8's iterative scan keep looking when the filter is
+      // selective (one organization among many), instead of silently returning too few.
+      await tx.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${Math.max(40, candidates)}`);
+      await tx.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+      // The cast to vector(n) must match the index expression exactly for the planner to use it;
+      // n is an integer we validated, so formatting it into the SQL is safe.
+      return tx.$queryRawUnsafe<{ entity_type: EntityType; entity_id: string; chunk_index: number; distance: number }[]>(
+        `SELECT entity_type, entity_id::text AS entity_id, chunk_index, distance FROM (
+           SELECT entity_type, entity_id, chunk_index, embedding::vector(${dimensions}) <=> $3::vector(${dimensions}) AS distance
+           FROM embedding_chunks
+           WHERE organization_id = $1 AND model = $2 AND entity_type = ANY($4::text[])
+           ORDER BY embedding::vector(${dimensions}) <=> $3::vector(${dimensions})
+           LIMIT $5
+         ) nearest
+         ORDER BY distance, entity_id`,
+        organizationId,
+        model,
+        literal,
+        entityTypes,
+        candidates,
+      );
+    });
+    const best = new Map<string, VectorMatch>();
+    for (const row of rows) {
+      const key = `${row.entity_type}:${row.entity_id}`;
+      if (best.has(key)) continue;
+      best.set(key, { entityType: row.entity_type, entityId: row.entity_id, chunkIndex: row.chunk_index, score: 1 - Number(row.distance) });
+    }
+    return [...best.values()].slice(0, options.limit);
+  }
+}

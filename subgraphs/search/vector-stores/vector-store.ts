@@ -1,0 +1,48 @@
+/**
+ * Where embeddings live and how they are searched. pgvector in the same PostgreSQL by default;
+ * Weaviate when WEAVIATE_URL is set. Every call names the organization, and an implementation
+ * must filter by it inside the store's own query (a WHERE clause, a Weaviate tenant), never
+ * after the fact.
+ */
+export type EntityType = "conversation" | "document_chunk";
+
+export interface VectorChunk {
+  /** 0-based position of the chunk within its entity. */
+  chunkIndex: number;
+  /** sha256 of the chunk's text: lets the indexer skip unchanged chunks. */
+  contentHash: string;
+  vector: number[];
+}
+
+export interface VectorMatch {
+  entityType: EntityType;
+  entityId: string;
+  /** Cosine similarity of the entity's best-matching chunk, in [-1, 1]. */
+  score: number;
+  /** Which chunk matched best. */
+  chunkIndex: number;
+}
+
+export interface VectorSearchOptions {
+  /** How many entities to return (after collapsing chunks to their entity). */
+  limit: number;
+  entityTypes?: EntityType[];
+}
+
+export interface VectorStore {
+  /** Short name for logs and provider reports, e.g. "pgvector" or "weaviate". */
+  readonly name: string;
+  /** Prepares storage and indexes for vectors of this model (idempotent; called once at start-up). */
+  ensureReady(model: string, dimensions: number): Promise<void>;
+  /** Replaces all of an entity's chunks for this model with `chunks` (an empty list removes them). */
+  replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[]): Promise<void>;
+  /** Removes an entity's chunks for every model. */
+  deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void>;
+  /**
+   * The entities whose best chunk is nearest to `vector` (cosine), best first, one row per
+   * entity, only vectors of `model`, only this organization's.
+   */
+  search(organizationId: string, model: string, vector: number[], options: VectorSearchOptions): Promise<VectorMatch[]>;
+  /** Releases connections the store opened itself. */
+  close?(): Promise<void>;
+}

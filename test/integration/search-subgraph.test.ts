@@ -1,0 +1,138 @@
+/**
+ * The search subgraph against a real database (PGlite with pgvector, or PostgreSQL): BM25 over
+ * the trigger-maintained postings, semantic search over pgvector through the indexer, fusion,
+ * tenancy, and queries full of operators. The embedder is the feature-hashing one (instant,
+ * deterministic); the real local model is tested in the embeddings suite.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { loadConfig } from "../../lib/config.js";
+import { silentLogger } from "../../lib/logger.js";
+import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
+import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
+import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
+import { NoResultCache } from "../../subgraphs/search/result-cache.js";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
+
+let db: TestDatabase;
+let search: SearchSubgraph;
+let store: ConversationStore;
+const acme = { organizationId: "acme", userId: "ann", teamIds: [], userName: null, userEmail: null };
+const globex = { organizationId: "globex", userId: "gus", teamIds: [], userName: null, userEmail: null };
+const ids: Record<string, string> = {};
+
+async function add(tenant: typeof acme, key: string, title: string, ...messages: string[]) {
+  const conversation = await store.create(tenant, title, messages.map((content, i) => ({ role: i % 2 ? "assistant" : "user", content, tokenCount: 1 })));
+  ids[key] = conversation.id;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  store = new ConversationStore(db.database.prisma);
+  const config = loadConfig({ SEARCH_INDEXER: "false" });
+  search = await searchSubgraph({ database: db.database, config, logger: silentLogger, embedder: new FeatureHashingEmbedder(), cache: new NoResultCache() });
+  await search.start!();
+  await add(acme, "deadlock", "Fixing a deadlock in the order service", "Our PostgreSQL order service deadlocks under load", "Two transactions lock the rows in opposite order; lock in a consistent order");
+  await add(acme, "lisbon", "Lisbon itinerary", "Plan four days in Lisbon", "Day one: Alfama, tram 28, pastéis de nata in Belém");
+  await add(acme, "autoscaling", "Kubernetes autoscaling", "The HPA keeps flapping between 3 and 10 replicas", "Set a stabilization window on scale down");
+  await add(acme, "postgres-index", "Slow PostgreSQL query", "The orders query does a sequential scan", "Add a composite index on (customer_id, created_at)");
+  for (let i = 0; i < 20; i++) await add(acme, `filler${i}`, `Weekly notes ${i}`, `Meeting notes about budget item ${i} and hiring`);
+  await add(globex, "globex-deadlock", "Globex deadlock postmortem", "PostgreSQL deadlock in the order service again");
+  await search.indexer.drain();
+});
+
+afterAll(async () => {
+  await search?.stop?.();
+  await db?.dispose();
+});
+
+const run = (tenant: typeof acme, query: string, extra: Record<string, unknown> = {}) => search.service.search(tenant, { query, limit: 10, ...extra });
+
+describe("conversations.keyword (BM25)", () => {
+  it("ranks the conversation that matches a sentence-like query first, without requiring every word", async () => {
+    const result = await run(acme, "why does my order service deadlock when two transactions run at once?", { alpha: 1 });
+    expect(result.hits[0]!.ref.id).toBe(ids.deadlock);
+    expect(result.providers.find((p) => p.name === "conversations.keyword")).toMatchObject({ status: "OK" });
+    expect(result.providers.find((p) => p.name === "conversations.semantic")).toMatchObject({ status: "SKIPPED" });
+  });
+
+  it("prefers rarer terms (BM25's idf): 'lisbon' beats the common 'notes'", async () => {
+    const result = await run(acme, "notes lisbon", { alpha: 1 });
+    expect(result.hits[0]!.ref.id).toBe(ids.lisbon);
+  });
+
+  it.each([
+    ["tsquery operators", `a & | ! ( ) : * ' " \\ deadlock`],
+    ["an SQL fragment", `'; DROP TABLE conversations; -- deadlock`],
+    ["only operators", `&|!():*'"\\`],
+    ["Unicode", "pastéis de nata 🥐 Zürich 東京"],
+    ["a very long word", "x".repeat(999)],
+  ])("survives %s and answers or returns nothing", async (_name, query) => {
+    const result = await run(acme, query, { alpha: 1 });
+    expect(result.providers[0]!.status).toBe("OK");
+    if (query.includes("deadlock")) expect(result.hits[0]!.ref.id).toBe(ids.deadlock);
+    if (query.includes("pastéis")) expect(result.hits[0]!.ref.id).toBe(ids.lisbon);
+  });
+});
+
+describe("conversations.semantic (pgvector)", () => {
+  it("indexes every conversation through the queue and answers by similarity", async () => {
+    const status = await search.service.search(acme, { query: "Lisbon tram itinerary days", alpha: 0, limit: 3 });
+    expect(status.providers.find((p) => p.name === "conversations.semantic")).toMatchObject({ status: "OK" });
+    expect(status.hits[0]!.ref.id).toBe(ids.lisbon);
+    const pending = await db.database.prisma.searchIndexJob.count();
+    expect(pending).toBe(0);
+  });
+
+  it("re-indexes a conversation when messages are appended, and forgets it when deleted", async () => {
+    await store.append(acme, ids.autoscaling!, [{ role: "user", content: "Also the vertical pod autoscaler recommends weird memory limits for zanzibar", tokenCount: 1 }]);
+    expect(await db.database.prisma.searchIndexJob.count()).toBe(1);
+    await search.indexer.drain();
+    const found = await run(acme, "zanzibar", { alpha: 0, limit: 1 });
+    expect(found.hits[0]!.ref.id).toBe(ids.autoscaling);
+
+    await store.softDelete(acme, ids.autoscaling!);
+    // Even before the indexer runs, a deleted conversation is not returned by either provider.
+    for (const alpha of [0, 1]) {
+      const result = await run(acme, "zanzibar autoscaler", { alpha });
+      expect(result.hits.map((hit) => hit.ref.id)).not.toContain(ids.autoscaling);
+    }
+    await search.indexer.drain();
+    const [row] = await db.database.withSession((s) => s.query<{ n: number }>(`SELECT count(*)::int AS n FROM embedding_chunks WHERE entity_id = $1`, [ids.autoscaling]));
+    expect(row!.n).toBe(0);
+  });
+
+  it("never compares vectors of another model", async () => {
+    await db.database.withSession((s) => s.query(`UPDATE embedding_chunks SET model = 'some-other-model' WHERE entity_id = $1`, [ids.lisbon]));
+    const result = await run(acme, "Lisbon tram itinerary days", { alpha: 0 });
+    expect(result.hits.map((hit) => hit.ref.id)).not.toContain(ids.lisbon);
+    await db.database.withSession((s) => s.query(`UPDATE embedding_chunks SET model = $2 WHERE entity_id = $1`, [ids.lisbon, search.embedder.model]));
+  });
+});
+
+describe("hybrid search", () => {
+  it("fuses both providers and explains each hit", async () => {
+    const result = await run(acme, "postgres deadlock order service", { alpha: 0.5 });
+    expect(result.hits[0]!.ref.id).toBe(ids.deadlock);
+    const top = result.hits[0]!;
+    expect(top.explanation.map((c) => c.provider).sort()).toEqual(["conversations.keyword", "conversations.semantic"]);
+    expect(top.score).toBeCloseTo(top.explanation.reduce((sum, c) => sum + c.contribution, 0), 12);
+    for (const contribution of top.explanation) expect(contribution.contribution).toBeCloseTo(0.5 / (60 + contribution.rank), 12);
+  });
+
+  it("keeps organizations apart in both providers", async () => {
+    for (const alpha of [0, 0.5, 1]) {
+      const mine = await run(acme, "deadlock postmortem globex", { alpha, limit: 50 });
+      expect(mine.hits.map((hit) => hit.ref.id)).not.toContain(ids["globex-deadlock"]);
+      const theirs = await run(globex, "deadlock order service", { alpha, limit: 50 });
+      expect(theirs.hits.map((hit) => hit.ref.id)).toEqual([ids["globex-deadlock"]]);
+    }
+  });
+
+  it("logs every search without holding up the response", async () => {
+    await run(acme, "query log check", { alpha: 0.5 });
+    await search.queryLog.flush();
+    const row = await db.database.prisma.searchQuery.findFirst({ where: { query: "query log check" } });
+    expect(row).toMatchObject({ organizationId: "acme", userId: "ann", alpha: 0.5, cacheHit: false });
+    expect((row!.providers as { name: string; status: string }[]).map((p) => p.status)).toEqual(["OK", "OK"]);
+  });
+});
