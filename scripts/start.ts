@@ -20,6 +20,19 @@ const EXAMPLE_QUERY = `query RecentConversations {
   }
 }`;
 
+const SEARCH_QUERY = `query Search {
+  search(input: { query: "why does the order service deadlock?", alpha: 0.5, limit: 10 }) {
+    hits {
+      score
+      item { ... on Conversation { id title updatedAt } }
+      explanation { provider rank contribution }
+    }
+    providers { name status tookMs returned error }
+    pageInfo { hasNextPage endCursor }
+  }
+  searchIndexStatus { model pending failing }
+}`;
+
 runMain(async () => {
   const startedAt = performance.now();
   const config = loadConfig();
@@ -50,7 +63,7 @@ runMain(async () => {
     logger,
     gateway: {
       ...(devToken ? { graphiqlHeaders: { Authorization: `Bearer ${devToken}` } } : {}),
-      graphiqlQuery: EXAMPLE_QUERY,
+      graphiqlQuery: `${EXAMPLE_QUERY}\n\n${SEARCH_QUERY}\n`,
     },
   });
   exitOnSignals(async () => {

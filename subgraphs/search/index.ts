@@ -19,11 +19,23 @@ import type { SearchProvider } from "./providers/provider.js";
 import { QueryLog } from "./query-log.js";
 import { createResultCache, type ResultCache } from "./result-cache.js";
 import { resolvers, type SearchContext } from "./resolvers.js";
-import { SearchService } from "./search-service.js";
+import { SearchService, type LiveEntityFilter } from "./search-service.js";
 import { createVectorStore } from "./vector-stores/index.js";
 import type { VectorStore } from "./vector-stores/vector-store.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
+
+/** Cached hits are re-checked against the live conversations with one statement per cached page. */
+function liveConversations(database: Database): LiveEntityFilter {
+  return async (tenant, refs) => {
+    const ids = refs.filter((ref) => ref.typename === "Conversation").map((ref) => ref.id);
+    if (ids.length === 0) return new Set();
+    const rows = await database.prisma.$queryRaw<{ id: string }[]>`
+      SELECT id::text AS id FROM conversations
+      WHERE id = ANY(${ids}::uuid[]) AND organization_id = ${tenant.organizationId} AND deleted_at IS NULL`;
+    return new Set(rows.map((row) => `Conversation:${row.id}`));
+  };
+}
 
 export interface SearchSubgraphDependencies {
   database: Database;
@@ -52,6 +64,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   const queryLog = new QueryLog(database, logger);
   const service = new SearchService({
     providers: dependencies.providers ?? createProviders({ database, embedder, vectorStore }),
+    liveEntities: liveConversations(database),
     cache,
     cacheTtlSeconds: config.search.cacheTtlSeconds,
     providerTimeoutMs: config.search.providerTimeoutMs,

@@ -66,8 +66,16 @@ interface NormalizedInput {
   segments: Segment[];
 }
 
+/**
+ * Which of these entities still exist for this tenant. A cached page may name an entity that was
+ * deleted since; its subgraph would then resolve it to null. Cached pages drop such hits.
+ */
+export type LiveEntityFilter = (tenant: TenantContext, refs: EntityRef[]) => Promise<Set<string>>;
+
 export interface SearchServiceOptions {
   providers: SearchProvider[];
+  /** Re-checks cached hits; without it cached pages are served as they were stored. */
+  liveEntities?: LiveEntityFilter;
   cache: ResultCache;
   cacheTtlSeconds: number;
   providerTimeoutMs: number;
@@ -92,7 +100,13 @@ export class SearchService {
 
     const cached = await this.options.cache.get(cacheKey);
     if (cached) {
-      const result = { ...(JSON.parse(cached) as SearchResultData), cached: true, tookMs: performance.now() - startedAt };
+      const stored = JSON.parse(cached) as SearchResultData;
+      let hits = stored.hits;
+      if (this.options.liveEntities && hits.length > 0) {
+        const live = await this.options.liveEntities(tenant, hits.map((hit) => hit.ref));
+        hits = hits.filter((hit) => live.has(`${hit.ref.typename}:${hit.ref.id}`));
+      }
+      const result = { ...stored, hits, cached: true, tookMs: performance.now() - startedAt };
       this.log(tenant, input, result);
       return result;
     }

@@ -87,6 +87,20 @@ describe("search through the gateway", () => {
     expect((await graphql(stack.gateway.url, SEARCH, { input }, { token })).data!.search.cached).toBe(true);
   });
 
+  it("drops a conversation deleted since from a cached page instead of failing", async () => {
+    const input = { query: "kafka consumer lag incident 7", limit: 3, alpha: 1 };
+    const first = (await graphql(stack.gateway.url, SEARCH, { input }, { token })).data!.search;
+    const victim = first.hits[0].item.id as string;
+    const deleted = await graphql(stack.gateway.url, `mutation($id: ID!) { deleteConversation(id: $id) { id } }`, { id: victim }, { token });
+    expect(deleted.errors).toBeUndefined();
+    const cached = await graphql(stack.gateway.url, SEARCH, { input }, { token });
+    expect(cached.errors).toBeUndefined();
+    expect(cached.data!.search.cached).toBe(true);
+    const ids = cached.data!.search.hits.map((hit: { item: { id: string } }) => hit.item.id);
+    expect(ids).not.toContain(victim);
+    expect(ids).toEqual(first.hits.slice(1).map((hit: { item: { id: string } }) => hit.item.id));
+  });
+
   it("honours the alpha extremes", async () => {
     const keywordOnly = (await graphql(stack.gateway.url, SEARCH, { input: { query: "kafka", alpha: 1 } }, { token })).data!.search;
     expect(keywordOnly.providers.map((p: { status: string }) => p.status)).toEqual(["OK", "SKIPPED"]);
