@@ -1,6 +1,8 @@
 /**
- * Writes one row per search to search_queries, after the response has its data: the write is
- * never awaited by the request, and a failed write is logged, never surfaced to the caller.
+ * Writes one row per search to search_queries without ever making a search wait: entries are
+ * buffered and written in batches (one multi-row INSERT every half second, or sooner when 200
+ * are waiting), so under load the log costs one statement per batch instead of one per search.
+ * A failed write is logged and dropped; it never reaches the caller.
  */
 import type { Database } from "../../lib/database/connect.js";
 import type { Logger } from "../../lib/logger.js";
@@ -17,15 +19,50 @@ export interface QueryLogEntry {
   tookMs: number;
 }
 
+const FLUSH_INTERVAL_MS = 500;
+const MAX_BATCH = 200;
+/** Beyond this many unwritten entries (the database is down), the oldest are dropped rather than eating memory. */
+const MAX_BUFFERED = 10_000;
+
 export class QueryLog {
-  private readonly pending = new Set<Promise<void>>();
+  private buffer: QueryLogEntry[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> = Promise.resolve();
+  private dropped = 0;
 
   constructor(private readonly database: Database, private readonly logger: Logger) {}
 
   record(entry: QueryLogEntry): void {
-    const write = this.database.prisma.searchQuery
-      .create({
-        data: {
+    if (this.buffer.length >= MAX_BUFFERED) {
+      this.buffer.shift();
+      this.dropped += 1;
+    }
+    this.buffer.push(entry);
+    if (this.buffer.length >= MAX_BATCH) void this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
+      // A pending log write must not keep a finished process alive.
+      this.timer.unref();
+    }
+  }
+
+  /** Writes everything recorded so far (on a timer, on shutdown, in tests). */
+  flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const batch = this.buffer;
+    this.buffer = [];
+    // Writes are chained so batches land in order and shutdown can wait for the last one.
+    this.writing = this.writing.then(() => (batch.length > 0 ? this.write(batch) : undefined));
+    return this.writing;
+  }
+
+  private async write(batch: QueryLogEntry[]): Promise<void> {
+    try {
+      await this.database.prisma.searchQuery.createMany({
+        data: batch.map((entry) => ({
           organizationId: entry.organizationId,
           userId: entry.userId,
           query: entry.query,
@@ -35,18 +72,14 @@ export class QueryLog {
           topScore: entry.topScore,
           cacheHit: entry.cacheHit,
           tookMs: Math.round(entry.tookMs),
-        },
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => this.logger.warn(`could not write the search query log: ${(error as Error).message}`),
-      );
-    this.pending.add(write);
-    void write.finally(() => this.pending.delete(write));
-  }
-
-  /** Waits for writes in flight (shutdown, tests). */
-  async flush(): Promise<void> {
-    await Promise.all(this.pending);
+        })),
+      });
+      if (this.dropped > 0) {
+        this.logger.warn(`search query log dropped ${this.dropped} entries while the database was unavailable`);
+        this.dropped = 0;
+      }
+    } catch (error) {
+      this.logger.warn(`could not write ${batch.length} search query log entries: ${(error as Error).message}`);
+    }
   }
 }

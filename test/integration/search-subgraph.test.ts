@@ -128,6 +128,17 @@ describe("hybrid search", () => {
     }
   });
 
+  it("writes the query log in batches: five searches, one INSERT, after the responses", async () => {
+    await search.queryLog.flush();
+    db.database.statements.reset();
+    for (let i = 0; i < 5; i++) await run(acme, `batched log ${i}`);
+    const inserts = () => db.database.statements.log.filter((sql) => sql.includes(`INSERT INTO "public"."search_queries"`)).length;
+    expect(inserts()).toBe(0);
+    await search.queryLog.flush();
+    expect(inserts()).toBe(1);
+    expect(await db.database.prisma.searchQuery.count({ where: { query: { startsWith: "batched log" } } })).toBe(5);
+  });
+
   it("logs every search without holding up the response", async () => {
     await run(acme, "query log check", { alpha: 0.5 });
     await search.queryLog.flush();
