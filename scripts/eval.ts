@@ -62,12 +62,17 @@ runMain(async () => {
     const embedSeconds = (performance.now() - embedStarted) / 1000;
     embedBar.finish(`${(dataset.corpus.length / embedSeconds).toFixed(1)} documents/s`);
 
+    const outDir = path.resolve(values.out);
+    fs.mkdirSync(outDir, { recursive: true });
+    const base = path.join(outDir, `${dataset.name}-${dataset.split}-${search.embedder.model.replace(/[^A-Za-z0-9.@-]+/g, "_")}`);
     const rows: EvaluationRow[] = [];
     for (const alpha of alphas) {
       const label = alpha === 1 ? "keyword only (BM25)" : alpha === 0 ? `semantic only (${search.embedder.model})` : `hybrid α=${alpha}`;
       const bar = progressBar(label, dataset.queries.length);
       rows.push(await evaluateAlpha(search.service, dataset, corpus, alpha, label));
       bar.finish(`nDCG@10 ${rows.at(-1)!.ndcgAt10.toFixed(3)}`);
+      // Written after every alpha: a long run that is stopped keeps what it has measured.
+      writeResults(base, { dataset, database: database.kind, embedder: search.embedder.model, embedSeconds, rows, complete: rows.length === alphas.length });
     }
 
     const table = renderMarkdownTable(
@@ -76,29 +81,6 @@ runMain(async () => {
     );
     process.stdout.write(`\n${dataset.name} ${dataset.split}, ${dataset.queries.length} queries, ${dataset.corpus.length} documents, ${database.kind}\n\n${table}\n`);
 
-    const outDir = path.resolve(values.out);
-    fs.mkdirSync(outDir, { recursive: true });
-    const base = path.join(outDir, `${dataset.name}-${dataset.split}`);
-    const sorted = [...rows].sort((a, b) => a.alpha - b.alpha);
-    fs.writeFileSync(
-      `${base}.json`,
-      `${JSON.stringify({ dataset: dataset.name, split: dataset.split, documents: dataset.corpus.length, queries: dataset.queries.length, database: database.kind, embedder: search.embedder.model, embedSeconds, rows }, null, 2)}\n`,
-    );
-    fs.writeFileSync(
-      `${base}.svg`,
-      renderLinePlot({
-        title: `${dataset.name}: nDCG@10 against alpha`,
-        subtitle: `${dataset.split} split, ${dataset.queries.length} queries; alpha 0 = semantic only (${search.embedder.model}), 1 = keyword only (BM25)`,
-        xLabel: "alpha (weight of keyword providers)",
-        yLabel: "nDCG@10",
-        series: [
-          { name: "nDCG@10", points: sorted.map((row) => ({ x: row.alpha, y: row.ndcgAt10 })) },
-          { name: "recall@100", points: sorted.map((row) => ({ x: row.alpha, y: row.recallAt100 })), dashed: true },
-        ],
-        referenceLines: dataset.name === "scifact" ? [{ y: 0.665, label: "BM25, BEIR paper (test split) 0.665" }] : [],
-        yDomain: [0, 1],
-      }),
-    );
     process.stderr.write(`\nwrote ${path.relative(process.cwd(), base)}.json and .svg\n`);
   } finally {
     await search.stop?.();
@@ -106,3 +88,36 @@ runMain(async () => {
     await database.close();
   }
 });
+
+interface Results {
+  dataset: { name: string; split: string; corpus: unknown[]; queries: unknown[] };
+  database: string;
+  embedder: string;
+  embedSeconds: number;
+  rows: EvaluationRow[];
+  complete: boolean;
+}
+
+function writeResults(base: string, results: Results): void {
+  const { dataset, rows, embedder } = results;
+  fs.writeFileSync(
+    `${base}.json`,
+    `${JSON.stringify({ dataset: dataset.name, split: dataset.split, documents: dataset.corpus.length, queries: dataset.queries.length, database: results.database, embedder, embedSeconds: results.embedSeconds, complete: results.complete, rows }, null, 2)}\n`,
+  );
+  const sorted = [...rows].sort((a, b) => a.alpha - b.alpha);
+  fs.writeFileSync(
+    `${base}.svg`,
+    renderLinePlot({
+      title: `${dataset.name}: nDCG@10 against alpha`,
+      subtitle: `${dataset.split} split, ${dataset.queries.length} queries; alpha 0 = semantic only (${embedder}), 1 = keyword only (BM25)`,
+      xLabel: "alpha (weight of keyword providers)",
+      yLabel: "nDCG@10",
+      series: [
+        { name: "nDCG@10", points: sorted.map((row) => ({ x: row.alpha, y: row.ndcgAt10 })) },
+        { name: "recall@100", points: sorted.map((row) => ({ x: row.alpha, y: row.recallAt100 })), dashed: true },
+      ],
+      referenceLines: dataset.name === "scifact" ? [{ y: 0.665, label: "BM25, BEIR paper (test split) 0.665" }] : [],
+      yDomain: [0, 1],
+    }),
+  );
+}
