@@ -19,6 +19,7 @@ import type { SearchProvider } from "./providers/provider.js";
 import { QueryLog } from "./query-log.js";
 import { createResultCache, type ResultCache } from "./result-cache.js";
 import { resolvers, type SearchContext } from "./resolvers.js";
+import { liveConversationIds } from "./live-conversations.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
 import { createVectorStore } from "./vector-stores/index.js";
 import type { VectorStore } from "./vector-stores/vector-store.js";
@@ -29,11 +30,8 @@ export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 function liveConversations(database: Database): LiveEntityFilter {
   return async (tenant, refs) => {
     const ids = refs.filter((ref) => ref.typename === "Conversation").map((ref) => ref.id);
-    if (ids.length === 0) return new Set();
-    const rows = await database.prisma.$queryRaw<{ id: string }[]>`
-      SELECT id::text AS id FROM conversations
-      WHERE id = ANY(${ids}::uuid[]) AND organization_id = ${tenant.organizationId} AND deleted_at IS NULL`;
-    return new Set(rows.map((row) => `Conversation:${row.id}`));
+    const live = await liveConversationIds(database.prisma, tenant.organizationId, ids);
+    return new Set([...live].map((id) => `Conversation:${id}`));
   };
 }
 

@@ -7,6 +7,7 @@
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Embedder } from "../embeddings/embedder.js";
+import { liveConversationIds } from "../live-conversations.js";
 import type { VectorStore } from "../vector-stores/vector-store.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "./provider.js";
 
@@ -33,10 +34,7 @@ export class ConversationsSemanticProvider implements SearchProvider {
     }
     const matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, { limit: window, entityTypes: ["conversation"] });
     if (matches.length === 0) return [];
-    const live = await this.prisma.$queryRaw<{ id: string }[]>`
-      SELECT id::text AS id FROM conversations
-      WHERE id = ANY(${matches.map((match) => match.entityId)}::uuid[]) AND organization_id = ${tenant.organizationId} AND deleted_at IS NULL`;
-    const liveIds = new Set(live.map((row) => row.id));
+    const liveIds = await liveConversationIds(this.prisma, tenant.organizationId, matches.map((match) => match.entityId));
     return matches
       .filter((match) => liveIds.has(match.entityId))
       .map((match) => ({ ref: { typename: "Conversation", id: match.entityId }, nativeScore: match.score }));
