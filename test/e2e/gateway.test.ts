@@ -15,8 +15,9 @@ let db: TestDatabase;
 let stack: RunningStack;
 let token: string;
 
+/** The search subgraph's background indexer is off: it shares the database, and these tests count SQL statements. */
 function stackConfig(planner: "rust" | "js") {
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", EMBEDDER: "hashing", QUERY_PLANNER: planner, CORS_ORIGINS: "http://localhost:3000" });
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner, CORS_ORIGINS: "http://localhost:3000" });
   return { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } };
 }
 
