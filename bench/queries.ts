@@ -1,19 +1,19 @@
 /** The GraphQL documents the benchmarks send. */
 
 /*
- * Every search document selects `providers { name status }`: a provider that timed out or
+ * Every search document selects `providers { name status error }`: a provider that timed out or
  * failed still gives a 200 with fewer (or no) hits, and a benchmark that did not look would
  * count those quick, empty answers as throughput.
  */
 
 /** Through the gateway: 20 hits, each Conversation's title loaded from the conversations subgraph. */
 export const GATEWAY_SEARCH = `query BenchSearch($input: SearchInput!) {
-  search(input: $input) { providers { name status } hits { score item { __typename ... on Conversation { id title } } } }
+  search(input: $input) { providers { name status error } hits { score item { __typename ... on Conversation { id title } } } }
 }`;
 
 /** Straight to the search subgraph: the same query without the entity fields it does not own. */
 export const DIRECT_SEARCH = `query BenchSearch($input: SearchInput!) {
-  search(input: $input) { providers { name status } hits { score item { __typename ... on Conversation { id } } } }
+  search(input: $input) { providers { name status error } hits { score item { __typename ... on Conversation { id } } } }
 }`;
 
 /** For latency runs: also says whether the page came from the cache and how long the subgraph took. */
@@ -23,7 +23,7 @@ export const LATENCY_SEARCH = `query BenchSearch($input: SearchInput!) {
 
 /** The soak's mix: searches at various alphas, the newest-first list, one conversation with its first messages. */
 export const SOAK_SEARCH = `query SoakSearch($input: SearchInput!) {
-  search(input: $input) { cached providers { name status } hits { score item { __typename ... on Conversation { id title messageCount updatedAt } } } pageInfo { hasNextPage endCursor } }
+  search(input: $input) { cached providers { name status error } hits { score item { __typename ... on Conversation { id title messageCount updatedAt } } } pageInfo { hasNextPage endCursor } }
 }`;
 
 export const SOAK_LIST = `query SoakList($first: Int!) {
@@ -32,4 +32,9 @@ export const SOAK_LIST = `query SoakList($first: Int!) {
 
 export const SOAK_CONVERSATION = `query SoakConversation($id: ID!) {
   conversation(id: $id) { id title ownerId messageCount tokenCount messages(first: 5) { nodes { role content position } } }
+}`;
+
+/** What the gateway sends the conversations subgraph for a page of hits: one `_entities` call. */
+export const CONVERSATION_ENTITIES = `query BenchEntities($representations: [_Any!]!) {
+  _entities(representations: $representations) { ... on Conversation { id title } }
 }`;

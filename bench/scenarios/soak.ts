@@ -46,6 +46,15 @@ export interface SoakEntry extends EntryBase {
     growth: number;
     heapAfterWarmUpMb: number;
     heapAtEndMb: number;
+    /**
+     * The lowest V8 heap seen in the first and the second half of the soak: what survives
+     * garbage collection. A leak raises the floor; allocation churn only raises the peaks
+     * (and with them RSS, which V8 gives back slowly).
+     */
+    heapFloorFirstHalfMb: number;
+    heapFloorSecondHalfMb: number;
+    /** RSS and heap right after a forced full collection, after warm-up and at the end (null without --expose-gc). */
+    afterForcedGc: { afterWarmUp: { rssMb: number; heapUsedMb: number }; atEnd: { rssMb: number; heapUsedMb: number } } | null;
   };
   passed: { errors: boolean; memory: boolean };
   serverWarnings: ServerWarnings;
@@ -82,13 +91,18 @@ export const soakScenario: Scenario<SoakEntry> = {
       await runLoad({ ...base, durationSeconds: warmUpSeconds });
       sample();
       const afterWarmUp = samples.filter((entry) => entry.phase === "warm-up").slice(-3);
+      const gcAfterWarmUp = forcedGc();
       phase = "soak";
       const load = await runLoad({ ...base, durationSeconds: seconds });
       sample();
       // Work still running after the clients stopped: SQL of providers that already timed out
       // keeps going (nothing cancels it), and so do query-log writes.
       const drainSeconds = await settle(subgraphs, context.bench.database);
-      const atEnd = samples.filter((entry) => entry.phase === "soak").slice(-3);
+      const soakSamples = samples.filter((entry) => entry.phase === "soak");
+      const atEnd = soakSamples.slice(-3);
+      const gcAtEnd = forcedGc();
+      const half = soakSamples.length / 2;
+      const floor = (list: MemorySample[]) => Math.min(...list.map((entry) => entry.heapUsedMb));
       const afterWarmUpMb = round(mean(afterWarmUp.map((entry) => entry.rssMb)), 1);
       const atEndMb = round(mean(atEnd.map((entry) => entry.rssMb)), 1);
       const growth = ratio(atEndMb, afterWarmUpMb) - 1;
@@ -124,6 +138,9 @@ export const soakScenario: Scenario<SoakEntry> = {
           growth: round(growth, 4),
           heapAfterWarmUpMb: round(mean(afterWarmUp.map((entry) => entry.heapUsedMb)), 1),
           heapAtEndMb: round(mean(atEnd.map((entry) => entry.heapUsedMb)), 1),
+          heapFloorFirstHalfMb: floor(soakSamples.slice(0, Math.max(1, Math.floor(half)))),
+          heapFloorSecondHalfMb: floor(soakSamples.slice(Math.floor(half))),
+          afterForcedGc: gcAfterWarmUp && gcAtEnd ? { afterWarmUp: gcAfterWarmUp, atEnd: gcAtEnd } : null,
         },
         passed: { errors: load.errors.total === 0, memory: growth <= MEMORY_GROWTH_LIMIT },
         serverWarnings: subgraphs.warnings,
@@ -154,7 +171,12 @@ export const soakScenario: Scenario<SoakEntry> = {
     );
     const details = file.entries.map((entry) =>
       [
-        `**${entryHeading(entry)}** — mix: ${Object.entries(entry.mix).map(([kind, share]) => `${kind} ${formatPercent(share)}`).join(", ")}; peak RSS ${entry.memory.peakMb} MB; servers and database busy ${fixed(entry.drainSeconds, 1)} s after the load stopped.` +
+        `**${entryHeading(entry)}** — mix: ${Object.entries(entry.mix).map(([kind, share]) => `${kind} ${formatPercent(share)}`).join(", ")}; peak RSS ${entry.memory.peakMb} MB; ` +
+          `V8 heap floor (lowest sample, i.e. after collections) ${entry.memory.heapFloorFirstHalfMb} MB in the first half of the soak, ${entry.memory.heapFloorSecondHalfMb} MB in the second` +
+          (entry.memory.afterForcedGc
+            ? `; after a forced full GC: RSS ${entry.memory.afterForcedGc.afterWarmUp.rssMb} → ${entry.memory.afterForcedGc.atEnd.rssMb} MB, heap ${entry.memory.afterForcedGc.afterWarmUp.heapUsedMb} → ${entry.memory.afterForcedGc.atEnd.heapUsedMb} MB`
+            : "") +
+          `; servers and database busy ${fixed(entry.drainSeconds, 1)} s after the load stopped.` +
           (entry.load.errors.first ? ` First error: \`${entry.load.errors.first.slice(0, 300)}\`` : ""),
         "",
         renderWarnings(entry.serverWarnings),
@@ -194,18 +216,49 @@ export const soakScenario: Scenario<SoakEntry> = {
       {
         target: `Soak: zero errors (${entryHeading(entry)})`,
         status: entry.passed.errors ? "met" : "missed",
-        measured: `${entry.load.errors.total} errors in ${entry.load.completed} requests over ${entry.load.durationSeconds} s`,
+        measured: `${formatErrors(entry.load.errors)} with ${entry.load.completed} requests completed over ${entry.load.durationSeconds} s`,
         margin: entry.passed.errors ? "–" : `${entry.load.errors.total} too many`,
+        ...(entry.passed.errors
+          ? {}
+          : { evidence: `servers and database still busy ${fixed(entry.drainSeconds, 0)} s after the load stopped: timed-out provider SQL is not cancelled` }),
       },
       {
         target: `Soak: RSS at the end within 20% of after warm-up (${entryHeading(entry)})`,
         status: entry.passed.memory ? "met" : "missed",
         measured: `${entry.memory.afterWarmUpMb} → ${entry.memory.atEndMb} MB (${fixed(entry.memory.growth * 100, 1)}%)`,
         margin: entry.passed.memory ? `${fixed((MEMORY_GROWTH_LIMIT - entry.memory.growth) * 100, 1)} points headroom` : `${fixed((entry.memory.growth - MEMORY_GROWTH_LIMIT) * 100, 1)} points over`,
+        ...(entry.passed.memory
+          ? {}
+          : {
+              evidence:
+                `V8 heap floor ${entry.memory.heapFloorFirstHalfMb} → ${entry.memory.heapFloorSecondHalfMb} MB` +
+                (entry.memory.afterForcedGc ? `, live heap after a forced full GC ${entry.memory.afterForcedGc.afterWarmUp.heapUsedMb} → ${entry.memory.afterForcedGc.atEnd.heapUsedMb} MB` : "") +
+                (liveHeapGrowth(entry) < 0.1
+                  ? `: the live heap did not grow, so RSS follows the heap's peaks between collections (peak RSS ${entry.memory.peakMb} MB), not retained objects`
+                  : `: the live heap grew ${formatPercent(liveHeapGrowth(entry))}, which looks like retained objects`),
+            }),
       },
     ]);
   },
 };
+
+/** Growth of what survives garbage collection: after forced GCs when available, else the heap's floor. */
+function liveHeapGrowth(entry: SoakEntry): number {
+  const gc = entry.memory.afterForcedGc;
+  return gc ? gc.atEnd.heapUsedMb / gc.afterWarmUp.heapUsedMb - 1 : entry.memory.heapFloorSecondHalfMb / entry.memory.heapFloorFirstHalfMb - 1;
+}
+
+/**
+ * RSS and heap after a full garbage collection, when the process runs with --expose-gc (the
+ * npm script does): separates memory still referenced from garbage not yet collected.
+ */
+function forcedGc(): { rssMb: number; heapUsedMb: number } | null {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return null;
+  gc();
+  const usage = process.memoryUsage();
+  return { rssMb: round(usage.rss / 1048576, 1), heapUsedMb: round(usage.heapUsed / 1048576, 1) };
+}
 
 /** About 60% searches (varied queries, alphas 0 to 1), 20% list pages, 20% single conversations. */
 async function soakBodies(database: Parameters<typeof sampleConversationIds>[0], size: number): Promise<{ bodies: string[]; mix: Record<string, number> }> {
