@@ -29,6 +29,34 @@ describe("migrate", () => {
     }
   });
 
+  it("upgrades keyword postings: each gets its conversation's length, renames made before are repaired, and later renames re-index", async () => {
+    const migrations = readMigrations();
+    const at = migrations.findIndex((m) => m.name.endsWith("_keyword_search_at_scale"));
+    expect(at).toBeGreaterThan(0);
+    await migrate(db.database, migrations.slice(0, at));
+    const sql = <T,>(text: string, values: unknown[] = []) => db.database.withSession((s) => s.query<T>(text, values));
+    await sql(`INSERT INTO organizations (id, name) VALUES ('acme', 'Acme')`);
+    await sql(`INSERT INTO users (organization_id, id) VALUES ('acme', 'ann')`);
+    const [before] = await sql<{ id: string }>(
+      `INSERT INTO conversations (id, organization_id, user_id, title) VALUES (gen_random_uuid(), 'acme', 'ann', 'Deadlock in the order service') RETURNING id::text`,
+    );
+    // Before the fix, a rename did not reach the postings. The new title: deadlock ×2, order,
+    // servic ("again", "in", "the" are stop words) = 4.
+    await sql(`UPDATE conversations SET title = 'Deadlock deadlock in the order service again' WHERE id = $1`, [before!.id]);
+    await migrate(db.database, migrations);
+    const lengths = async () =>
+      sql<{ posting: number; document: number }>(
+        `SELECT DISTINCT p.document_length AS posting, d.length AS document FROM keyword_postings p JOIN keyword_documents d USING (conversation_id) WHERE conversation_id = $1`,
+        [before!.id],
+      );
+    expect(await lengths()).toEqual([{ posting: 4, document: 4 }]);
+    const terms = async () => (await sql<{ term: string }>(`SELECT term FROM keyword_postings WHERE conversation_id = $1 ORDER BY term`, [before!.id])).map((row) => row.term);
+    expect(await terms()).toEqual(["deadlock", "order", "servic"]);
+    await sql(`UPDATE conversations SET title = 'Deadlock' WHERE id = $1`, [before!.id]);
+    expect(await lengths()).toEqual([{ posting: 1, document: 1 }]);
+    expect(await terms()).toEqual(["deadlock"]);
+  });
+
   it("refuses a migration edited after it was applied", async () => {
     const migrations = readMigrations();
     await migrate(db.database, migrations);

@@ -10,6 +10,7 @@ import { silentLogger } from "../../lib/logger.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
+import { ConversationsKeywordProvider } from "../../subgraphs/search/providers/conversations-keyword.js";
 import { NoResultCache } from "../../subgraphs/search/result-cache.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
@@ -58,6 +59,37 @@ describe("conversations.keyword (BM25)", () => {
   it("prefers rarer terms (BM25's idf): 'lisbon' beats the common 'notes'", async () => {
     const result = await run(acme, "notes lisbon", { alpha: 1 });
     expect(result.hits[0]!.ref.id).toBe(ids.lisbon);
+  });
+
+  it("scores exactly BM25 (k1 1.2, b 0.75) as computed here from the postings and document lengths", async () => {
+    const query = "PostgreSQL order service deadlock notes";
+    const sql = <T,>(text: string, values: unknown[] = []) => db.database.withSession((s) => s.query<T>(text, values));
+    const terms = (await sql<{ lexeme: string }>(`SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $1))`, [query])).map((row) => row.lexeme);
+    const postings = await sql<{ term: string; conversation_id: string; tf: number; document_length: number }>(
+      `SELECT term, conversation_id::text, tf, document_length FROM keyword_postings WHERE organization_id = 'acme' AND term = ANY($1)`,
+      [terms],
+    );
+    const documents = await sql<{ conversation_id: string; length: number }>(`SELECT conversation_id::text, length FROM keyword_documents WHERE organization_id = 'acme'`);
+    const averageLength = documents.reduce((sum, row) => sum + row.length, 0) / documents.length;
+    const lengths = new Map(documents.map((row) => [row.conversation_id, row.length]));
+    const expected = new Map<string, number>();
+    for (const term of terms) {
+      const list = postings.filter((posting) => posting.term === term);
+      const idf = Math.log(1 + (documents.length - list.length + 0.5) / (list.length + 0.5));
+      for (const posting of list) {
+        // The denormalized length must be the document's.
+        expect(posting.document_length).toBe(lengths.get(posting.conversation_id));
+        const score = (idf * posting.tf * 2.2) / (posting.tf + 1.2 * (0.25 + (0.75 * posting.document_length) / averageLength));
+        expected.set(posting.conversation_id, (expected.get(posting.conversation_id) ?? 0) + score);
+      }
+    }
+    const provider = new ConversationsKeywordProvider(db.database.prisma);
+    const hits = await provider.search({ tenant: acme, query, window: 100, signal: new AbortController().signal });
+    expect(hits).toHaveLength(expected.size);
+    expect(expected.size).toBeGreaterThan(20);
+    for (const hit of hits) expect(hit.nativeScore).toBeCloseTo(expected.get(hit.ref.id)!, 9);
+    const scores = hits.map((hit) => hit.nativeScore);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });
 
   it.each([
