@@ -109,6 +109,8 @@ export interface GatewaySettings {
   queryPlanner: QueryPlanner;
   /** Hive merges identical in-flight subgraph requests unless this is false. */
   deduplicateInflightRequests: boolean;
+  /** The gateway's own response cache for `search` (off unless set; see gateway/response-cache.ts). */
+  responseCacheTtlSeconds?: number;
 }
 
 export function startBenchGateway(subgraphs: BenchSubgraphs, settings: GatewaySettings): Promise<RunningGateway> {
@@ -124,6 +126,7 @@ export function startBenchGateway(subgraphs: BenchSubgraphs, settings: GatewaySe
     logger: silentLogger,
     runtimeLogLevel: false,
     deduplicateInflightRequests: settings.deduplicateInflightRequests,
+    responseCache: settings.responseCacheTtlSeconds ? { ttlSeconds: settings.responseCacheTtlSeconds, auth: config.auth } : null,
   });
 }
 

@@ -18,6 +18,7 @@ import { Kind, parse, type ConstValueNode } from "graphql";
 import { APOLLO_SANDBOX_ORIGIN, type QueryPlanner } from "../lib/config.js";
 import { displayHost } from "../lib/graphql/subgraph-server.js";
 import type { Logger } from "../lib/logger.js";
+import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -40,6 +41,8 @@ export interface GatewayOptions {
    * measure the gateway's own cost. Off here means every client request reaches the subgraphs.
    */
   deduplicateInflightRequests?: boolean;
+  /** Whole-response caching of `search` (see response-cache.ts); absent or TTL 0 means off. */
+  responseCache?: ResponseCacheOptions | null;
 }
 
 export interface RunningGateway {
@@ -61,6 +64,7 @@ const READINESS_TIMEOUT_MS = 2_000;
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const subgraphs = subgraphLocations(options.supergraphSdl);
   const logger = options.logger;
+  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache) : null;
   const runtime = createGatewayRuntime({
     supergraph: options.supergraphSdl,
     ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),
@@ -102,6 +106,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     transportEntries: {
       "*.http": { options: { deduplicateInflightRequests: options.deduplicateInflightRequests ?? true } },
     },
+    ...(responseCache ? { cache: responseCache.store, responseCaching: responseCache.responseCaching, plugins: () => [responseCache.plugin] } : {}),
   });
 
   const sockets = new Set<Socket>();
@@ -149,6 +154,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       await closed;
       clearTimeout(deadline);
       await runtime.dispose();
+      // The store's TTL timers are not unref'd: left alone they would hold the process open.
+      responseCache?.store[Symbol.dispose]();
     },
   };
 }

@@ -28,6 +28,8 @@ export interface Config {
     queryPlanner: QueryPlanner;
     corsOrigins: string[];
     upstreamTimeoutMs: number;
+    /** How long the gateway serves a `search` answer from its own cache, per token; 0 turns it off. */
+    responseCacheTtlSeconds: number;
   };
   subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint };
   search: SearchConfig;
@@ -115,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
       queryPlanner,
       corsOrigins: list(env, "CORS_ORIGINS", ["http://localhost:3000", "http://localhost:5173"]),
       upstreamTimeoutMs: int(env, "UPSTREAM_TIMEOUT_MS", 10_000, 100, 300_000),
+      responseCacheTtlSeconds: int(env, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS", 10, 0, 3_600),
     },
     subgraphs: {
       conversations: {

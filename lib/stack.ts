@@ -52,6 +52,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
       corsOrigins: config.gateway.corsOrigins,
       production: config.production,
       upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
+      responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds, auth: config.auth },
       logger: logger.child("gateway"),
       ...gatewayExtras,
     });

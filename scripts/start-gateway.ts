@@ -33,6 +33,7 @@ runMain(async () => {
     corsOrigins: config.gateway.corsOrigins,
     production: config.production,
     upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
+    responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds, auth: config.auth },
     logger,
   });
   exitOnSignals(() => gateway.stop(), logger);

@@ -76,7 +76,12 @@ export interface ServiceLatency {
 export interface LatencyEntry extends EntryBase {
   distinctQueries: number;
   service: { cacheOff: ServiceLatency; cacheOn: ServiceLatency };
-  gateway: { cacheOff: LoadResult; cacheOn: LoadResult };
+  /**
+   * cacheOn: the search subgraph's result cache only (each hit still makes the gateway call
+   * both subgraphs). responseCache: the gateway's own response cache on as well, as the
+   * product runs by default; null in entries written before it existed.
+   */
+  gateway: { cacheOff: LoadResult; cacheOn: LoadResult; responseCache?: (LoadResult & { subgraphCallsPerRequest: number }) | null };
   /**
    * Where a cache hit's time goes, each measured alone at 1 connection: the search subgraph
    * answering the cached search, and the conversations subgraph answering the page's
@@ -149,6 +154,7 @@ export const latencyScenario: Scenario<LatencyEntry> = {
     let serviceOn: ServiceLatency;
     let gatewayOn: LoadResult;
     let cacheHitParts: LatencyEntry["cacheHitParts"] = null;
+    let gatewayResponseCache: NonNullable<LatencyEntry["gateway"]["responseCache"]> | null = null;
     try {
       const hot = queries.slice(0, HOT_QUERIES);
       await measureService(on, hot, hot.length, 0);
@@ -169,6 +175,20 @@ export const latencyScenario: Scenario<LatencyEntry> = {
         }
       } finally {
         await gateway.stop();
+      }
+      // The same hot searches with the gateway's response cache on: no subgraph call at all.
+      const cachingGateway = await startBenchGateway(on, { queryPlanner: "rust", deduplicateInflightRequests: true, responseCacheTtlSeconds: 600 });
+      try {
+        const bodies = hot.map((query) => graphqlBody(LATENCY_SEARCH, { input: { query, alpha: ALPHA, limit: PAGE } }));
+        const load = { url: cachingGateway.url, token, bodies, connections: 1, durationSeconds: seconds, timeoutSeconds: MEASURING_PROVIDER_TIMEOUT_MS / 1000 };
+        await warmUp(load, Math.min(2, seconds / 3));
+        const callsBefore = on.searchServer.operations.count + on.conversationsServer.operations.count;
+        const result = await runLoad(load);
+        const calls = on.searchServer.operations.count + on.conversationsServer.operations.count - callsBefore;
+        gatewayResponseCache = { ...result, subgraphCallsPerRequest: round(calls / Math.max(1, result.completed), 4) };
+        context.log(`  gateway response cache: p50 ${formatMs(result.latencyMs.p50)}, p99 ${formatMs(result.latencyMs.p99)}, ${gatewayResponseCache.subgraphCallsPerRequest} subgraph calls per request`);
+      } finally {
+        await cachingGateway.stop();
       }
       const parts = await measureCacheHitParts(on, token, hot, seconds / 2);
       cacheHitParts = { ...parts, gatewayRemainderP50: round(gatewayOn.latencyMs.p50 - parts.searchSubgraph.latencyMs.p50 - parts.entities.latencyMs.p50, 3) };
@@ -201,7 +221,7 @@ export const latencyScenario: Scenario<LatencyEntry> = {
       profiles,
       distinctQueries: queries.length,
       service: { cacheOff: serviceOff, cacheOn: serviceOn },
-      gateway: { cacheOff: gatewayOff, cacheOn: gatewayOn },
+      gateway: { cacheOff: gatewayOff, cacheOn: gatewayOn, responseCache: gatewayResponseCache },
       cacheHitParts,
       bareHttp,
       ratios: {
@@ -240,12 +260,13 @@ export const latencyScenario: Scenario<LatencyEntry> = {
         `${formatMs(entry.gateway.cacheOff.latencyMs.p50)} / ${formatMs(entry.gateway.cacheOff.latencyMs.p99)}`,
         `${formatMs(entry.service.cacheOn.fused.p50)} / ${formatMs(entry.service.cacheOn.fused.p99)}`,
         `${formatMs(entry.gateway.cacheOn.latencyMs.p50)} / ${formatMs(entry.gateway.cacheOn.latencyMs.p99)}`,
+        entry.gateway.responseCache ? `${formatMs(entry.gateway.responseCache.latencyMs.p50)} / ${formatMs(entry.gateway.responseCache.latencyMs.p99)}` : "–",
         entry === smallest ? "1.00× (baseline)" : formatRatio(ratio(entry.service.cacheOff.fused.p50, smallest.service.cacheOff.fused.p50)),
         entry.totalErrors,
       ];
     });
     const table = renderMarkdownTable(
-      ["database", "conversations", "fused p50 / p99 (cache off)", "providers p50 / p99 (cache off)", "gateway p50 / p99 (cache off, 1 conn.)", "cache hit p50 / p99 (service)", "cache hit p50 / p99 (gateway, 1 conn.)", "fused p50 vs smallest size (same run)", "errors"],
+      ["database", "conversations", "fused p50 / p99 (cache off)", "providers p50 / p99 (cache off)", "gateway p50 / p99 (cache off, 1 conn.)", "cache hit p50 / p99 (service)", "cache hit p50 / p99 (gateway, subgraph cache only, 1 conn.)", "cache hit p50 / p99 (gateway response cache, 1 conn.)", "fused p50 vs smallest size (same run)", "errors"],
       rows,
     );
     const details = file.entries.map((entry) => {
@@ -288,7 +309,10 @@ export const latencyScenario: Scenario<LatencyEntry> = {
           dashed: true,
         })),
         { name: "gateway p50 (cache off)", points: point((entry) => entry.gateway.cacheOff.latencyMs.p50) },
-        { name: "gateway p50 (cache hit)", points: point((entry) => entry.gateway.cacheOn.latencyMs.p50) },
+        { name: "gateway p50 (subgraph cache hit)", points: point((entry) => entry.gateway.cacheOn.latencyMs.p50) },
+        ...(entries.some((entry) => entry.gateway.responseCache)
+          ? [{ name: "gateway p50 (response cache hit)", points: entries.filter((entry) => entry.gateway.responseCache).map((entry) => ({ x: entry.size, y: Math.max(0.01, entry.gateway.responseCache!.latencyMs.p50) })) }]
+          : []),
       ];
       plots.push({
         file: `latency-${database}.svg`,
@@ -342,12 +366,19 @@ export const latencyScenario: Scenario<LatencyEntry> = {
       });
     }
     for (const entry of file.entries) {
-      const value = entry.gateway.cacheOn.latencyMs.p50;
+      // Judged as the product runs by default (gateway response cache on) when measured.
+      const measuredHit = entry.gateway.responseCache ?? entry.gateway.cacheOn;
+      const value = measuredHit.latencyMs.p50;
       const met = value < CACHE_HIT_GATEWAY_P50_TARGET_MS;
       results.push({
         target: `Cache hits < 2 ms at the gateway's p50 (${entryHeading(entry)})`,
         status: met ? "met" : "missed",
-        measured: `${formatMs(value)} (p99 ${formatMs(entry.gateway.cacheOn.latencyMs.p99)}; in the service ${formatMs(entry.service.cacheOn.fused.p50)})`,
+        measured:
+          `${formatMs(value)} (p99 ${formatMs(measuredHit.latencyMs.p99)}; ` +
+          (entry.gateway.responseCache
+            ? `gateway response cache, ${entry.gateway.responseCache.subgraphCallsPerRequest} subgraph calls per request; with the subgraph's cache only ${formatMs(entry.gateway.cacheOn.latencyMs.p50)}; `
+            : "subgraph's result cache only; ") +
+          `in the service ${formatMs(entry.service.cacheOn.fused.p50)})`,
         margin: met ? `${formatMs(CACHE_HIT_GATEWAY_P50_TARGET_MS - value)} headroom` : `${formatMs(value - CACHE_HIT_GATEWAY_P50_TARGET_MS)} over`,
         ...(met
           ? {}

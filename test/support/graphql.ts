@@ -3,6 +3,7 @@ export interface GraphQLResponse<T = Record<string, any>> {
   status: number;
   data?: T | null;
   errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
+  extensions?: Record<string, unknown>;
   headers: Headers;
 }
 
@@ -22,13 +23,13 @@ export async function graphql<T = Record<string, any>>(
     body: JSON.stringify({ query, variables }),
   });
   const text = await response.text();
-  let body: { data?: T | null; errors?: GraphQLResponse["errors"] };
+  let body: { data?: T | null; errors?: GraphQLResponse["errors"]; extensions?: Record<string, unknown> };
   try {
     body = JSON.parse(text);
   } catch {
     throw new Error(`Non-JSON response (HTTP ${response.status}): ${text.slice(0, 500)}`);
   }
-  return { status: response.status, data: body.data, errors: body.errors, headers: response.headers };
+  return { status: response.status, data: body.data, errors: body.errors, extensions: body.extensions, headers: response.headers };
 }
 
 /** The error codes of a response, in order: what tests assert on. */

@@ -29,6 +29,8 @@ describe("loadConfig", () => {
     [{ QUERY_PLANNER: "python" }, "QUERY_PLANNER"],
     [{ DEMO_SEED: "maybe" }, "DEMO_SEED"],
     [{ UPSTREAM_TIMEOUT_MS: "5" }, "UPSTREAM_TIMEOUT_MS"],
+    [{ GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "-1" }, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS"],
+    [{ GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "7200" }, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS"],
   ])("rejects %j naming %s", (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
