@@ -70,6 +70,8 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   });
   const indexer = new ConversationIndexer(database, embedder, vectorStore, logger.child("indexer"), {
     chunking: chunkingFor(embedder),
+    // PostgreSQL's autovacuum does this on a server; the embedded PGlite has none.
+    vacuumAfterJobs: database.kind === "pglite" ? 200 : null,
   });
   const indexStatus = new SearchIndexStatusReader(database, { model: embedder.model, dimensions: embedder.dimensions, vectorStore: vectorStore.name });
 

@@ -10,6 +10,7 @@ import { silentLogger } from "../../lib/logger.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
+import { ConversationIndexer } from "../../subgraphs/search/indexing/conversation-indexer.js";
 import { ConversationsKeywordProvider } from "../../subgraphs/search/providers/conversations-keyword.js";
 import { NoResultCache } from "../../subgraphs/search/result-cache.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
@@ -177,5 +178,19 @@ describe("hybrid search", () => {
     const row = await db.database.prisma.searchQuery.findFirst({ where: { query: "query log check" } });
     expect(row).toMatchObject({ organizationId: "acme", userId: "ann", alpha: 0.5, cacheHit: false });
     expect((row!.providers as { name: string; status: string }[]).map((p) => p.status)).toEqual(["OK", "OK"]);
+  });
+});
+
+describe("maintenance of the search tables", () => {
+  it("vacuums them once enough conversations were re-indexed (PGlite has no autovacuum), then waits for the next batch", async () => {
+    const indexer = new ConversationIndexer(db.database, search.embedder, search.vectorStore, silentLogger, { vacuumAfterJobs: 3 });
+    for (let i = 0; i < 3; i++) await add(acme, `vacuum${i}`, `Vacuum test ${i}`, "words for the keyword postings");
+    expect(await indexer.vacuumIfDue()).toBe(false);
+    expect(await indexer.drain()).toBe(3);
+    expect(await indexer.vacuumIfDue()).toBe(true);
+    // VACUUM sets the visibility map, which is what lets index-only scans skip the heap.
+    const [row] = await db.database.withSession((s) => s.query<{ all_visible: number }>(`SELECT relallvisible AS all_visible FROM pg_class WHERE relname = 'keyword_postings'`));
+    expect(row!.all_visible).toBeGreaterThan(0);
+    expect(await indexer.vacuumIfDue()).toBe(false);
   });
 });

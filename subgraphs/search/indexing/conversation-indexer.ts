@@ -23,7 +23,17 @@ export interface IndexerOptions {
   /** How long a claimed job stays invisible to other workers. */
   leaseSeconds?: number;
   chunking?: ChunkOptions;
+  /**
+   * Vacuum the search tables once this many conversations were re-indexed, when the queue is
+   * next empty; null (the default) never does. For the embedded PGlite, which runs no
+   * autovacuum: every change to a conversation rewrites all its keyword postings, and without
+   * VACUUM the dead rows pile up and index-only scans keep visiting the heap.
+   */
+  vacuumAfterJobs?: number | null;
 }
+
+/** The tables whose rows each re-index replaces. */
+const CHURNED_TABLES = ["keyword_postings", "keyword_documents", "embedding_chunks", "search_index_jobs"];
 
 /** Texts per model call while indexing: one call on the local model takes about half a second. */
 const EMBED_SLICE = 8;
@@ -55,6 +65,8 @@ export class ConversationIndexer {
   private readonly idleMs: number;
   private readonly leaseSeconds: number;
   private readonly chunking: ChunkOptions;
+  private readonly vacuumAfterJobs: number | null;
+  private jobsSinceVacuum = 0;
 
   constructor(
     private readonly database: Database,
@@ -67,6 +79,7 @@ export class ConversationIndexer {
     this.idleMs = options.idleMs ?? 1_000;
     this.leaseSeconds = options.leaseSeconds ?? 300;
     this.chunking = options.chunking ?? DEFAULT_CHUNKING;
+    this.vacuumAfterJobs = options.vacuumAfterJobs ?? null;
   }
 
   /** Starts indexing in the background until `stop()`. */
@@ -82,6 +95,8 @@ export class ConversationIndexer {
         } catch (error) {
           this.logger.warn(`indexing round failed: ${(error as Error).message}`);
         }
+        this.jobsSinceVacuum += processed;
+        if (processed === 0 && this.running) await this.vacuumIfDue();
         if (processed === 0 && this.running) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, this.idleMs);
@@ -103,6 +118,25 @@ export class ConversationIndexer {
     this.wake?.();
     await this.loop;
     this.loop = null;
+  }
+
+  /**
+   * Runs VACUUM (ANALYZE) on the churned tables when enough conversations were re-indexed
+   * since the last one. Called only with an empty queue, so it never delays indexing.
+   * Returns whether it ran.
+   */
+  async vacuumIfDue(): Promise<boolean> {
+    if (this.vacuumAfterJobs === null || this.jobsSinceVacuum < this.vacuumAfterJobs) return false;
+    const started = performance.now();
+    try {
+      await this.database.withSession((session) => session.query(`VACUUM (ANALYZE) ${CHURNED_TABLES.join(", ")}`));
+      this.logger.debug(`vacuumed ${CHURNED_TABLES.join(", ")} after ${this.jobsSinceVacuum} re-indexed conversations in ${Math.round(performance.now() - started)} ms`);
+      this.jobsSinceVacuum = 0;
+      return true;
+    } catch (error) {
+      this.logger.warn(`vacuum of the search tables failed: ${(error as Error).message}`);
+      return false;
+    }
   }
 
   /** Claims and processes one batch; returns how many jobs it handled. */
@@ -183,6 +217,7 @@ export class ConversationIndexer {
     let total = 0;
     for (;;) {
       const processed = await this.runOnce();
+      this.jobsSinceVacuum += processed;
       if (processed === 0) return total;
       total += processed;
       onProgress?.(total);
