@@ -167,7 +167,7 @@ export class SearchService {
       timer = setTimeout(() => resolve("timeout"), this.options.providerTimeoutMs);
     });
     try {
-      const outcome = await Promise.race([provider.search({ tenant, query, window, signal: controller.signal }), timeout]);
+      const outcome = await Promise.race([provider.search({ tenant, query, window, signal: controller.signal, timeoutMs: this.options.providerTimeoutMs }), timeout]);
       const tookMs = performance.now() - started;
       if (outcome === "timeout") {
         controller.abort();

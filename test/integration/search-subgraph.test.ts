@@ -93,6 +93,17 @@ describe("conversations.keyword (BM25)", () => {
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });
 
+  it("bounds its SQL by the provider timeout, so a search the service gave up on does not keep the database busy", async () => {
+    db.database.statements.reset();
+    const result = await run(acme, "deadlock order service", { alpha: 1 });
+    expect(result.providers[0]!.status).toBe("OK");
+    const log = db.database.statements.log;
+    const timeout = log.findIndex((sql) => /SET LOCAL statement_timeout = 2000\b/.test(sql));
+    const scoring = log.findIndex((sql) => sql.includes("FROM terms t") && sql.includes("keyword_postings"));
+    expect(timeout).toBeGreaterThanOrEqual(0);
+    expect(scoring).toBeGreaterThan(timeout);
+  });
+
   it.each([
     ["tsquery operators", `a & | ! ( ) : * ' " \\ deadlock`],
     ["an SQL fragment", `'; DROP TABLE conversations; -- deadlock`],

@@ -48,18 +48,29 @@ export class ConversationsKeywordProvider implements SearchProvider {
 
   constructor(private readonly prisma: PrismaClient) {}
 
-  async search({ tenant, query, window }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
     const collection = await this.collectionStatistics(tenant.organizationId);
     if (collection.documents === 0) return [];
+    if (!timeoutMs) return this.score(this.prisma, tenant.organizationId, query, window, collection);
+    // Under overload, searches the service has already given up on would otherwise keep
+    // running and push every later one past its timeout too (seen in the 100k soak: the
+    // database stayed busy 108 s after the load stopped). The database cancels this one.
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(timeoutMs))}`);
+      return this.score(tx, tenant.organizationId, query, window, collection);
+    });
+  }
+
+  private async score(prisma: Pick<PrismaClient, "$queryRaw">, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
     // greatest(documents, df): cached statistics may trail a burst of new conversations; idf
     // must stay a number, never the log of a negative.
-    const rows = await this.prisma.$queryRaw<{ id: string; score: number }[]>`
+    const rows = await prisma.$queryRaw<{ id: string; score: number }[]>`
       WITH terms AS MATERIALIZED (
         SELECT t.term, ln(1 + (greatest(${collection.documents}::float8, f.df) - f.df + 0.5) / (f.df + 0.5)) AS idf
         FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
         CROSS JOIN LATERAL (
           SELECT count(*)::float8 AS df FROM keyword_postings p
-          WHERE p.organization_id = ${tenant.organizationId} AND p.term = t.term
+          WHERE p.organization_id = ${organizationId} AND p.term = t.term
         ) f
         WHERE f.df > 0
       )
@@ -69,7 +80,7 @@ export class ConversationsKeywordProvider implements SearchProvider {
                / (p.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * p.document_length / ${collection.averageLength}::float8))
              ) AS score
       FROM terms t
-      JOIN keyword_postings p ON p.organization_id = ${tenant.organizationId} AND p.term = t.term
+      JOIN keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
       GROUP BY p.conversation_id
       ORDER BY score DESC, p.conversation_id
       LIMIT ${window}`;

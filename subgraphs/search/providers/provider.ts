@@ -18,6 +18,12 @@ export interface ProviderRequest {
   window: number;
   /** Aborted when the provider's timeout passes or the request goes away: stop work if you can. */
   signal: AbortSignal;
+  /**
+   * The provider's time budget in milliseconds. A provider that runs SQL should bound its
+   * statements by it (statement_timeout): the service stops waiting at that point, and a
+   * query nobody waits for must not keep the database busy.
+   */
+  timeoutMs?: number;
 }
 
 export interface SearchProvider {
