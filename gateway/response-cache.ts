@@ -17,8 +17,9 @@
  *   an entry.
  * - Any mutation through the gateway retires every cached answer of the caller's
  *   organization (see OrganizationGenerations), so a frontend that refetches after a rename,
- *   an append, a delete or a new conversation sees the change at once. Writes that bypass the
- *   gateway show up within the TTL.
+ *   an append or a delete sees the change at once (a new conversation also waits for the
+ *   search subgraph's own cached page to expire). Writes that bypass the gateway show up
+ *   within the TTL.
  *
  * The store is an in-process LRU (@graphql-mesh/cache-inmemory-lru), one per gateway
  * instance: a shared store would need the generations shared too.
