@@ -30,7 +30,7 @@ import { getOperationAST } from "graphql";
 import InMemoryLRUCache from "@graphql-mesh/cache-inmemory-lru";
 import { decodeJwt } from "jose";
 import { LRUCache } from "lru-cache";
-import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
+import { bearerToken, verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
 
 export interface ResponseCacheOptions {
   /** How long a search answer is served from the gateway; 0 turns the cache off. */
@@ -62,10 +62,11 @@ export function searchResponseCache({ ttlSeconds, auth }: ResponseCacheOptions):
     // session would otherwise share one cache key among themselves.
     enabled: (request: Request) => tokens.isVerified(request.headers.get("authorization")),
     // The organization's write generation is part of the key: see OrganizationGenerations.
+    // `enabled` admitted only verified tokens, so their organization is already known.
     session: (request: Request) => {
       const authorization = request.headers.get("authorization") ?? "";
       const token = createHash("sha256").update(authorization).digest("base64url");
-      return `${token}:${generations.current(organizationClaim(authorization))}`;
+      return `${token}:${generations.current(tokens.organizationOf(authorization))}`;
     },
     ttl: 0,
     ttlPerSchemaCoordinate: { "Query.search": ttlSeconds * 1000 },
@@ -122,10 +123,10 @@ class OrganizationGenerations {
  * gated by VerifiedTokens.
  */
 function organizationClaim(authorization: string): string | null {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) return null;
+  const token = bearerToken(authorization);
+  if (!token) return null;
   try {
-    const { org } = decodeJwt(match[1]!);
+    const { org } = decodeJwt(token);
     return typeof org === "string" ? org : null;
   } catch {
     return null;
@@ -138,31 +139,37 @@ function organizationClaim(authorization: string): string | null {
  * "no" until then.
  */
 class VerifiedTokens {
-  private readonly expiresAt = new LRUCache<string, number>({ max: 50_000 });
+  private readonly verified = new LRUCache<string, { expiresAt: number; organizationId: string }>({ max: 50_000 });
   private readonly pending = new Set<string>();
 
   constructor(private readonly auth: TokenSettings) {}
 
   isVerified(authorization: string | null): boolean {
     if (!authorization) return false;
-    const expiresAt = this.expiresAt.get(authorization);
-    if (expiresAt !== undefined) {
-      if (Date.now() < expiresAt) return true;
-      this.expiresAt.delete(authorization);
+    const known = this.verified.get(authorization);
+    if (known !== undefined) {
+      if (Date.now() < known.expiresAt) return true;
+      this.verified.delete(authorization);
       return false;
     }
     if (!this.pending.has(authorization)) {
       this.pending.add(authorization);
       verifyBearerToken(authorization, this.auth)
-        .then(() => {
-          const { exp } = decodeJwt(authorization.replace(/^Bearer\s+/i, "").trim());
+        .then((tenant) => {
+          const { exp } = decodeJwt(bearerToken(authorization)!);
           // A token without `exp` stays valid; recheck it every few minutes anyway.
-          this.expiresAt.set(authorization, typeof exp === "number" ? exp * 1000 : Date.now() + 300_000);
+          const expiresAt = typeof exp === "number" ? exp * 1000 : Date.now() + 300_000;
+          this.verified.set(authorization, { expiresAt, organizationId: tenant.organizationId });
         })
         .catch(() => undefined)
         .finally(() => this.pending.delete(authorization));
     }
     return false;
+  }
+
+  /** The verified organization of a token isVerified accepted. */
+  organizationOf(authorization: string): string | null {
+    return this.verified.get(authorization)?.organizationId ?? null;
   }
 }
 

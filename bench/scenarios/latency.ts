@@ -159,10 +159,11 @@ export const latencyScenario: Scenario<LatencyEntry> = {
       const hot = queries.slice(0, HOT_QUERIES);
       await measureService(on, hot, hot.length, 0);
       serviceOn = await measureService(on, hot, 200, seconds / 2);
+      const hotBodies = hot.map((query) => graphqlBody(LATENCY_SEARCH, { input: { query, alpha: ALPHA, limit: PAGE } }));
+      const hotLoad = (url: string) => ({ url, token, bodies: hotBodies, connections: 1, durationSeconds: seconds, timeoutSeconds: MEASURING_PROVIDER_TIMEOUT_MS / 1000 });
       const gateway = await startBenchGateway(on, { queryPlanner: "rust", deduplicateInflightRequests: true });
       try {
-        const bodies = hot.map((query) => graphqlBody(LATENCY_SEARCH, { input: { query, alpha: ALPHA, limit: PAGE } }));
-        const load = { url: gateway.url, token, bodies, connections: 1, durationSeconds: seconds, timeoutSeconds: MEASURING_PROVIDER_TIMEOUT_MS / 1000 };
+        const load = hotLoad(gateway.url);
         await warmUp(load, Math.min(2, seconds / 3));
         gatewayOn = await runLoad(load);
         const missed = gatewayOn.latencyMs.p50 >= CACHE_HIT_GATEWAY_P50_TARGET_MS;
@@ -179,8 +180,7 @@ export const latencyScenario: Scenario<LatencyEntry> = {
       // The same hot searches with the gateway's response cache on: no subgraph call at all.
       const cachingGateway = await startBenchGateway(on, { queryPlanner: "rust", deduplicateInflightRequests: true, responseCacheTtlSeconds: 600 });
       try {
-        const bodies = hot.map((query) => graphqlBody(LATENCY_SEARCH, { input: { query, alpha: ALPHA, limit: PAGE } }));
-        const load = { url: cachingGateway.url, token, bodies, connections: 1, durationSeconds: seconds, timeoutSeconds: MEASURING_PROVIDER_TIMEOUT_MS / 1000 };
+        const load = hotLoad(cachingGateway.url);
         await warmUp(load, Math.min(2, seconds / 3));
         const callsBefore = on.searchServer.operations.count + on.conversationsServer.operations.count;
         const result = await runLoad(load);

@@ -27,17 +27,22 @@ export interface TokenSettings {
 const MAX_ID_LENGTH = 128;
 const MAX_TEAMS = 1000;
 
+/** The token of an `Authorization: Bearer <token>` header, or null when the header has another shape. */
+export function bearerToken(authorization: string): string | null {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? null;
+}
+
 export async function verifyBearerToken(authorization: string | null | undefined, settings: TokenSettings): Promise<TenantContext> {
   if (!authorization) {
     throw unauthenticated("Missing Authorization header: send `Authorization: Bearer <token>`.");
   }
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) {
+  const token = bearerToken(authorization);
+  if (!token) {
     throw unauthenticated("Malformed Authorization header: expected `Bearer <token>`.");
   }
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(match[1]!, secretKey(settings.jwtSecret), {
+    ({ payload } = await jwtVerify(token, secretKey(settings.jwtSecret), {
       algorithms: ["HS256"],
       ...(settings.issuer ? { issuer: settings.issuer } : {}),
       ...(settings.audience ? { audience: settings.audience } : {}),
