@@ -19,11 +19,12 @@ export function createConversationLoaders(store: ConversationStore, tenant: Tena
   return {
     conversationById: new DataLoader<string, Conversation | null>(
       async (ids) => {
-        // An id that is not a UUID cannot exist; asking PostgreSQL would only raise a cast error.
+        // An id that is not a UUID (or not even a string, whatever the types say) cannot exist:
+        // it gets null, and neither PostgreSQL nor the other ids of the batch ever see it.
         const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
         const rows = valid.length > 0 ? await store.findByIds(tenant, valid) : [];
         const byId = new Map(rows.map((row) => [row.id, row]));
-        return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+        return ids.map((id) => (isUuid(id) ? (byId.get(id.toLowerCase()) ?? null) : null));
       },
       { maxBatchSize: 1000 },
     ),

@@ -5,6 +5,7 @@
 import { GraphQLScalarType, Kind } from "graphql";
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import { countTokens } from "../../lib/text/token-count.js";
@@ -105,6 +106,7 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
   MessageRole: { USER: "user", ASSISTANT: "assistant", SYSTEM: "system", TOOL: "tool" },
 
   Query: {
+    _entities: resolveEntityReferences,
     conversation(_source, args: { id: string }, context) {
       context.requireTenant();
       return context.loaders().conversationById.load(requireUuid(args.id, "id"));
@@ -153,7 +155,14 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
   },
 
   Conversation: {
-    __resolveReference(reference: { id: string }, context: ConversationsContext) {
+    /**
+     * A reference without a string id is malformed: BAD_USER_INPUT on that reference alone (see
+     * lib/graphql/entity-references.ts). A string that is not a UUID names a conversation that
+     * cannot exist, so it is null, like a deleted one or another organization's: references are
+     * ids another subgraph handed out, and the answer must not tell these cases apart.
+     */
+    __resolveReference(reference: { id?: unknown }, context: ConversationsContext) {
+      if (typeof reference.id !== "string") throw badUserInput("id", `must be a UUID string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
       context.requireTenant();
       return context.loaders().conversationById.load(reference.id);
     },

@@ -4,6 +4,8 @@
  * subgraph that owns it, in one batched `_entities` call per type.
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
+import { badUserInput } from "../../lib/graphql/errors.js";
+import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { SearchIndexStatusReader } from "./index-status.js";
 import type { SearchHitData, SearchInput, SearchService } from "./search-service.js";
@@ -15,6 +17,9 @@ export interface SearchContext extends RequestContext {
 
 export const resolvers: GraphQLResolverMap<SearchContext> = {
   Query: {
+    // The gateway never asks this subgraph for entities (Conversation is `resolvable: false`
+    // here), but anyone who reaches it can: malformed references are their mistake, not ours.
+    _entities: resolveEntityReferences,
     search(_source, args: { input: SearchInput }, context) {
       return context.search.search(context.requireTenant(), args.input);
     },
@@ -24,6 +29,13 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     },
     searchIndexStatus(_source, _args, context) {
       return context.indexStatus.read(context.requireTenant());
+    },
+  },
+  Conversation: {
+    /** Only echoes the reference back (this subgraph owns no Conversation field but `id`). */
+    __resolveReference(reference: { __typename: string; id?: unknown }) {
+      if (typeof reference.id !== "string" || reference.id.length === 0) throw badUserInput("id", "must be a non-empty string");
+      return reference;
     },
   },
   SearchHit: {
