@@ -67,6 +67,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     cacheTtlSeconds: config.search.cacheTtlSeconds,
     providerTimeoutMs: config.search.providerTimeoutMs,
     queryLog,
+    logger,
   });
   const indexer = new ConversationIndexer(database, embedder, vectorStore, logger.child("indexer"), {
     chunking: chunkingFor(embedder),

@@ -3,9 +3,15 @@
  * buffered and written in batches (one multi-row INSERT every half second, or sooner when 200
  * are waiting), so under load the log costs one statement per batch instead of one per search.
  * A failed write is logged and dropped; it never reaches the caller.
+ *
+ * One bad row must not cost other searches (other organizations') their rows: strings are made
+ * plain before the INSERT (PostgreSQL refuses NUL in text and jsonb), numbers are clamped to
+ * their columns, and a batch the database refuses anyway is retried in halves, so only the rows
+ * it refuses on their own are lost.
  */
 import type { Database } from "../../lib/database/connect.js";
 import type { Logger } from "../../lib/logger.js";
+import { toPlainText, withPlainStrings } from "./plain-text.js";
 
 export interface QueryLogEntry {
   organizationId: string;
@@ -23,6 +29,26 @@ const FLUSH_INTERVAL_MS = 500;
 const MAX_BATCH = 200;
 /** Beyond this many unwritten entries (the database is down), the oldest are dropped rather than eating memory. */
 const MAX_BUFFERED = 10_000;
+
+type QueryLogRow = ReturnType<typeof toRow>;
+
+const MAX_INT4 = 2_147_483_647;
+const clampInt = (value: number) => (Number.isFinite(value) ? Math.min(MAX_INT4, Math.max(-MAX_INT4, Math.round(value))) : 0);
+const finiteOrNull = (value: number | null) => (value !== null && Number.isFinite(value) ? value : null);
+
+function toRow(entry: QueryLogEntry) {
+  return {
+    organizationId: toPlainText(entry.organizationId),
+    userId: toPlainText(entry.userId),
+    query: toPlainText(entry.query),
+    alpha: Number.isFinite(entry.alpha) ? entry.alpha : 0,
+    providers: withPlainStrings(entry.providers).map((provider) => ({ ...provider, tookMs: clampInt(provider.tookMs), returned: clampInt(provider.returned) })),
+    results: clampInt(entry.results),
+    topScore: finiteOrNull(entry.topScore),
+    cacheHit: entry.cacheHit,
+    tookMs: clampInt(entry.tookMs),
+  };
+}
 
 export class QueryLog {
   private buffer: QueryLogEntry[] = [];
@@ -60,26 +86,42 @@ export class QueryLog {
   }
 
   private async write(batch: QueryLogEntry[]): Promise<void> {
+    const rows = batch.map(toRow);
+    const failures: { rows: number; error: unknown }[] = [];
+    const written = await this.insert(rows, failures);
+    if (written > 0 && this.dropped > 0) {
+      this.logger.warn(`search query log dropped ${this.dropped} entries while the database was unavailable`);
+      this.dropped = 0;
+    }
+    if (failures.length > 0) {
+      const lost = failures.reduce((sum, failure) => sum + failure.rows, 0);
+      const reason = failures[0]!.error instanceof Error ? (failures[0]!.error as Error).message : String(failures[0]!.error);
+      this.logger.warn(`could not write ${lost} search query log ${lost === 1 ? "entry" : "entries"} (of ${batch.length}): ${reason}`);
+    }
+  }
+
+  /**
+   * One INSERT for the batch; if the database refuses it, each half on its own, down to single
+   * rows. When the database is down every half fails too: stop halving then (a failed first
+   * half of a big batch is retried as a whole at most once per level, log2(200) ≈ 8 levels).
+   */
+  private async insert(rows: QueryLogRow[], failures: { rows: number; error: unknown }[]): Promise<number> {
     try {
-      await this.database.prisma.searchQuery.createMany({
-        data: batch.map((entry) => ({
-          organizationId: entry.organizationId,
-          userId: entry.userId,
-          query: entry.query,
-          alpha: entry.alpha,
-          providers: entry.providers,
-          results: entry.results,
-          topScore: entry.topScore,
-          cacheHit: entry.cacheHit,
-          tookMs: Math.round(entry.tookMs),
-        })),
-      });
-      if (this.dropped > 0) {
-        this.logger.warn(`search query log dropped ${this.dropped} entries while the database was unavailable`);
-        this.dropped = 0;
-      }
+      await this.database.prisma.searchQuery.createMany({ data: rows });
+      return rows.length;
     } catch (error) {
-      this.logger.warn(`could not write ${batch.length} search query log entries: ${(error as Error).message}`);
+      if (rows.length === 1) {
+        failures.push({ rows: 1, error });
+        return 0;
+      }
+      const middle = Math.ceil(rows.length / 2);
+      const first = await this.insert(rows.slice(0, middle), failures);
+      if (first === 0 && middle > 1) {
+        // Nothing of the first half went in: likely the database, not a row. Keep the rest for no one.
+        failures.push({ rows: rows.length - middle, error });
+        return 0;
+      }
+      return first + (await this.insert(rows.slice(middle), failures));
     }
   }
 }

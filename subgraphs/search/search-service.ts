@@ -6,8 +6,10 @@
 import { createHash } from "node:crypto";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { decodeCursor, encodeCursor, MAX_PAGE_SIZE, type PageInfo } from "../../lib/graphql/pagination.js";
+import type { Logger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
+import { toPlainText } from "./plain-text.js";
 import type { ProviderHit, SearchProvider } from "./providers/provider.js";
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "./result-cache.js";
@@ -15,6 +17,8 @@ import type { ResultCache } from "./result-cache.js";
 export const MAX_QUERY_LENGTH = 1_000;
 /** Deepest provider window: results go at most half as deep (the window is 2 × (offset + limit)). */
 export const MAX_WINDOW = 1_000;
+/** Windows at least double from 2 to MAX_WINDOW, so a genuine cursor never holds more segments than this. */
+const MAX_SEGMENTS = 12;
 
 export interface SearchInput {
   query: string;
@@ -80,6 +84,8 @@ export interface SearchServiceOptions {
   cacheTtlSeconds: number;
   providerTimeoutMs: number;
   queryLog: QueryLog | null;
+  /** Where a provider's full failure goes (its report carries only a one-line reason). */
+  logger?: Logger;
 }
 
 export class SearchService {
@@ -176,6 +182,7 @@ export class SearchService {
       const hits = outcome.slice(0, window);
       return { report: { status: "OK", tookMs, returned: hits.length, error: null }, hits };
     } catch (error) {
+      this.options.logger?.warn(`search provider ${provider.name} failed: ${error instanceof Error ? error.message : String(error)}`);
       return { report: { status: "ERROR", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null };
     } finally {
       clearTimeout(timer);
@@ -184,7 +191,9 @@ export class SearchService {
 
   private normalize(raw: SearchInput): NormalizedInput {
     if (raw.query.length > MAX_QUERY_LENGTH) throw badUserInput("input.query", `must be at most ${MAX_QUERY_LENGTH} characters, got ${raw.query.length}`);
-    const query = raw.query.trim();
+    // Control characters (NUL included) are spaces, as a search box user means them: every
+    // provider, the cache key and the query log then see the same plain text.
+    const query = toPlainText(raw.query).trim();
     if (query.length === 0) throw badUserInput("input.query", "must not be empty or only whitespace");
 
     const alpha = raw.alpha ?? 0.5;
@@ -239,6 +248,11 @@ export class SearchService {
       if (cursor.hash !== listHash) {
         throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha, providers, weights, rrfK or minScore changed): start again without `after`");
       }
+      // The cursor is not signed: anyone can forge one with the right hash. Only what this
+      // service could have produced is accepted, so no cursor widens a provider's window.
+      if (!this.isGenuineCursor(cursor.position, cursor.segments)) {
+        throw badUserInput("input.after", "is not a valid cursor for this list: pass a cursor this list returned (pageInfo.endCursor)");
+      }
       offset = cursor.position;
       segments = cursor.segments;
     }
@@ -248,6 +262,23 @@ export class SearchService {
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
     return { query, alpha, limit, rrfK, minScore, multipliers, listHash, offset, segments };
+  }
+
+  /**
+   * Whether this service could have made a cursor with these numbers: windows between 1 and
+   * MAX_WINDOW that grow from one segment to the next, starting at 0 and never after the position,
+   * and a position within the deepest fused list (each provider's full window, all different).
+   */
+  private isGenuineCursor(position: number, segments: Segment[]): boolean {
+    if (segments.length > MAX_SEGMENTS || position > MAX_WINDOW * this.providers.size) return false;
+    if (segments[0]!.start !== 0) return false;
+    return segments.every(
+      (segment, index) =>
+        segment.window >= 1 &&
+        segment.window <= MAX_WINDOW &&
+        segment.start <= position &&
+        (index === 0 || (segment.window > segments[index - 1]!.window && segment.start >= segments[index - 1]!.start)),
+    );
   }
 
   /** Everything that changes the answer, scoped to the caller: their organization, user and teams. */
@@ -272,9 +303,43 @@ export class SearchService {
   }
 }
 
-/** Provider errors reach the client in `providers[].error`: say what failed without leaking SQL or stack traces. */
-function describeProviderError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const firstLine = message.split("\n").find((line) => line.trim().length > 0) ?? "failed";
-  return firstLine.length > 300 ? `${firstLine.slice(0, 300)}…` : firstLine;
+/**
+ * Provider errors reach the client in `providers[].error`: one line a user can read. Database
+ * errors (Prisma's messages quote the statement, the driver's quote the offending value) are
+ * named by what happened and their SQLSTATE, nothing else; other messages keep their first line
+ * only if it reads like a sentence rather than SQL or a stack frame. The full error goes to the
+ * log (see callProvider).
+ */
+export function describeProviderError(error: unknown): string {
+  const sqlState = databaseErrorCode(error);
+  if (sqlState) return DATABASE_FAILURES[sqlState] ?? `the database could not run this search (SQLSTATE ${sqlState})`;
+  if (isDatabaseError(error)) return "the database could not run this search";
+  const message = error instanceof Error ? error.message : typeof error === "string" ? error : "";
+  const firstLine = toPlainText(message.split("\n").find((line) => line.trim().length > 0) ?? "").trim();
+  if (firstLine.length === 0 || LOOKS_LIKE_SQL_OR_STACK.test(firstLine)) return "the provider failed; the server log has the details";
+  return firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine;
+}
+
+const DATABASE_FAILURES: Record<string, string> = {
+  "57014": "the database cancelled the search: it took longer than the provider's time budget",
+  "53300": "the database has no free connection right now; try again shortly",
+  "57P01": "the database is restarting; try again shortly",
+  "08006": "the connection to the database was lost",
+  "08001": "the database is unreachable",
+};
+
+const LOOKS_LIKE_SQL_OR_STACK = /\b(select|insert|update|delete|from|where|join|prisma|invocation)\b|\$queryRaw|\bat .+:\d+:\d+|[`{}]/i;
+
+/** The SQLSTATE of a PostgreSQL error, as the pg driver, PGlite or Prisma's raw-query errors carry it. */
+function databaseErrorCode(error: unknown): string | null {
+  if (typeof error !== "object" || error === null) return null;
+  const candidates = [(error as { code?: unknown }).code, (error as { meta?: { code?: unknown } }).meta?.code, (error as { cause?: { code?: unknown } }).cause?.code];
+  const message = error instanceof Error ? error.message : "";
+  candidates.push(/\bCode: `([0-9A-Z]{5})`/.exec(message)?.[1]);
+  for (const candidate of candidates) if (typeof candidate === "string" && /^[0-9A-Z]{5}$/.test(candidate) && !candidate.startsWith("P")) return candidate;
+  return null;
+}
+
+function isDatabaseError(error: unknown): boolean {
+  return error instanceof Error && (error.name.startsWith("PrismaClient") || /prisma|\$queryRaw/i.test(error.message));
 }
