@@ -1,0 +1,118 @@
+/**
+ * Worker-thread pools for CPU-heavy work (tokenizing, model calls; next, document parsing), so
+ * that no request waits behind it on the event loop that the gateway and every subgraph share.
+ * Each pool is a `piscina` pool with few threads (this code runs on 2-core machines next to the
+ * database) and a bounded queue: when the queue is full the caller gets an `OVERLOADED` error at
+ * once instead of waiting behind minutes of queued work.
+ *
+ * A worker module is a file whose default export handles one task. It is written in TypeScript
+ * like everything else and found beside the module that uses it, with that module's own file
+ * extension (see {@link workerModule}): `.ts` when running from source (`npm start` under
+ * `node --import tsx`, and Jest under ts-jest), `.js` after `tsc`. Worker threads do not run
+ * through Jest's transformer, so a `.ts` worker needs the tsx loader in the thread itself:
+ * `npm start` passes it already (threads inherit the process's `--import tsx`); under Jest the
+ * process has no such flag, so the pool adds `--import tsx` to the thread's execArgv. Compiled
+ * `.js` workers need no loader at all. (A plain `.mjs` worker would need no loader either, but
+ * it could not share typed code with the rest of the tree, and tsc would not emit it.)
+ */
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { GraphQLError } from "graphql";
+import { Piscina } from "piscina";
+
+export interface WorkerPoolOptions {
+  /** Names the pool in errors, e.g. "token counting". */
+  name: string;
+  /** The worker module (see {@link workerModule}). */
+  worker: URL;
+  /** Threads at most (default 1); a thread starts on the first task and stays while the pool is open. */
+  maxThreads?: number;
+  /** Tasks that may wait for a thread (default 64); one more is refused with `OVERLOADED`. */
+  maxQueue?: number;
+}
+
+/** A worker module beside `callerUrl` (pass `import.meta.url`), with the caller's own extension. */
+export function workerModule(callerUrl: string, baseName: string): URL {
+  return new URL(`${baseName}${path.extname(fileURLToPath(callerUrl))}`, callerUrl);
+}
+
+export class WorkerPool<Task, Result> {
+  private readonly piscina: Piscina<Task, Result>;
+  private submitted = 0;
+  private isClosed = false;
+
+  constructor(readonly options: Required<WorkerPoolOptions>) {
+    const file = fileURLToPath(options.worker);
+    const needsLoader = file.endsWith(".ts") && !process.execArgv.some((arg) => arg === "tsx" || arg.includes("tsx/"));
+    this.piscina = new Piscina<Task, Result>({
+      filename: file,
+      name: "default",
+      minThreads: 0,
+      maxThreads: options.maxThreads,
+      maxQueue: options.maxQueue,
+      // Threads hold what they loaded (tokenizer tables, model weights): keep them while the pool
+      // lives. Idle threads are unref'd by piscina, so they never keep a process from exiting.
+      idleTimeout: Infinity,
+      // Tasks may be asynchronous (a model call awaits its backend): never block a thread on
+      // Atomics.wait between tasks.
+      atomics: "disabled",
+      ...(needsLoader ? { execArgv: ["--import", "tsx"] } : {}),
+    });
+  }
+
+  /** Tasks handed to this pool so far, including refused ones: lets tests prove work was (not) done. */
+  get tasksSubmitted(): number {
+    return this.submitted;
+  }
+
+  /**
+   * Runs one task on a thread. Rejects with a GraphQL `OVERLOADED` error when the queue is full,
+   * and with the worker's own error when the task fails.
+   */
+  async run(task: Task): Promise<Result> {
+    this.submitted += 1;
+    if (this.isClosed) throw new Error(`The ${this.options.name} pool is closed: the server is shutting down.`);
+    try {
+      return await this.piscina.run(task);
+    } catch (error) {
+      // piscina says so only in its message ("Task queue is at limit").
+      if (error instanceof Error && /queue is at limit/i.test(error.message)) throw overloaded(this.options);
+      throw error;
+    }
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Waits for running and queued tasks, then stops the threads. */
+  async close(): Promise<void> {
+    this.isClosed = true;
+    openPools.delete(this as WorkerPool<unknown, unknown>);
+    await this.piscina.close();
+  }
+}
+
+const openPools = new Set<WorkerPool<unknown, unknown>>();
+
+export function createWorkerPool<Task, Result>(options: WorkerPoolOptions): WorkerPool<Task, Result> {
+  const maxThreads = options.maxThreads ?? 1;
+  const maxQueue = options.maxQueue ?? 64;
+  if (!Number.isInteger(maxThreads) || maxThreads < 1) throw new RangeError(`${options.name}: maxThreads must be a positive integer, got ${maxThreads}`);
+  if (!Number.isInteger(maxQueue) || maxQueue < 0) throw new RangeError(`${options.name}: maxQueue must be a non-negative integer, got ${maxQueue}`);
+  const pool = new WorkerPool<Task, Result>({ ...options, maxThreads, maxQueue });
+  openPools.add(pool as WorkerPool<unknown, unknown>);
+  return pool;
+}
+
+/** Closes every pool still open (at shutdown, after the servers have drained). */
+export async function closeWorkerPools(): Promise<void> {
+  await Promise.all([...openPools].map((pool) => pool.close()));
+}
+
+function overloaded(options: Required<WorkerPoolOptions>): GraphQLError {
+  return new GraphQLError(
+    `The server is busy with ${options.name} (${options.maxQueue} tasks already waiting): retry in a few seconds.`,
+    { extensions: { code: "OVERLOADED" } },
+  );
+}
