@@ -114,6 +114,20 @@ export class ConversationStore {
     });
   }
 
+  /**
+   * The ownership check of a change, as one indexed read without a lock: for work that should
+   * only be done for the owner (counting tokens) before the change's own locked transaction,
+   * which checks again. NOT_FOUND and FORBIDDEN exactly as in the locked check.
+   */
+  async requireOwned(tenant: TenantContext, id: string): Promise<void> {
+    const row = await this.prisma.conversation.findFirst({
+      where: { id, organizationId: tenant.organizationId, deletedAt: null },
+      select: { userId: true },
+    });
+    if (!row) throw notFound("Conversation", id);
+    if (row.userId !== tenant.userId) throw forbidden(`Only the owner of conversation ${id} can change it.`);
+  }
+
   async append(tenant: TenantContext, id: string, messages: NewMessage[]): Promise<{ conversation: Conversation; messages: Message[] }> {
     return this.prisma.$transaction(async (tx) => {
       // The row lock serializes concurrent appends to one conversation, so positions never collide.

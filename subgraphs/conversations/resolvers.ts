@@ -8,7 +8,7 @@ import { badUserInput } from "../../lib/graphql/errors.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
-import { countTokens } from "../../lib/text/token-count.js";
+import { countTokensOfEach } from "../../lib/text/token-count.js";
 import type { Conversation, ConversationPageCursor, ConversationStore, Message, NewMessage } from "./conversation-store.js";
 import type { ConversationLoaders } from "./loaders.js";
 import type { MessageRole } from "../../generated/prisma/enums.js";
@@ -74,31 +74,57 @@ function validateTitle(title: string, field: string): string {
   if (trimmed.length > LIMITS.titleLength) {
     throw badUserInput(field, `must be at most ${LIMITS.titleLength} characters, got ${trimmed.length}`);
   }
+  requireStorableText(trimmed, field);
   return trimmed;
 }
 
-async function validateMessages(messages: readonly MessageInput[], field: string, allowEmpty: boolean): Promise<NewMessage[]> {
+/**
+ * Checks every message without counting anything: bad input fails fast and cheap, and counting
+ * (the expensive part) waits until the caller is known to be allowed to write.
+ */
+function validateMessages(messages: readonly MessageInput[], field: string, allowEmpty: boolean): readonly MessageInput[] {
   if (!allowEmpty && messages.length === 0) throw badUserInput(field, "must contain at least one message");
   if (messages.length > LIMITS.messagesPerCall) {
     throw badUserInput(field, `must contain at most ${LIMITS.messagesPerCall} messages per call, got ${messages.length}`);
   }
-  // Validate every message before counting any tokens: bad input should fail fast and cheap.
   messages.forEach((message, index) => {
     if (message.content.trim().length === 0) throw badUserInput(`${field}[${index}].content`, "must not be empty");
     if (message.content.length > LIMITS.messageLength) {
       throw badUserInput(`${field}[${index}].content`, `must be at most ${LIMITS.messageLength} characters, got ${message.content.length}`);
     }
+    requireStorableText(message.content, `${field}[${index}].content`);
     if (message.tokenCount != null && (message.tokenCount < 0 || message.tokenCount > 10_000_000)) {
       throw badUserInput(`${field}[${index}].tokenCount`, `must be between 0 and 10000000, got ${message.tokenCount}`);
     }
   });
-  return Promise.all(
-    messages.map(async (message) => ({
-      role: message.role,
-      content: message.content,
-      tokenCount: message.tokenCount ?? (await countTokens(message.content)),
-    })),
-  );
+  return messages;
+}
+
+/** Counts the tokens of the messages that came without a count: one worker task for all of them. */
+async function withTokenCounts(messages: readonly MessageInput[]): Promise<NewMessage[]> {
+  const uncounted = messages.filter((message) => message.tokenCount == null).map((message) => message.content);
+  const counts = uncounted.length > 0 ? await countTokensOfEach(uncounted) : [];
+  let next = 0;
+  return messages.map((message) => ({
+    role: message.role,
+    content: message.content,
+    tokenCount: message.tokenCount ?? counts[next++]!,
+  }));
+}
+
+// PostgreSQL text cannot hold U+0000 (the driver fails the whole statement), and an unpaired
+// surrogate is not Unicode at all: the drivers would silently store U+FFFD in its place.
+const NUL = "\u0000";
+const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
+
+function requireStorableText(text: string, field: string): void {
+  const nul = text.indexOf(NUL);
+  if (nul >= 0) throw badUserInput(field, `must not contain NUL characters (U+0000), found one at index ${nul}: remove or replace it`);
+  const surrogate = UNPAIRED_SURROGATE.exec(text);
+  if (surrogate) {
+    const code = surrogate[0].charCodeAt(0).toString(16).toUpperCase();
+    throw badUserInput(field, `must be valid Unicode: unpaired surrogate U+${code} at index ${surrogate.index}`);
+  }
 }
 
 export const resolvers: GraphQLResolverMap<ConversationsContext> = {
@@ -133,7 +159,7 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
     async createConversation(_source, args: { input: { title: string; messages?: MessageInput[] | null } }, context) {
       const tenant = context.requireTenant();
       const title = validateTitle(args.input.title, "input.title");
-      const messages = await validateMessages(args.input.messages ?? [], "input.messages", true);
+      const messages = await withTokenCounts(validateMessages(args.input.messages ?? [], "input.messages", true));
       return context.store.create(tenant, title, messages);
     },
     async renameConversation(_source, args: { id: string; title: string }, context) {
@@ -144,8 +170,11 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
     async appendMessages(_source, args: { conversationId: string; messages: MessageInput[] }, context) {
       const tenant = context.requireTenant();
       const id = requireUuid(args.conversationId, "conversationId");
-      const messages = await validateMessages(args.messages, "messages", false);
-      return context.store.append(tenant, id, messages);
+      const valid = validateMessages(args.messages, "messages", false);
+      // One indexed read before any counting: a stranger's or a colleague's request costs no more.
+      // (The append's own locked read checks again, in case the conversation changed meanwhile.)
+      await context.store.requireOwned(tenant, id);
+      return context.store.append(tenant, id, await withTokenCounts(valid));
     },
     async deleteConversation(_source, args: { id: string }, context) {
       const tenant = context.requireTenant();
