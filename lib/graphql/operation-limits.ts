@@ -1,0 +1,406 @@
+/**
+ * Operation limits: what one GraphQL request may cost, checked before anything expensive sees it
+ * (before the gateway's query planner, before a subgraph's validation and execution). The same
+ * limits guard the gateway and every subgraph, so a subgraph reached directly is as safe.
+ *
+ * Why our own analysis instead of graphql-armor's max-depth / max-aliases / max-directives /
+ * cost-limit rules: those are linear (they memoize per fragment) and cannot be bypassed through
+ * fragments, but (a) none counts total field selections after fragment expansion, (b) cost-limit
+ * has no per-field cost table and ignores `first`/`limit` given through variables or input
+ * objects, (c) they run as validation rules beside graphql-js's own, which then still walk a
+ * hostile document, and (d) their errors carry no code (`Syntax Error: …`). One memoized pass below
+ * computes all five numbers at once: each fragment is summarized once and its summary reused at
+ * every spread, so a document of 40 fragments that each spread the next twice costs 40 visits,
+ * not 2^40, while the counts it reports are those of the expanded document. Tokens are counted with
+ * graphql-js's own lexer before parsing (graphql-js `parse` has `maxTokens` too; counting first lets
+ * us name the limit in the error). Field suggestions are blocked with graphql-armor's plugin at the
+ * gateway and Apollo's `hideSchemaDetailsFromClientErrors` in subgraphs.
+ */
+import {
+  getNamedType,
+  getNullableType,
+  isListType,
+  GraphQLError,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  Lexer,
+  Source,
+  TokenKind,
+  type ArgumentNode,
+  type ASTVisitor,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLArgument,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValueNode,
+} from "graphql";
+
+export interface OperationLimits {
+  /** Lexical tokens in the document (punctuation, names, values). */
+  maxTokens: number;
+  /** Nesting: each field with a selection set, inline fragment and fragment spread is a level. */
+  maxDepth: number;
+  /** Aliased fields, after fragment expansion. */
+  maxAliases: number;
+  /** Field selections after fragment expansion (what execution would visit per object). */
+  maxSelections: number;
+  /** Directives, after fragment expansion. */
+  maxDirectives: number;
+  /** Estimated cost (see `fieldCosts`); lists multiply their children by `first`/`limit`. */
+  maxCost: number;
+  /** Nesting of the request's variables (JSON objects and arrays). */
+  maxVariableDepth: number;
+  /** Values (objects, arrays and scalars) in the request's variables, all together. */
+  maxVariableValues: number;
+  /** `Type.field` → cost; other fields cost 1 with a selection set and 0 without. */
+  fieldCosts: Record<string, number>;
+}
+
+/**
+ * Defaults that admit every query in README.md, the tests, GraphiQL's introspection query and what
+ * the Rust planner sends to subgraphs (`_entities` with up to a page of representations), while
+ * keeping the Rust planner's parser (which fails near 40 levels) far from its own limit. The
+ * largest legitimate read, 100 conversations with 100 messages each, costs about 20,300.
+ */
+export const DEFAULT_OPERATION_LIMITS: OperationLimits = {
+  maxTokens: 5_000,
+  maxDepth: 24,
+  maxAliases: 50,
+  maxSelections: 2_000,
+  maxDirectives: 50,
+  maxCost: 25_000,
+  maxVariableDepth: 20,
+  maxVariableValues: 50_000,
+  fieldCosts: {
+    // A fan-out to every search provider: several SQL statements and an embedding per call.
+    "Query.search": 500,
+    // One extra SQL count per connection.
+    "ConversationConnection.totalCount": 10,
+  },
+};
+
+export const OPERATION_LIMIT_EXCEEDED = "OPERATION_LIMIT_EXCEEDED";
+
+/** A request over one of the limits: HTTP 400, and `extensions` name the limit, its value and what the request had. */
+export class OperationLimitError extends GraphQLError {
+  constructor(message: string, extensions: Record<string, unknown>) {
+    super(message, { extensions: { code: OPERATION_LIMIT_EXCEEDED, ...extensions } });
+    this.name = "OperationLimitError";
+  }
+}
+
+function exceeded(limit: string, max: number, actual: number | null, what: string): OperationLimitError {
+  const had = actual === null ? `more than ${max.toLocaleString("en-US")}` : formatCount(actual);
+  return new OperationLimitError(
+    `Operation exceeds the ${limit} limit: at most ${max.toLocaleString("en-US")} ${what} allowed, this one has ${had}. Simplify the operation or split it into several requests.`,
+    { limit, max, ...(actual === null ? {} : { actual: actual <= Number.MAX_SAFE_INTEGER ? actual : String(actual) }) },
+  );
+}
+
+function formatCount(value: number): string {
+  return value < 1e15 ? Math.round(value).toLocaleString("en-US") : value.toExponential(2);
+}
+
+/** Counts tokens with graphql-js's lexer, stopping at the limit: linear, and never past `max + 1` tokens. */
+export function checkTokens(query: string, limits: Pick<OperationLimits, "maxTokens">): void {
+  const lexer = new Lexer(new Source(query));
+  let tokens = 0;
+  try {
+    while (lexer.advance().kind !== TokenKind.EOF) {
+      tokens += 1;
+      if (tokens > limits.maxTokens) throw exceeded("token", limits.maxTokens, null, "tokens are");
+    }
+  } catch (error) {
+    if (error instanceof OperationLimitError) throw error;
+    // A lexical error: parsing reports it with its location.
+  }
+}
+
+/**
+ * Bounds the request's variables before GraphQL coercion (which recurses, and overflows the stack
+ * on a value nested 100,000 levels deep). Iterative, so the check itself cannot overflow.
+ */
+export function checkVariables(variables: unknown, limits: Pick<OperationLimits, "maxVariableDepth" | "maxVariableValues">): void {
+  if (variables === null || typeof variables !== "object") return;
+  const stack: { value: unknown; depth: number }[] = [{ value: variables, depth: 0 }];
+  let values = 0;
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    values += 1;
+    if (values > limits.maxVariableValues) throw exceeded("variable size", limits.maxVariableValues, null, "values in variables are");
+    if (value === null || typeof value !== "object") continue;
+    if (depth + 1 > limits.maxVariableDepth) throw exceeded("variable depth", limits.maxVariableDepth, null, "levels of nesting in variables are");
+    for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push({ value: child, depth: depth + 1 });
+  }
+}
+
+export interface OperationMeasures {
+  depth: number;
+  aliases: number;
+  selections: number;
+  directives: number;
+  cost: number;
+  /** Selection nodes the analysis visited: bounded by the document's size, whatever its fragments expand to. */
+  visitedNodes: number;
+}
+
+/**
+ * Measures every operation of a parsed document and throws an OperationLimitError on the first limit
+ * it exceeds. `schema` gives field costs and argument defaults (`first: Int = 20`); without it
+ * every field costs by the default rule. `variables` feed `first`/`limit` given as variables.
+ */
+export function checkDocument(document: DocumentNode, limits: OperationLimits, schema?: GraphQLSchema | null, variables?: Record<string, unknown> | null): OperationMeasures {
+  const analysis = new DocumentAnalysis(document, limits, schema ?? null, variables ?? {});
+  const total: OperationMeasures = { depth: 0, aliases: 0, selections: 0, directives: 0, cost: 0, visitedNodes: 0 };
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    const rootType = schema ? (schema.getRootType(definition.operation) ?? null) : null;
+    const measures = analysis.operation(definition.selectionSet, rootType);
+    measures.directives += definition.directives?.length ?? 0;
+    enforce(measures, limits);
+    for (const key of ["depth", "aliases", "selections", "directives", "cost"] as const) total[key] = Math.max(total[key], measures[key]);
+  }
+  total.visitedNodes = analysis.visitedNodes;
+  return total;
+}
+
+function enforce(measures: Omit<OperationMeasures, "visitedNodes">, limits: OperationLimits): void {
+  if (measures.depth > limits.maxDepth) throw exceeded("depth", limits.maxDepth, measures.depth, "levels of nesting (fields, inline fragments and fragment spreads) are");
+  if (measures.aliases > limits.maxAliases) throw exceeded("alias", limits.maxAliases, measures.aliases, "aliased fields are");
+  if (measures.selections > limits.maxSelections) throw exceeded("selection", limits.maxSelections, measures.selections, "field selections (after expanding fragments) are");
+  if (measures.directives > limits.maxDirectives) throw exceeded("directive", limits.maxDirectives, measures.directives, "directives are");
+  if (measures.cost > limits.maxCost) throw exceeded("cost", limits.maxCost, measures.cost, "cost units (list fields count once per requested item) are");
+}
+
+/**
+ * `cost` is fixed; `listCost` is what the set's list-typed fields cost per item of a page that an
+ * enclosing field sizes: in `conversations(first: 100) { totalCount nodes { id } }` the `nodes`
+ * count 100 times and `totalCount` once. Keeping the two apart keeps a fragment's summary
+ * independent of where it is spread, so it is computed once.
+ */
+interface Measures {
+  depth: number;
+  aliases: number;
+  selections: number;
+  directives: number;
+  cost: number;
+  listCost: number;
+}
+
+const EMPTY: Readonly<Measures> = { depth: 0, aliases: 0, selections: 0, directives: 0, cost: 0, listCost: 0 };
+
+class DocumentAnalysis {
+  visitedNodes = 0;
+  private readonly fragments = new Map<string, FragmentDefinitionNode>();
+  /** Each fragment's measures relative to its own selection set; `null` while being computed (a cycle). */
+  private readonly summaries = new Map<string, Measures | null>();
+
+  constructor(
+    document: DocumentNode,
+    private readonly limits: OperationLimits,
+    private readonly schema: GraphQLSchema | null,
+    private readonly variables: Record<string, unknown>,
+  ) {
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(definition.name.value, definition);
+    }
+  }
+
+  /** An operation's measures: list fields sized by nothing above them count once per item. */
+  operation(set: SelectionSetNode, rootType: GraphQLNamedType | null): Measures {
+    const measures = this.selectionSet(set, rootType, 0);
+    return { ...measures, cost: measures.cost + measures.listCost, listCost: 0 };
+  }
+
+  /**
+   * `nesting` is a lower bound of the absolute depth (it counts the fragments being expanded too),
+   * so the walk stops as soon as a path is too deep: the recursion never goes past `maxDepth`.
+   */
+  selectionSet(set: SelectionSetNode, parentType: GraphQLNamedType | null, nesting: number): Measures {
+    if (nesting > this.limits.maxDepth) throw exceeded("depth", this.limits.maxDepth, null, "levels of nesting (fields, inline fragments and fragment spreads) are");
+    const result: Measures = { ...EMPTY };
+    const add = (child: Measures) => {
+      result.depth = Math.max(result.depth, child.depth);
+      result.aliases += child.aliases;
+      result.selections += child.selections;
+      result.directives += child.directives;
+      result.cost += child.cost;
+      result.listCost += child.listCost;
+    };
+    for (const selection of set.selections) {
+      this.visitedNodes += 1;
+      const directives = selection.directives?.length ?? 0;
+      if (selection.kind === Kind.FIELD) {
+        const field = parentType && (isObjectType(parentType) || isInterfaceType(parentType)) ? parentType.getFields()[selection.name.value] : undefined;
+        const own = this.limits.fieldCosts[`${parentType?.name ?? ""}.${selection.name.value}`] ?? (selection.selectionSet ? 1 : 0);
+        const child = selection.selectionSet ? this.selectionSet(selection.selectionSet, field ? getNamedType(field.type) : null, nesting + 1) : { ...EMPTY };
+        const size = selection.selectionSet ? this.listSize(selection.arguments ?? [], field?.args ?? []) : null;
+        const isList = field ? isListType(getNullableType(field.type)) : null;
+        const measures: Measures = {
+          depth: selection.selectionSet ? child.depth + 1 : 0,
+          aliases: child.aliases + (selection.alias ? 1 : 0),
+          selections: child.selections + 1,
+          directives: child.directives + directives,
+          cost: 0,
+          listCost: 0,
+        };
+        if (isList === false) {
+          // An object (a connection, a search result): its page size applies to its list fields.
+          measures.cost = own + child.cost + (size ?? 1) * child.listCost;
+        } else {
+          // A list (or a field the schema does not know): every item costs its whole selection.
+          const total = own + (size ?? 1) * (child.cost + child.listCost);
+          if (isList && size === null) measures.listCost = total;
+          else measures.cost = total;
+        }
+        add(measures);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const type = selection.typeCondition ? (this.schema?.getType(selection.typeCondition.name.value) ?? null) : parentType;
+        const child = this.selectionSet(selection.selectionSet, type, nesting + 1);
+        add({ ...child, depth: child.depth + 1, directives: child.directives + directives });
+      } else {
+        const child = this.fragment(selection.name.value, nesting + 1);
+        add({ ...child, depth: child.depth + 1, directives: child.directives + directives });
+      }
+      // Checked as the counts grow, so a wide document stops at its first excess, not at its end.
+      if (result.selections > this.limits.maxSelections || result.aliases > this.limits.maxAliases) enforce(result, this.limits);
+    }
+    return result;
+  }
+
+  private fragment(name: string, nesting: number): Measures {
+    const known = this.summaries.get(name);
+    if (known) return known;
+    if (known === null) {
+      throw new OperationLimitError(`Fragment "${name}" spreads itself (directly or through other fragments): fragments must not form cycles.`, { limit: "fragment cycle" });
+    }
+    const definition = this.fragments.get(name);
+    // An unknown fragment: validation reports it with its location.
+    if (!definition) return { ...EMPTY };
+    this.summaries.set(name, null);
+    const summary = this.selectionSet(definition.selectionSet, this.schema?.getType(definition.typeCondition.name.value) ?? null, nesting);
+    summary.directives += definition.directives?.length ?? 0;
+    this.summaries.set(name, summary);
+    return summary;
+  }
+
+  /** How many items a field returns at most: its `first`/`last`/`limit` argument (or `input.limit`), or its `representations`. */
+  private listSize(args: readonly ArgumentNode[], definitions: readonly GraphQLArgument[]): number | null {
+    for (const name of ["first", "last", "limit"]) {
+      const value = this.intArgument(args, definitions, name);
+      if (value !== null) return Math.max(1, value);
+    }
+    const input = args.find((arg) => arg.name.value === "input");
+    const inputDefinition = definitions.find((arg) => arg.name === "input");
+    if (input || inputDefinition) {
+      const value = input ? this.resolve(input.value) : null;
+      const limit = value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>).limit : undefined;
+      if (typeof limit === "number") return Math.max(1, limit);
+      const inputType = inputDefinition ? getNamedType(inputDefinition.type) : null;
+      const fallback = inputType && isInputObjectType(inputType) ? inputType.getFields().limit?.defaultValue : undefined;
+      if (typeof fallback === "number") return Math.max(1, fallback);
+    }
+    const representations = args.find((arg) => arg.name.value === "representations");
+    if (representations) {
+      const value = this.resolve(representations.value);
+      if (Array.isArray(value)) return Math.max(1, value.length);
+    }
+    return null;
+  }
+
+  private intArgument(args: readonly ArgumentNode[], definitions: readonly GraphQLArgument[], name: string): number | null {
+    const arg = args.find((candidate) => candidate.name.value === name);
+    const value = arg ? this.resolve(arg.value) : definitions.find((candidate) => candidate.name === name)?.defaultValue;
+    return typeof value === "number" && Number.isFinite(value) ? value : null;
+  }
+
+  /** A literal or variable as a plain value; only what `listSize` needs (ints, lists, objects). */
+  private resolve(node: ValueNode): unknown {
+    switch (node.kind) {
+      case Kind.VARIABLE:
+        return this.variables[node.name.value];
+      case Kind.INT:
+        return Number(node.value);
+      case Kind.LIST:
+        return node.values;
+      case Kind.OBJECT:
+        return Object.fromEntries(node.fields.map((field) => [field.name.value, field.value.kind === Kind.VARIABLE || field.value.kind === Kind.INT ? this.resolve(field.value) : null]));
+      default:
+        return null;
+    }
+  }
+}
+
+/**
+ * The same check as a graphql-js validation rule (Apollo Server's `validationRules`). It runs on
+ * entering the document, before any other rule has walked a selection set; variables are not known
+ * during validation, so `first`/`limit` given as variables count by their schema default there.
+ */
+export function operationLimitsRule(limits: OperationLimits) {
+  return (context: ValidationContext): ASTVisitor => ({
+    Document: {
+      enter(document) {
+        try {
+          checkDocument(document, limits, context.getSchema());
+        } catch (error) {
+          if (!(error instanceof GraphQLError)) throw error;
+          context.reportError(error);
+        }
+        return undefined;
+      },
+    },
+  });
+}
+
+/**
+ * The request-level check of a subgraph's HTTP request, before Apollo parses it: tokens of the
+ * query and size of the variables, for a JSON body (or a batch of them) or a GET's query string.
+ */
+export function requestOverLimits(body: unknown, searchParams: URLSearchParams, limits: OperationLimits): OperationLimitError | null {
+  try {
+    for (const request of Array.isArray(body) ? body : [body]) {
+      if (!request || typeof request !== "object") continue;
+      const { query, variables } = request as { query?: unknown; variables?: unknown };
+      if (typeof query === "string") checkTokens(query, limits);
+      checkVariables(variables, limits);
+    }
+    const query = searchParams.get("query");
+    if (query) checkTokens(query, limits);
+    const variables = searchParams.get("variables");
+    if (variables) {
+      try {
+        checkVariables(JSON.parse(variables), limits);
+      } catch (error) {
+        if (error instanceof OperationLimitError) throw error;
+        // Not JSON: Apollo answers that with its own 400.
+      }
+    }
+    return null;
+  } catch (error) {
+    if (error instanceof OperationLimitError) return error;
+    throw error;
+  }
+}
+
+const TOKEN_LIMIT_MESSAGE = /Document contains more than (\d+) tokens/;
+
+/**
+ * Apollo Server reports every validation error as GRAPHQL_VALIDATION_FAILED and every parse error as
+ * GRAPHQL_PARSE_FAILED; this gives an exceeded limit back its own code (for `formatError`).
+ */
+export function withOperationLimitCode<T extends { message: string; extensions?: Record<string, unknown> }>(formatted: T, error: unknown): T {
+  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  if (original instanceof OperationLimitError) return { ...formatted, extensions: { ...formatted.extensions, ...original.extensions } };
+  const tokens = TOKEN_LIMIT_MESSAGE.exec(formatted.message);
+  if (tokens && formatted.extensions?.code === "GRAPHQL_PARSE_FAILED") {
+    const max = Number(tokens[1]);
+    const limitError = exceeded("token", max, null, "tokens are");
+    return { ...formatted, message: limitError.message, extensions: { ...formatted.extensions, ...limitError.extensions } };
+  }
+  return formatted;
+}
