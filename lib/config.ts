@@ -5,6 +5,8 @@
  * names the variable and says what it accepts.
  */
 import path from "node:path";
+import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./graphql/operation-limits.js";
+import type { RateLimitSettings } from "./graphql/rate-limit.js";
 
 export type QueryPlanner = "rust" | "js";
 
@@ -34,6 +36,10 @@ export interface Config {
   subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint };
   search: SearchConfig;
   demo: { seed: boolean; conversations: number };
+  /** What one GraphQL request may cost, at the gateway and in every subgraph (lib/graphql/operation-limits.ts). */
+  operationLimits: OperationLimits;
+  /** Requests per window per organization, user and anonymous client IP, at the gateway (lib/graphql/rate-limit.ts). */
+  rateLimit: RateLimitSettings;
   logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -146,6 +152,25 @@ export function loadConfig(env: Env = process.env): Config {
       indexer: bool(env, "SEARCH_INDEXER", true),
     },
     demo: { seed: bool(env, "DEMO_SEED", !production), conversations: int(env, "DEMO_CONVERSATIONS", 300, 1, 100_000) },
+    operationLimits: {
+      ...DEFAULT_OPERATION_LIMITS,
+      maxTokens: int(env, "OPERATION_MAX_TOKENS", DEFAULT_OPERATION_LIMITS.maxTokens, 100, 1_000_000),
+      // The Rust planner's parser fails near 40 levels: a higher limit would let it answer 500.
+      maxDepth: int(env, "OPERATION_MAX_DEPTH", DEFAULT_OPERATION_LIMITS.maxDepth, 5, 35),
+      maxAliases: int(env, "OPERATION_MAX_ALIASES", DEFAULT_OPERATION_LIMITS.maxAliases, 0, 100_000),
+      maxSelections: int(env, "OPERATION_MAX_SELECTIONS", DEFAULT_OPERATION_LIMITS.maxSelections, 10, 1_000_000),
+      maxDirectives: int(env, "OPERATION_MAX_DIRECTIVES", DEFAULT_OPERATION_LIMITS.maxDirectives, 0, 100_000),
+      maxCost: int(env, "OPERATION_MAX_COST", DEFAULT_OPERATION_LIMITS.maxCost, 100, 100_000_000),
+      maxVariableDepth: int(env, "OPERATION_MAX_VARIABLE_DEPTH", DEFAULT_OPERATION_LIMITS.maxVariableDepth, 3, 1_000),
+      maxVariableValues: int(env, "OPERATION_MAX_VARIABLE_VALUES", DEFAULT_OPERATION_LIMITS.maxVariableValues, 100, 10_000_000),
+    },
+    rateLimit: {
+      windowSeconds: int(env, "RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
+      organizationPoints: int(env, "RATE_LIMIT_ORGANIZATION_POINTS", 6_000, 0, 100_000_000),
+      userPoints: int(env, "RATE_LIMIT_USER_POINTS", 1_200, 0, 100_000_000),
+      anonymousPoints: int(env, "RATE_LIMIT_ANONYMOUS_POINTS", 300, 0, 100_000_000),
+      redisUrl,
+    },
     logLevel,
   };
 }
