@@ -1,8 +1,10 @@
 /**
  * A small levelled logger writing one line per event to stderr. Deliberately tiny: the gateway
  * runtime brings its own logger, and these lines only need to be greppable in a terminal or a
- * container log.
+ * container log. Lines are redacted (lib/secrets/redact.ts) before they are written.
  */
+import { redactSecrets } from "./secrets/redact.js";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -18,7 +20,8 @@ export interface Logger {
 export function createLogger(name: string, level: LogLevel = "info"): Logger {
   const write = (at: LogLevel, message: string) => {
     if (RANK[at] < RANK[level]) return;
-    process.stderr.write(`${new Date().toISOString()} ${at.toUpperCase().padEnd(5)} [${name}] ${message}\n`);
+    // Every line goes through redaction: tokens, keys and passwords never reach a log.
+    process.stderr.write(`${new Date().toISOString()} ${at.toUpperCase().padEnd(5)} [${name}] ${redactSecrets(message)}\n`);
   };
   return {
     debug: (message) => write("debug", message),
