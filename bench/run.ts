@@ -20,6 +20,7 @@ import { machineInfo, writeScenarioEntry, type EntryBase, type RunInfo } from ".
 import type { Scenario } from "./scenario.js";
 import { batchingScenario } from "./scenarios/batching.js";
 import { gatewayScenario } from "./scenarios/gateway.js";
+import { indexingLatencyScenario } from "./scenarios/indexing-latency.js";
 import { ingestionScenario } from "./scenarios/ingestion.js";
 import { latencyScenario } from "./scenarios/latency.js";
 import { soakScenario } from "./scenarios/soak.js";
@@ -31,6 +32,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   latency: latencyScenario as unknown as Scenario<EntryBase>,
   soak: soakScenario as unknown as Scenario<EntryBase>,
   ingestion: ingestionScenario as unknown as Scenario<EntryBase>,
+  indexing: indexingLatencyScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

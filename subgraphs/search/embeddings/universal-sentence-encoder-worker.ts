@@ -5,7 +5,21 @@
  *
  * The model loads once per thread, on the first task, and stays loaded while the thread lives.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type { EmbeddingsModel } from "@energetic-ai/embeddings";
+
+// Indexing is background work: on a busy machine the scheduler should give the CPU to request
+// threads first. Linux gives every thread its own nice value, addressed by its thread id (what
+// /proc/thread-self names); elsewhere, or if refused, the thread keeps the process's priority.
+const BACKGROUND_NICE = 10;
+try {
+  const threadId = Number(path.basename(fs.readlinkSync("/proc/thread-self")));
+  if (Number.isInteger(threadId) && threadId !== process.pid) os.setPriority(threadId, BACKGROUND_NICE);
+} catch {
+  // Not Linux, or not allowed: same priority as the rest of the process.
+}
 
 export type ModelTask =
   /** The vectors of ["", "."]: how the main thread learns the model's vector for an empty text. */
