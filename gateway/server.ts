@@ -19,6 +19,7 @@ import { APOLLO_SANDBOX_ORIGIN, type QueryPlanner } from "../lib/config.js";
 import { displayHost } from "../lib/graphql/subgraph-server.js";
 import type { Logger } from "../lib/logger.js";
 import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
+import { subgraphOutageErrors } from "./subgraph-outage.js";
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -106,7 +107,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     transportEntries: {
       "*.http": { options: { deduplicateInflightRequests: options.deduplicateInflightRequests ?? true } },
     },
-    ...(responseCache ? { cache: responseCache.store, responseCaching: responseCache.responseCaching, plugins: () => [responseCache.plugin] } : {}),
+    ...(responseCache ? { cache: responseCache.store, responseCaching: responseCache.responseCaching } : {}),
+    plugins: () => [
+      // A subgraph that cannot be reached nulls its own fields with a coded error (subgraph-outage.ts).
+      subgraphOutageErrors(logger),
+      ...(responseCache ? [responseCache.plugin] : []),
+    ],
   });
 
   const sockets = new Set<Socket>();

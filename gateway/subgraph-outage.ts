@@ -1,0 +1,102 @@
+/**
+ * A subgraph that cannot be reached (connection refused, reset, DNS, the gateway's upstream
+ * timeout) is an outage, not a bug of the gateway: the fields it owns are null, the rest of the
+ * answer arrives, and the error at each null field says so with a code a client can switch on.
+ *
+ * Hive's HTTP executor reports such failures as `SUBREQUEST_HTTP_ERROR` (or `TIMEOUT_ERROR`)
+ * with the driver's message ("connect ECONNREFUSED 10.0.3.7:4002") and the original error
+ * attached; the runtime's error masking then sees a non-GraphQL original error and answers
+ * "Unexpected error." with INTERNAL_SERVER_ERROR (HTTP 500 when the planner also dropped
+ * `data`). This plugin replaces those errors, after execution and before masking, with
+ *
+ *   { message: "The search service could not answer; the fields it provides are null in this answer. Try again shortly.",
+ *     path, extensions: { code: "SUBGRAPH_UNAVAILABLE", service: "search" } }
+ *
+ * which names no address and is not masked (it is our own GraphQL error), so the response is
+ * HTTP 200 with partial data. The gateway's log keeps the driver's message.
+ *
+ * When every root field of the operation failed this way, the Rust planner answers `data: null`
+ * even where those fields are nullable; the spec's answer is each field null
+ * (`{ "search": null }`), which is what this plugin then gives.
+ */
+import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
+import { getOperationAST, GraphQLError, isNonNullType, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from "graphql";
+import type { Logger } from "../lib/logger.js";
+
+/** Codes the HTTP executor gives a subgraph call that got no GraphQL answer. */
+const UNREACHABLE_CODES = new Set(["SUBREQUEST_HTTP_ERROR", "TIMEOUT_ERROR"]);
+
+export function subgraphOutageErrors(logger: Logger): GatewayPlugin {
+  return {
+    onExecute() {
+      return {
+        onExecuteDone({ args, result, setResult }) {
+          if (!result || typeof result !== "object" || Symbol.asyncIterator in result) return;
+          const single = result as { data?: Record<string, unknown> | null; errors?: readonly GraphQLError[] };
+          if (!single.errors?.some(isSubgraphUnreachable)) return;
+          const onlyOutages = single.errors.every(isSubgraphUnreachable);
+          const errors = single.errors.map((error) => (isSubgraphUnreachable(error) ? asOutage(error, logger) : error));
+          let data = single.data;
+          if (data == null && onlyOutages) {
+            const keys = nullableRootKeys(args.document, args.operationName ?? undefined, args.schema as GraphQLSchema);
+            if (keys) data = Object.fromEntries(keys.map((key) => [key, null]));
+          }
+          setResult({ ...single, ...(data !== undefined ? { data } : {}), errors } as never);
+        },
+      };
+    },
+  };
+}
+
+function isSubgraphUnreachable(error: GraphQLError): boolean {
+  for (let current: unknown = error; current instanceof GraphQLError; current = current.originalError) {
+    const code = current.extensions?.code;
+    if (typeof code === "string" && UNREACHABLE_CODES.has(code)) return true;
+  }
+  return false;
+}
+
+function asOutage(error: GraphQLError, logger: Logger): GraphQLError {
+  let service: string | null = null;
+  for (let current: unknown = error; current instanceof GraphQLError && !service; current = current.originalError) {
+    const name = current.extensions?.serviceName ?? current.extensions?.subgraphName;
+    if (typeof name === "string") service = name;
+  }
+  const timedOut = isTimeout(error);
+  logger.warn(`subgraph ${service ?? "(unknown)"} ${timedOut ? "timed out" : "unreachable"} at ${error.path?.join(".") ?? "(root)"}: ${error.message}`);
+  const who = service ? `The ${service} service` : "A service this query needs";
+  return new GraphQLError(`${who} could not answer${timedOut ? " in time" : ""}; the fields it provides are null in this answer. Try again shortly.`, {
+    nodes: error.nodes,
+    path: error.path,
+    extensions: { code: "SUBGRAPH_UNAVAILABLE", ...(service ? { service } : {}) },
+  });
+}
+
+function isTimeout(error: GraphQLError): boolean {
+  for (let current: unknown = error; current instanceof GraphQLError; current = current.originalError) {
+    if (current.extensions?.code === "TIMEOUT_ERROR") return true;
+  }
+  return false;
+}
+
+/**
+ * The response keys of the operation's root fields when every one of them is nullable; null
+ * when any is non-null, conditional (@skip/@include) or behind a fragment: then `data: null`
+ * stands.
+ */
+function nullableRootKeys(document: DocumentNode, operationName: string | undefined, schema: GraphQLSchema): string[] | null {
+  const operation = getOperationAST(document, operationName);
+  const rootType = operation ? schema.getRootType(operation.operation) : null;
+  if (!operation || !rootType) return null;
+  const fields = rootType.getFields();
+  const keys: string[] = [];
+  const selections: SelectionSetNode["selections"] = operation.selectionSet.selections;
+  for (const selection of selections) {
+    if (selection.kind !== Kind.FIELD || selection.directives?.length) return null;
+    if (selection.name.value === "__typename") return null;
+    const field = fields[selection.name.value];
+    if (!field || isNonNullType(field.type)) return null;
+    keys.push(selection.alias?.value ?? selection.name.value);
+  }
+  return keys;
+}
