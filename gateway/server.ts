@@ -9,7 +9,6 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Socket } from "node:net";
 import { createGatewayRuntime, type GatewayRuntime } from "@graphql-hive/gateway-runtime";
 import { unifiedGraphHandler as rustPlannerHandler } from "@graphql-hive/router-runtime";
 import httpTransport from "@graphql-mesh/transport-http";
@@ -17,7 +16,9 @@ import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { Kind, parse, type ConstValueNode } from "graphql";
 import { APOLLO_SANDBOX_ORIGIN, type QueryPlanner } from "../lib/config.js";
 import { displayHost } from "../lib/graphql/subgraph-server.js";
+import { trackForDrain } from "../lib/http-drain.js";
 import type { Logger } from "../lib/logger.js";
+import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
 import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
 import { subgraphOutageErrors } from "./subgraph-outage.js";
 
@@ -29,6 +30,11 @@ export interface GatewayOptions {
   /** Browser origins allowed to call the gateway; Apollo Sandbox's origin is always added. */
   corsOrigins: string[];
   production: boolean;
+  /**
+   * How tokens are verified (the gateway verifies each once, before planning) and the secret
+   * the gateway signs its subgraph calls with (null: unsigned).
+   */
+  auth?: TokenSettings & { subgraphSigningSecret?: string | null };
   upstreamTimeoutMs: number;
   logger: Logger;
   /** Log level of the embedded Hive runtime (default "warn"; false silences it). */
@@ -42,6 +48,8 @@ export interface GatewayOptions {
    * measure the gateway's own cost. Off here means every client request reaches the subgraphs.
    */
   deduplicateInflightRequests?: boolean;
+  /** How long `stop()` lets in-flight requests finish before cutting them (default 10 s). */
+  drainTimeoutMs?: number;
   /** Whole-response caching of `search` (see response-cache.ts); absent or TTL 0 means off. */
   responseCache?: ResponseCacheOptions | null;
 }
@@ -61,6 +69,7 @@ export interface SubgraphLocation {
 
 const GRAPHQL_PATH = "/graphql";
 const READINESS_TIMEOUT_MS = 2_000;
+const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const subgraphs = subgraphLocations(options.supergraphSdl);
@@ -115,27 +124,36 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ],
   });
 
-  const sockets = new Set<Socket>();
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
     if (path === "/healthz") return sendJson(response, 200, { status: "ok" });
-    if (path === "/readyz") {
-      void checkSubgraphs(subgraphs).then((results) => {
-        const ready = results.every((result) => result.ok);
-        sendJson(response, ready ? 200 : 503, { status: ready ? "ready" : "unavailable", subgraphs: results });
-      });
-      return;
-    }
+    if (path === "/readyz") return void answerReadiness(request, response);
     if (path === "/" && request.method === "GET") {
       response.writeHead(302, { location: GRAPHQL_PATH });
       return void response.end();
     }
     void runtime(request, response);
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
+  const drain = trackForDrain(server);
+
+  /**
+   * 503 at once while draining, so a load balancer stops sending before the listener goes.
+   * Anyone learns ready or not; which subgraph failed, where it lives and why is internal, so
+   * only a caller with a token that verifies sees it.
+   */
+  async function answerReadiness(request: http.IncomingMessage, response: http.ServerResponse) {
+    if (drain.draining) return sendJson(response, 503, { status: "draining" });
+    const [results, trusted] = await Promise.all([
+      checkSubgraphs(subgraphs),
+      (options.auth ? verifyBearerToken(request.headers.authorization, options.auth) : Promise.reject(new Error("no auth settings"))).then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    const ready = results.every((result) => result.ok) && !drain.draining;
+    const status = drain.draining ? "draining" : ready ? "ready" : "unavailable";
+    sendJson(response, ready ? 200 : 503, trusted ? { status, subgraphs: results } : { status });
+  }
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -144,6 +162,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const port = (server.address() as AddressInfo).port;
   const url = `http://${displayHost(options.host)}:${port}${GRAPHQL_PATH}`;
   logger.info(`gateway listening on ${url} (${options.queryPlanner === "rust" ? "Rust" : "JavaScript"} query planner)`);
+  let stopped: Promise<void> | null = null;
 
   return {
     url,
@@ -151,17 +170,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     runtime,
     subgraphs,
     async stop() {
-      // Stop accepting, let in-flight requests finish for a moment, then cut idle and stuck sockets.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const deadline = setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
-      }, 3_000);
-      await closed;
-      clearTimeout(deadline);
-      await runtime.dispose();
-      // The store's TTL timers are not unref'd: left alone they would hold the process open.
-      responseCache?.store[Symbol.dispose]();
+      stopped ??= (async () => {
+        const outcome = await drain.drain(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+        if (outcome.cut > 0) logger.warn(`drain deadline passed: cut ${outcome.cut} unfinished requests (${outcome.finished} finished)`);
+        // Only now: disposing the runtime aborts whatever it is still executing.
+        await runtime.dispose();
+        // The store's TTL timers are not unref'd: left alone they would hold the process open.
+        responseCache?.store[Symbol.dispose]();
+      })();
+      return stopped;
     },
   };
 }

@@ -36,6 +36,8 @@ export interface Config {
   subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint };
   search: SearchConfig;
   demo: { seed: boolean; conversations: number };
+  /** How long a stopping server lets in-flight requests finish before it cuts their connections. */
+  shutdown: { drainTimeoutMs: number };
   /** What one GraphQL request may cost, at the gateway and in every subgraph (lib/graphql/operation-limits.ts). */
   operationLimits: OperationLimits;
   /** Requests per window per organization, user and anonymous client IP, at the gateway (lib/graphql/rate-limit.ts). */
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
       indexer: bool(env, "SEARCH_INDEXER", true),
     },
     demo: { seed: bool(env, "DEMO_SEED", !production), conversations: int(env, "DEMO_CONVERSATIONS", 300, 1, 100_000) },
+    shutdown: { drainTimeoutMs: int(env, "SHUTDOWN_DRAIN_TIMEOUT_MS", 10_000, 0, 600_000) },
     operationLimits: {
       ...DEFAULT_OPERATION_LIMITS,
       maxTokens: int(env, "OPERATION_MAX_TOKENS", DEFAULT_OPERATION_LIMITS.maxTokens, 100, 1_000_000),

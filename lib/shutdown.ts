@@ -1,38 +1,84 @@
 /**
  * Graceful shutdown for the entry points: on SIGTERM or SIGINT run the cleanup (drain servers,
- * close the database, release the PGlite lock) and exit; if cleanup hangs, exit anyway after a
- * deadline; a second signal exits at once. Embedded Hive Gateway does not exit on its own.
+ * stop background work, close the database, release the PGlite lock) and exit; if cleanup hangs,
+ * exit anyway after a last-resort deadline longer than the drains it waits for; a second signal
+ * exits at once. Embedded Hive Gateway does not exit on its own.
  */
+import { spawn } from "node:child_process";
 import type { Logger } from "./logger.js";
 
-export function exitOnSignals(cleanup: () => Promise<void>, logger: Logger, deadlineMs = 8_000): void {
+export interface ShutdownTiming {
+  /** Each server's drain deadline (SHUTDOWN_DRAIN_TIMEOUT_MS). */
+  drainTimeoutMs: number;
+  /** Drains that run one after the other: 2 in `npm start` (the gateway, then the subgraphs). */
+  sequentialDrains?: number;
+}
+
+/** Time past the drains for disposing the runtime, flushing the query log and closing pools. */
+const CLEANUP_MARGIN_MS = 5_000;
+/** How long an exit may take once cleanup is done before the watchdog kills the process. */
+const EXIT_WATCHDOG_MS = 3_000;
+
+/** The last-resort deadline: every drain may use its whole timeout, and cleanup still gets its margin. */
+export function lastResortDeadlineMs({ drainTimeoutMs, sequentialDrains = 1 }: ShutdownTiming): number {
+  return drainTimeoutMs * sequentialDrains + CLEANUP_MARGIN_MS;
+}
+
+export function exitOnSignals(cleanup: () => Promise<void>, logger: Logger, timing: ShutdownTiming): void {
+  const deadlineMs = lastResortDeadlineMs(timing);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.warn(`${signal} again: exiting now`);
-      process.exit(1);
+      exitProcess(1);
     }
     stopping = true;
-    logger.info(`${signal} received: draining`);
+    logger.info(`${signal} received: draining (up to ${timing.drainTimeoutMs} ms for in-flight requests)`);
     const deadline = setTimeout(() => {
       logger.error(`shutdown took longer than ${deadlineMs} ms: exiting anyway`);
-      process.exit(1);
+      exitProcess(1);
     }, deadlineMs);
     deadline.unref();
     cleanup().then(
       () => {
         logger.info("stopped");
-        process.exit(0);
+        exitProcess(0);
       },
       (error: unknown) => {
         logger.error("shutdown failed", error);
-        process.exit(1);
+        exitProcess(1);
       },
     );
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
 }
+
+/**
+ * Exits explicitly (a timer or socket someone forgot must not keep a stopped process alive),
+ * under a watchdog: `process.exit()` first waits for the tasks running on libuv's thread pool
+ * (Node joins those threads on exit), and a native task that never ends, such as the Rust query
+ * planner on a fragment bomb, would keep a process that has already cleaned up alive forever.
+ * The watchdog is a detached process, because Node stops worker threads before it exits.
+ */
+function exitProcess(code: number): never {
+  try {
+    spawn(process.execPath, ["-e", EXIT_WATCHDOG, String(process.pid), String(EXIT_WATCHDOG_MS)], { detached: true, stdio: "ignore", env: {} }).unref();
+  } catch {
+    // No watchdog (e.g. no process slots left): exit without one.
+  }
+  process.exit(code);
+}
+
+/** Kills the process `argv[1]` if it is still alive `argv[2]` ms from now; ends as soon as it is gone. */
+const EXIT_WATCHDOG = `
+const [pid, ms] = process.argv.slice(1).map(Number);
+const killAt = Date.now() + ms;
+setInterval(() => {
+  try { process.kill(pid, 0); } catch { process.exit(0); }
+  if (Date.now() >= killAt) { try { process.kill(pid, "SIGKILL"); } catch {} process.exit(0); }
+}, 100);
+`;
 
 /** Failures that describe a setup problem the message already explains: printed without a stack. */
 const SETUP_ERRORS = new Set(["ConfigError", "MigrationError", "DataDirectoryLockedError", "CompositionError", "SupergraphConfigError"]);

@@ -37,6 +37,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
           port: endpoint.port,
           auth: config.auth,
           production: config.production,
+          drainTimeoutMs: config.shutdown.drainTimeoutMs,
           logger: logger.child(name),
         }),
       );
@@ -52,6 +53,8 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
       corsOrigins: config.gateway.corsOrigins,
       production: config.production,
       upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
+      drainTimeoutMs: config.shutdown.drainTimeoutMs,
+      auth: config.auth,
       responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds, auth: config.auth },
       logger: logger.child("gateway"),
       ...gatewayExtras,
@@ -60,6 +63,11 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
       gateway,
       subgraphs,
       supergraphSdl,
+      /**
+       * The gateway drains first: its in-flight requests are still calling the subgraphs, which
+       * keep serving until it is done. Then the subgraphs drain and stop their background work;
+       * the caller closes the database last.
+       */
       async stop() {
         await gateway.stop();
         await Promise.all(subgraphs.map((subgraph) => subgraph.stop()));

@@ -33,8 +33,10 @@ runMain(async () => {
     corsOrigins: config.gateway.corsOrigins,
     production: config.production,
     upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
+    drainTimeoutMs: config.shutdown.drainTimeoutMs,
+    auth: config.auth,
     responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds, auth: config.auth },
     logger,
   });
-  exitOnSignals(() => gateway.stop(), logger);
+  exitOnSignals(() => gateway.stop(), logger, { drainTimeoutMs: config.shutdown.drainTimeoutMs });
 });

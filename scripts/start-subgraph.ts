@@ -26,10 +26,15 @@ runMain(async () => {
     port: config.subgraphs[name].port,
     auth: config.auth,
     production: config.production,
+    drainTimeoutMs: config.shutdown.drainTimeoutMs,
     logger,
   });
-  exitOnSignals(async () => {
-    await subgraph.stop();
-    await database.close();
-  }, logger);
+  exitOnSignals(
+    async () => {
+      await subgraph.stop();
+      await database.close();
+    },
+    logger,
+    { drainTimeoutMs: config.shutdown.drainTimeoutMs },
+  );
 });

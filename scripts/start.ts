@@ -66,10 +66,15 @@ runMain(async () => {
       graphiqlQuery: `${EXAMPLE_QUERY}\n\n${SEARCH_QUERY}\n`,
     },
   });
-  exitOnSignals(async () => {
-    await stack.stop();
-    await database.close();
-  }, logger);
+  exitOnSignals(
+    async () => {
+      await stack.stop();
+      await database.close();
+    },
+    logger,
+    // The gateway drains, then the subgraphs do.
+    { drainTimeoutMs: config.shutdown.drainTimeoutMs, sequentialDrains: 2 },
+  );
 
   const url = stack.gateway.url;
   const lines = [

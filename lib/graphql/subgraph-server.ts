@@ -13,6 +13,7 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { buildSubgraphSchema } from "@apollo/subgraph";
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import { GraphQLError, type DocumentNode, type GraphQLFormattedError } from "graphql";
+import { trackForDrain } from "../http-drain.js";
 import type { Logger } from "../logger.js";
 import { verifyBearerToken, type TenantContext, type TokenSettings } from "../tenancy/token.js";
 import { CLIENT_ERROR_CODES, unauthenticated } from "./errors.js";
@@ -43,6 +44,8 @@ export interface SubgraphServerOptions {
   auth: TokenSettings;
   production: boolean;
   logger: Logger;
+  /** How long `stop()` lets in-flight requests finish before cutting them (default 10 s). */
+  drainTimeoutMs?: number;
 }
 
 export interface RunningSubgraph {
@@ -63,6 +66,7 @@ export interface OperationLog {
 
 /** Large enough for a batch of long messages (100 × 100,000 characters), small enough to refuse abuse. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 
 export async function startSubgraph<TContext extends RequestContext>(
   definition: SubgraphDefinition<TContext>,
@@ -70,6 +74,7 @@ export async function startSubgraph<TContext extends RequestContext>(
 ): Promise<RunningSubgraph> {
   const logger = options.logger;
   const httpServer = http.createServer();
+  const drain = trackForDrain(httpServer);
   const operations: OperationLog = {
     count: 0,
     recent: [],
@@ -112,11 +117,14 @@ export async function startSubgraph<TContext extends RequestContext>(
   async function handleRequest(request: http.IncomingMessage, response: http.ServerResponse) {
     const url = new URL(request.url ?? "/", "http://subgraph");
     if (url.pathname === "/health") {
+      if (drain.draining) return sendJson(response, 503, { status: "draining", subgraph: definition.name });
       try {
         await definition.checkHealth?.();
         return sendJson(response, 200, { status: "ok", subgraph: definition.name });
       } catch (error) {
-        return sendJson(response, 503, { status: "unavailable", subgraph: definition.name, reason: (error as Error).message });
+        // The reason can name hosts, users or connection strings: it goes to the log only.
+        logger.warn(`health check failed: ${(error as Error).message}`);
+        return sendJson(response, 503, { status: "unavailable", subgraph: definition.name });
       }
     }
     if (url.pathname !== "/graphql" && url.pathname !== "/") {
@@ -166,16 +174,23 @@ export async function startSubgraph<TContext extends RequestContext>(
   const url = `http://${displayHost(options.host)}:${port}/graphql`;
   await definition.start?.();
   logger.info(`${definition.name} subgraph listening on ${url}`);
+  let stopped: Promise<void> | null = null;
 
   return {
     name: definition.name,
     url,
     port,
     operations,
-    async stop() {
-      // Apollo's drain plugin stops accepting connections and waits for in-flight requests.
-      await apollo.stop();
-      await definition.stop?.();
+    stop() {
+      stopped ??= (async () => {
+        // Requests first (they still use the database), then Apollo, then background work; the
+        // caller closes the database after this resolves.
+        const outcome = await drain.drain(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+        if (outcome.cut > 0) logger.warn(`drain deadline passed: cut ${outcome.cut} unfinished requests (${outcome.finished} finished)`);
+        await apollo.stop();
+        await definition.stop?.();
+      })();
+      return stopped;
     },
   };
 }

@@ -100,7 +100,7 @@ describe("through the gateway", () => {
   it("reports health and readiness", async () => {
     const base = stack.gateway.url.replace("/graphql", "");
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    const ready = await fetch(`${base}/readyz`);
+    const ready = await fetch(`${base}/readyz`, { headers: { authorization: `Bearer ${token}` } });
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as { subgraphs: { name: string; ok: boolean }[] }).subgraphs).toEqual([
       expect.objectContaining({ name: "conversations", ok: true }),
