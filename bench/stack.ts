@@ -126,7 +126,8 @@ export function startBenchGateway(subgraphs: BenchSubgraphs, settings: GatewaySe
     logger: silentLogger,
     runtimeLogLevel: false,
     deduplicateInflightRequests: settings.deduplicateInflightRequests,
-    responseCache: settings.responseCacheTtlSeconds ? { ttlSeconds: settings.responseCacheTtlSeconds, auth: config.auth } : null,
+    auth: config.auth,
+    responseCache: settings.responseCacheTtlSeconds ? { ttlSeconds: settings.responseCacheTtlSeconds } : null,
   });
 }
 

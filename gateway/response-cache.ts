@@ -6,17 +6,19 @@
  * machines against ~0.6 ms inside the service. A hit here answers without leaving the gateway.
  *
  * What is cached, and for whom:
- * - Only operations that select `Query.search` (every other coordinate has TTL 0), and only
- *   answers without errors and without a degraded provider (when the client selected
- *   `providers { status }`; a client that did not select it may see a degraded page again
- *   until the TTL passes, which is why the TTL is short).
+ * - Only query operations that select `Query.search`: the plugin is not even enabled for any
+ *   other operation, so it never rewrites their documents (the caching plugin adds
+ *   `__typename` and `id` selections to every selection set it caches, which changes what the
+ *   planner sends and broke 7 of The Guild's 179 federation audit queries when it ran on every
+ *   authenticated operation). Only answers without errors and without a degraded provider
+ *   (when the client selected `providers { status }`; a client that did not select it may see
+ *   a degraded page again until the TTL passes, which is why the TTL is short).
  * - Per verified token: the session key is a hash of the Authorization header, and only
- *   tokens that verified (signature, issuer, audience) and have not expired use the cache.
- *   An expired or forged token never reaches a cached answer; it goes through to the
- *   subgraphs, which refuse it. Two users, two organizations or two team sets never share
- *   an entry.
- * - Any mutation through the gateway retires every cached answer of the caller's
- *   organization (see OrganizationGenerations), so a frontend that refetches after a rename,
+ *   requests whose token the gateway verified (gateway/authentication.ts) use the cache. An
+ *   expired or forged token never reaches a cached answer. Two users, two organizations or
+ *   two team sets never share an entry.
+ * - Any mutation through the gateway by a verified caller retires every cached answer of that
+ *   caller's organization (see OrganizationGenerations), so a frontend that refetches after a rename,
  *   an append or a delete sees the change at once (a new conversation also waits for the
  *   search subgraph's own cached page to expire). Writes that bypass the gateway show up
  *   within the TTL.
@@ -25,65 +27,58 @@
  * instance: a shared store would need the generations shared too.
  */
 import { createHash } from "node:crypto";
-import type { GatewayConfig, GatewayPlugin } from "@graphql-hive/gateway-runtime";
-import { getOperationAST } from "graphql";
+import type { GatewayConfigContext, GatewayPlugin } from "@graphql-hive/gateway-runtime";
 import InMemoryLRUCache from "@graphql-mesh/cache-inmemory-lru";
-import { decodeJwt } from "jose";
+import useMeshResponseCache from "@graphql-mesh/plugin-response-cache";
+import { getOperationAST, Kind, type DocumentNode } from "graphql";
 import { LRUCache } from "lru-cache";
-import { bearerToken, verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
+import { rootFieldNames, selectedOperation } from "../lib/graphql/root-fields.js";
+import type { TenantContext } from "../lib/tenancy/token.js";
 
 export interface ResponseCacheOptions {
   /** How long a search answer is served from the gateway; 0 turns the cache off. */
   ttlSeconds: number;
-  /** To tell a valid token from an expired or forged one. */
-  auth: TokenSettings;
 }
 
 /** Answers kept per gateway instance; a page of 20 hits is ~5 KB, so this bounds it near 50 MB. */
 const RESPONSE_CACHE_MAX_ENTRIES = 10_000;
 
-type ResponseCaching = NonNullable<GatewayConfig<Record<string, unknown>>["responseCaching"]>;
-
 export interface SearchResponseCache {
-  /** Hive Gateway's `responseCaching` option. */
-  responseCaching: ResponseCaching;
   /** Where answers are kept: the gateway's `cache` option. */
   store: InMemoryLRUCache;
-  /** The plugin that retires an organization's cached answers after each of its mutations. */
-  plugin: GatewayPlugin;
+  /**
+   * The plugins, in order: the one that learns which operations select `search` and retires an
+   * organization's answers after its mutations, then the caching plugin itself. They must come
+   * after the authentication plugin, whose verified caller they read.
+   */
+  plugins(context: GatewayConfigContext): GatewayPlugin[];
 }
 
-export function searchResponseCache({ ttlSeconds, auth }: ResponseCacheOptions): SearchResponseCache {
-  const tokens = new VerifiedTokens(auth);
-  const generations = new OrganizationGenerations();
-  const responseCaching = {
-    // Only requests whose token verified (and has not expired since) use the cache at all; a
-    // token's first request goes through uncached while it is verified. Requests with no
-    // session would otherwise share one cache key among themselves.
-    enabled: (request: Request) => tokens.isVerified(request.headers.get("authorization")),
-    // The organization's write generation is part of the key: see OrganizationGenerations.
-    // `enabled` admitted only verified tokens, so their organization is already known.
-    session: (request: Request) => {
-      const authorization = request.headers.get("authorization") ?? "";
-      const token = createHash("sha256").update(authorization).digest("base64url");
-      return `${token}:${generations.current(tokens.organizationOf(authorization))}`;
-    },
-    ttl: 0,
-    ttlPerSchemaCoordinate: { "Query.search": ttlSeconds * 1000 },
-    // Entity-based eviction is off: the generations below retire more (deletes, new
-    // conversations) at less cost (no per-entity keys, no scan of the store on each mutation).
-    invalidateViaMutation: false,
-    // `extensions.responseCache.hit` tells clients (and benchmarks) where an answer came from.
-    includeExtensionMetadata: true,
-    shouldCacheResult: ({ result }) => !result.errors?.length && !hasDegradedSearch(result.data),
-  } as ResponseCaching;
+export function searchResponseCache({ ttlSeconds }: ResponseCacheOptions, tenantOf: (request: Request) => TenantContext | null): SearchResponseCache {
+  const generations = new OrganizationGenerations(ttlSeconds);
+  const searchOperations = new SearchOperations();
+  const store = new InMemoryLRUCache({ max: RESPONSE_CACHE_MAX_ENTRIES });
 
-  const plugin: GatewayPlugin = {
+  const cacheable = (request: Request, context?: { params?: { query?: string; operationName?: string | null } }) => {
+    if (tenantOf(request) === null) return false;
+    const params = context?.params;
+    return params?.query !== undefined && searchOperations.isSearch(params.query, params.operationName ?? undefined);
+  };
+
+  const bookkeeping: GatewayPlugin = {
+    onParse({ context }) {
+      const { query, operationName } = (context as { params?: { query?: string; operationName?: string | null } }).params ?? {};
+      return ({ result }) => {
+        if (query !== undefined && result && (result as DocumentNode).kind === Kind.DOCUMENT) searchOperations.learn(query, operationName ?? undefined, result as DocumentNode);
+      };
+    },
     onExecute({ args }) {
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== "mutation") return;
       const request = (args.contextValue as { request?: Request }).request;
-      const organization = organizationClaim(request?.headers.get("authorization") ?? "");
+      const organization = request ? (tenantOf(request)?.organizationId ?? null) : null;
+      // An unverified caller's mutation changes nothing (the authentication plugin has refused it).
+      if (organization === null) return;
       return {
         // After the mutation is done: a search that built its key before this point is stored
         // under the old generation, where no later request looks.
@@ -93,7 +88,57 @@ export function searchResponseCache({ ttlSeconds, auth }: ResponseCacheOptions):
       };
     },
   };
-  return { responseCaching, plugin, store: new InMemoryLRUCache({ max: RESPONSE_CACHE_MAX_ENTRIES }) };
+
+  return {
+    store,
+    plugins(context) {
+      const caching = useMeshResponseCache({
+        ...context,
+        cache: store,
+        // The organization's write generation is part of the key: see OrganizationGenerations.
+        enabled: cacheable,
+        session: (request: Request) => {
+          const tenant = tenantOf(request);
+          if (!tenant) return null;
+          const token = createHash("sha256").update(request.headers.get("authorization") ?? "").digest("base64url");
+          return `${token}:${generations.current(tenant.organizationId)}`;
+        },
+        ttl: 0,
+        ttlPerSchemaCoordinate: { "Query.search": ttlSeconds * 1000 },
+        // Entity-based eviction is off: the generations retire more (deletes, new
+        // conversations) at less cost (no per-entity keys, no scan of the store on each mutation).
+        invalidateViaMutation: false,
+        // `extensions.responseCache.hit` tells clients (and benchmarks) where an answer came from.
+        includeExtensionMetadata: true,
+        shouldCacheResult: ({ result }: { result: { errors?: readonly unknown[]; data?: unknown } }) => !result.errors?.length && !hasDegradedSearch(result.data),
+      } as unknown as Parameters<typeof useMeshResponseCache>[0]) as GatewayPlugin;
+      return [bookkeeping, caching];
+    },
+  };
+}
+
+/**
+ * Which documents (by their text and operation name) are query operations selecting
+ * `Query.search`. Learnt when a document is parsed, so the decision costs a map lookup on later
+ * requests, including the cache lookup that happens before parsing: a document never seen
+ * before goes through uncached once.
+ */
+class SearchOperations {
+  private readonly known = new LRUCache<string, boolean>({ max: 5_000 });
+
+  learn(query: string, operationName: string | undefined, document: DocumentNode): void {
+    const key = `${operationName ?? ""}\n${query}`;
+    if (!this.known.has(key)) this.known.set(key, selectsSearch(document, operationName));
+  }
+
+  isSearch(query: string, operationName: string | undefined): boolean {
+    return this.known.get(`${operationName ?? ""}\n${query}`) ?? false;
+  }
+}
+
+function selectsSearch(document: DocumentNode, operationName: string | undefined): boolean {
+  const operation = selectedOperation(document, operationName);
+  return operation?.operation === "query" && rootFieldNames(document, operation).has("search");
 }
 
 /**
@@ -101,75 +146,40 @@ export function searchResponseCache({ ttlSeconds, auth }: ResponseCacheOptions):
  * gateway. Entity-based invalidation alone misses writes whose result is not the cached entity:
  * a deleted conversation (the payload is `DeleteConversationPayload`) or a new one that a cached
  * search should now include. With the generation in the key, any write in an organization
- * retires all of its cached answers at once (they then expire unread).
+ * retires all of its cached answers at once (they then expire unread). Only verified callers
+ * advance a generation, and only their own organization's.
  */
 class OrganizationGenerations {
-  private readonly generations = new LRUCache<string, number>({ max: 100_000 });
+  /**
+   * Bumped whenever the map below has to forget an organization for room: forgetting would put
+   * it back at generation 0, where answers from before its last write may still be stored, so
+   * everyone's answers retire instead (rare: it takes 100,000 writing organizations in one TTL).
+   */
+  private epoch = 0;
+  private readonly generations: LRUCache<string, number>;
 
-  current(organization: string | null): number {
-    return organization === null ? 0 : (this.generations.get(organization) ?? 0);
+  constructor(ttlSeconds: number) {
+    // Past the response TTL a generation no longer matters: every answer stored under an older
+    // one has expired.
+    this.generations = new LRUCache<string, number>({
+      max: 100_000,
+      ttl: Math.max(1, ttlSeconds) * 1000,
+      dispose: (_value, _key, reason) => {
+        if (reason === "evict") this.epoch += 1;
+      },
+    });
   }
 
-  advance(organization: string | null): void {
-    // A mutation without a readable organization claim retires everyone's answers.
-    if (organization === null) this.generations.clear();
-    else this.generations.set(organization, this.current(organization) + 1);
-  }
-}
-
-/**
- * The token's `org` claim, read without verifying: only used to pick which cached answers to
- * retire, where a forged claim can at worst cause cache misses. Serving from the cache is
- * gated by VerifiedTokens.
- */
-function organizationClaim(authorization: string): string | null {
-  const token = bearerToken(authorization);
-  if (!token) return null;
-  try {
-    const { org } = decodeJwt(token);
-    return typeof org === "string" ? org : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Tokens this gateway has verified, until they expire. `enabled` must answer synchronously,
- * and verifying is asynchronous: an unknown token is verified in the background and answers
- * "no" until then.
- */
-class VerifiedTokens {
-  private readonly verified = new LRUCache<string, { expiresAt: number; organizationId: string }>({ max: 50_000 });
-  private readonly pending = new Set<string>();
-
-  constructor(private readonly auth: TokenSettings) {}
-
-  isVerified(authorization: string | null): boolean {
-    if (!authorization) return false;
-    const known = this.verified.get(authorization);
-    if (known !== undefined) {
-      if (Date.now() < known.expiresAt) return true;
-      this.verified.delete(authorization);
-      return false;
-    }
-    if (!this.pending.has(authorization)) {
-      this.pending.add(authorization);
-      verifyBearerToken(authorization, this.auth)
-        .then((tenant) => {
-          const { exp } = decodeJwt(bearerToken(authorization)!);
-          // A token without `exp` stays valid; recheck it every few minutes anyway.
-          const expiresAt = typeof exp === "number" ? exp * 1000 : Date.now() + 300_000;
-          this.verified.set(authorization, { expiresAt, organizationId: tenant.organizationId });
-        })
-        .catch(() => undefined)
-        .finally(() => this.pending.delete(authorization));
-    }
-    return false;
+  current(organization: string): string {
+    return `${this.epoch}.${this.generations.get(organization) ?? 0}`;
   }
 
-  /** The verified organization of a token isVerified accepted. */
-  organizationOf(authorization: string): string | null {
-    return this.verified.get(authorization)?.organizationId ?? null;
+  /** Generations are never reused (a forgotten organization's next write must not land on an old number). */
+  private counter = 0;
+
+  advance(organization: string): void {
+    this.counter += 1;
+    this.generations.set(organization, this.counter);
   }
 }
 

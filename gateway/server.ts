@@ -15,11 +15,17 @@ import httpTransport from "@graphql-mesh/transport-http";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { Kind, parse, type ConstValueNode } from "graphql";
 import { APOLLO_SANDBOX_ORIGIN, type QueryPlanner } from "../lib/config.js";
+import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "../lib/graphql/operation-limits.js";
+import { operationLimitsPlugins } from "../lib/graphql/operation-limits-plugin.js";
+import { rateLimitPlugin, RequestRateLimiter, tokenIdentity, type RateLimitSettings } from "../lib/graphql/rate-limit.js";
 import { displayHost } from "../lib/graphql/subgraph-server.js";
 import { trackForDrain } from "../lib/http-drain.js";
 import type { Logger } from "../lib/logger.js";
 import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
+import { gatewayAuthentication } from "./authentication.js";
+import { graphiQLPage } from "./graphiql-page.js";
 import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
+import { specConformance } from "./spec-conformance.js";
 import { subgraphOutageErrors } from "./subgraph-outage.js";
 
 export interface GatewayOptions {
@@ -34,7 +40,7 @@ export interface GatewayOptions {
    * How tokens are verified (the gateway verifies each once, before planning) and the secret
    * the gateway signs its subgraph calls with (null: unsigned).
    */
-  auth?: TokenSettings & { subgraphSigningSecret?: string | null };
+  auth: TokenSettings & { subgraphSigningSecret?: string | null };
   upstreamTimeoutMs: number;
   logger: Logger;
   /** Log level of the embedded Hive runtime (default "warn"; false silences it). */
@@ -52,6 +58,10 @@ export interface GatewayOptions {
   drainTimeoutMs?: number;
   /** Whole-response caching of `search` (see response-cache.ts); absent or TTL 0 means off. */
   responseCache?: ResponseCacheOptions | null;
+  /** What one request may cost, checked before planning (default: DEFAULT_OPERATION_LIMITS). */
+  operationLimits?: OperationLimits;
+  /** Per-organization, per-user and anonymous per-IP request budgets; absent means no rate limits. */
+  rateLimit?: RateLimitSettings | null;
 }
 
 export interface RunningGateway {
@@ -68,13 +78,17 @@ export interface SubgraphLocation {
 }
 
 const GRAPHQL_PATH = "/graphql";
+const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600;
 const READINESS_TIMEOUT_MS = 2_000;
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const subgraphs = subgraphLocations(options.supergraphSdl);
   const logger = options.logger;
-  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache) : null;
+  const allowedOrigins = new Set([...options.corsOrigins, APOLLO_SANDBOX_ORIGIN]);
+  const authentication = gatewayAuthentication(options.auth);
+  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf) : null;
+  const rateLimiter = options.rateLimit ? new RequestRateLimiter(options.rateLimit, logger) : null;
   const runtime = createGatewayRuntime({
     supergraph: options.supergraphSdl,
     ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),
@@ -83,11 +97,20 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
     logging: options.runtimeLogLevel ?? "warn",
-    cors: {
-      origin: [...new Set([...options.corsOrigins, APOLLO_SANDBOX_ORIGIN])],
-      credentials: true,
-      allowedHeaders: ["authorization", "content-type", "apollographql-client-name", "apollographql-client-version", "x-request-id"],
-      methods: ["GET", "POST", "OPTIONS"],
+    // An origin not on the list (including the literal `null` of sandboxed frames and file://
+    // pages) gets no CORS headers at all, so the browser refuses the response; listed origins
+    // get their own origin back, credentials, and a 10-minute preflight cache (Sandbox would
+    // otherwise preflight every request).
+    cors: (request: Request) => {
+      const origin = request.headers.get("origin");
+      if (!origin || !allowedOrigins.has(origin)) return false;
+      return {
+        origin,
+        credentials: true,
+        allowedHeaders: ["authorization", "content-type", "apollographql-client-name", "apollographql-client-version", "x-request-id"],
+        methods: ["GET", "POST", "OPTIONS"],
+        maxAge: CORS_PREFLIGHT_MAX_AGE_SECONDS,
+      };
     },
     // GraphiQL rendered from the npm package itself: no CDN, so it works offline.
     graphiql: options.production
@@ -116,16 +139,33 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     transportEntries: {
       "*.http": { options: { deduplicateInflightRequests: options.deduplicateInflightRequests ?? true } },
     },
-    ...(responseCache ? { cache: responseCache.store, responseCaching: responseCache.responseCaching } : {}),
-    plugins: () => [
+    // Subgraphs check this signature (lib/graphql/subgraph-access.ts) to tell the gateway from a stranger.
+    ...(options.auth.subgraphSigningSecret ? { hmacSignature: { secret: options.auth.subgraphSigningSecret } } : {}),
+    ...(responseCache ? { cache: responseCache.store } : {}),
+    // Order matters: the caller is verified first; the response cache reads who it is.
+    // Rate limits answer in onRequest and the operation limits before validation, so neither a
+    // spent budget nor a hostile document ever reaches the planner.
+    plugins: (context) => [
+      ...(rateLimiter ? [rateLimitPlugin({ limiter: rateLimiter, identify: tokenIdentity(options.auth) })] : []),
+      ...operationLimitsPlugins(options.operationLimits ?? DEFAULT_OPERATION_LIMITS),
+      authentication.plugin,
+      specConformance(),
       // A subgraph that cannot be reached nulls its own fields with a coded error (subgraph-outage.ts).
       subgraphOutageErrors(logger),
-      ...(responseCache ? [responseCache.plugin] : []),
+      ...(responseCache ? responseCache.plugins(context) : []),
     ],
   });
 
+  const graphiql = options.production ? null : graphiQLPage(async () => runtime.fetch(new Request(`http://gateway${GRAPHQL_PATH}`, { headers: { accept: "text/html" } })));
+
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
+    if (path === GRAPHQL_PATH && graphiql?.wants(request)) {
+      return void graphiql.serve(request, response).catch((error: unknown) => {
+        logger.error("GraphiQL page failed", error);
+        if (!response.headersSent) sendJson(response, 500, { errors: [{ message: "GraphiQL is unavailable" }] });
+      });
+    }
     if (path === "/healthz") return sendJson(response, 200, { status: "ok" });
     if (path === "/readyz") return void answerReadiness(request, response);
     if (path === "/" && request.method === "GET") {
@@ -145,7 +185,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (drain.draining) return sendJson(response, 503, { status: "draining" });
     const [results, trusted] = await Promise.all([
       checkSubgraphs(subgraphs),
-      (options.auth ? verifyBearerToken(request.headers.authorization, options.auth) : Promise.reject(new Error("no auth settings"))).then(
+      verifyBearerToken(request.headers.authorization, options.auth).then(
         () => true,
         () => false,
       ),
@@ -177,6 +217,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await runtime.dispose();
         // The store's TTL timers are not unref'd: left alone they would hold the process open.
         responseCache?.store[Symbol.dispose]();
+        await rateLimiter?.close();
       })();
       return stopped;
     },

@@ -5,6 +5,8 @@
  * names the variable and says what it accepts.
  */
 import path from "node:path";
+import { SecretKeyring } from "./secrets/keyring.js";
+import type { TokenSettings } from "./tenancy/token.js";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./graphql/operation-limits.js";
 import type { RateLimitSettings } from "./graphql/rate-limit.js";
 
@@ -22,7 +24,7 @@ export interface Config {
   /** Interface servers bind to. 127.0.0.1 in development, 0.0.0.0 in production. */
   host: string;
   database: { url: string | null; pgliteDataDir: string };
-  auth: { jwtSecret: string; issuer: string | null; audience: string | null; usingDevSecret: boolean };
+  auth: AuthConfig;
   gateway: {
     port: number;
     supergraphPath: string;
@@ -36,13 +38,27 @@ export interface Config {
   subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint };
   search: SearchConfig;
   demo: { seed: boolean; conversations: number };
-  /** How long a stopping server lets in-flight requests finish before it cuts their connections. */
-  shutdown: { drainTimeoutMs: number };
   /** What one GraphQL request may cost, at the gateway and in every subgraph (lib/graphql/operation-limits.ts). */
   operationLimits: OperationLimits;
   /** Requests per window per organization, user and anonymous client IP, at the gateway (lib/graphql/rate-limit.ts). */
   rateLimit: RateLimitSettings;
+  /** How long a stopping server lets in-flight requests finish before it cuts their connections. */
+  shutdown: { drainTimeoutMs: number };
   logLevel: "debug" | "info" | "warn" | "error";
+  /** Keys that seal secrets stored at rest (lib/secrets/keyring.ts); null: storing a secret is refused. */
+  secrets: { keyring: SecretKeyring | null };
+}
+
+/** How tokens are verified (see lib/tenancy/token.ts), and how the gateway proves itself to subgraphs. */
+export interface AuthConfig extends TokenSettings {
+  /** True when JWT_SECRET is unset outside production and the built-in development secret is used. */
+  usingDevSecret: boolean;
+  /**
+   * Shared secret the gateway signs its subgraph requests with (HMAC-SHA256) and subgraphs check:
+   * how a subgraph tells the gateway from a stranger (only signed calls or valid tokens may read
+   * `_service`). Outside production it defaults to a development secret.
+   */
+  subgraphSigningSecret: string | null;
 }
 
 export type EmbedderKind = "local" | "openai" | "hashing";
@@ -71,6 +87,9 @@ export class ConfigError extends Error {
 /** The secret `npm start` uses when JWT_SECRET is unset outside production; tokens signed with it are for local use only. */
 export const DEV_JWT_SECRET = "dev-only-secret-do-not-use-in-production-0123456789";
 
+/** Signs gateway-to-subgraph calls outside production when SUBGRAPH_SIGNING_SECRET is unset. */
+export const DEV_SUBGRAPH_SIGNING_SECRET = "dev-only-subgraph-signing-secret-0123456789abcdef";
+
 /** Apollo Studio's Sandbox runs on this origin and calls the endpoint from the browser. */
 export const APOLLO_SANDBOX_ORIGIN = "https://studio.apollographql.com";
 
@@ -86,12 +105,21 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const jwtSecret = str(env, "JWT_SECRET");
-  if (!jwtSecret && production) {
-    throw new ConfigError("JWT_SECRET", "is required when NODE_ENV=production (at least 32 characters)");
+  const jwksUrl = str(env, "JWT_JWKS_URL");
+  if (jwksUrl && !/^https?:\/\//.test(jwksUrl)) throw new ConfigError("JWT_JWKS_URL", `must be an http:// or https:// URL, got "${jwksUrl}"`);
+  if (!jwtSecret && !jwksUrl && production) {
+    throw new ConfigError("JWT_SECRET", "(or JWT_JWKS_URL) is required when NODE_ENV=production (a secret of at least 32 characters)");
   }
   if (jwtSecret && jwtSecret.length < 32) {
     throw new ConfigError("JWT_SECRET", `must be at least 32 characters for HS256, got ${jwtSecret.length}`);
   }
+  const signingSecret = str(env, "SUBGRAPH_SIGNING_SECRET");
+  if (signingSecret && signingSecret.length < 32) throw new ConfigError("SUBGRAPH_SIGNING_SECRET", `must be at least 32 characters, got ${signingSecret.length}`);
+  const claimName = (name: string, fallback: string) => {
+    const value = str(env, name) ?? fallback;
+    if (!/^[\w:/.#-]{1,200}$/.test(value)) throw new ConfigError(name, `must be a claim name (letters, digits, _ : / . # -), got "${value}"`);
+    return value;
+  };
 
   const conversationsPort = port(env, "CONVERSATIONS_PORT", 4001);
   const searchPort = port(env, "SEARCH_PORT", 4002);
@@ -113,10 +141,16 @@ export function loadConfig(env: Env = process.env): Config {
       pgliteDataDir: path.resolve(str(env, "PGLITE_DATA_DIR") ?? ".data/pglite"),
     },
     auth: {
-      jwtSecret: jwtSecret ?? DEV_JWT_SECRET,
+      // Outside production, `npm start` signs its dev token with the built-in secret.
+      jwtSecret: jwtSecret ?? (jwksUrl || production ? null : DEV_JWT_SECRET),
+      jwksUrl: jwksUrl ?? null,
       issuer: str(env, "JWT_ISSUER") ?? null,
       audience: str(env, "JWT_AUDIENCE") ?? null,
-      usingDevSecret: !jwtSecret,
+      maxLifetimeSeconds: int(env, "JWT_MAX_LIFETIME_SECONDS", production ? 86_400 : 31 * 86_400, 60, 366 * 86_400),
+      clockToleranceSeconds: int(env, "JWT_CLOCK_TOLERANCE_SECONDS", 30, 0, 600),
+      claims: { user: claimName("JWT_CLAIM_USER", "sub"), organization: claimName("JWT_CLAIM_ORGANIZATION", "org"), teams: claimName("JWT_CLAIM_TEAMS", "teams") },
+      usingDevSecret: !jwtSecret && !jwksUrl,
+      subgraphSigningSecret: signingSecret ?? (production ? null : DEV_SUBGRAPH_SIGNING_SECRET),
     },
     gateway: {
       port: port(env, "GATEWAY_PORT", 4000),
@@ -154,7 +188,6 @@ export function loadConfig(env: Env = process.env): Config {
       indexer: bool(env, "SEARCH_INDEXER", true),
     },
     demo: { seed: bool(env, "DEMO_SEED", !production), conversations: int(env, "DEMO_CONVERSATIONS", 300, 1, 100_000) },
-    shutdown: { drainTimeoutMs: int(env, "SHUTDOWN_DRAIN_TIMEOUT_MS", 10_000, 0, 600_000) },
     operationLimits: {
       ...DEFAULT_OPERATION_LIMITS,
       maxTokens: int(env, "OPERATION_MAX_TOKENS", DEFAULT_OPERATION_LIMITS.maxTokens, 100, 1_000_000),
@@ -174,8 +207,21 @@ export function loadConfig(env: Env = process.env): Config {
       anonymousPoints: int(env, "RATE_LIMIT_ANONYMOUS_POINTS", 300, 0, 100_000_000),
       redisUrl,
     },
+    shutdown: { drainTimeoutMs: int(env, "SHUTDOWN_DRAIN_TIMEOUT_MS", 10_000, 0, 600_000) },
     logLevel,
+    secrets: { keyring: secretKeyring(env) },
   };
+}
+
+function secretKeyring(env: Env): SecretKeyring | null {
+  const spec = str(env, "SECRETS_ENCRYPTION_KEYS");
+  if (!spec) return null;
+  try {
+    return SecretKeyring.parse(spec);
+  } catch (error) {
+    // The message names the key id at most, never key material.
+    throw new ConfigError("SECRETS_ENCRYPTION_KEYS", `must be comma-separated <id>:<32 bytes in base64> (newest first): ${(error as Error).message}`);
+  }
 }
 
 function str(env: Env, name: string): string | undefined {

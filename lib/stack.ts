@@ -38,6 +38,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
           auth: config.auth,
           production: config.production,
           drainTimeoutMs: config.shutdown.drainTimeoutMs,
+          operationLimits: config.operationLimits,
           logger: logger.child(name),
         }),
       );
@@ -55,7 +56,9 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
       upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
       drainTimeoutMs: config.shutdown.drainTimeoutMs,
       auth: config.auth,
-      responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds, auth: config.auth },
+      responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
+      operationLimits: config.operationLimits,
+      rateLimit: config.rateLimit,
       logger: logger.child("gateway"),
       ...gatewayExtras,
     });

@@ -35,7 +35,9 @@ runMain(async () => {
     upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
     drainTimeoutMs: config.shutdown.drainTimeoutMs,
     auth: config.auth,
-    responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds, auth: config.auth },
+    responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
+    operationLimits: config.operationLimits,
+    rateLimit: config.rateLimit,
     logger,
   });
   exitOnSignals(() => gateway.stop(), logger, { drainTimeoutMs: config.shutdown.drainTimeoutMs });

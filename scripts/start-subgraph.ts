@@ -27,6 +27,7 @@ runMain(async () => {
     auth: config.auth,
     production: config.production,
     drainTimeoutMs: config.shutdown.drainTimeoutMs,
+    operationLimits: config.operationLimits,
     logger,
   });
   exitOnSignals(

@@ -17,9 +17,11 @@ import { trackForDrain } from "../http-drain.js";
 import type { Logger } from "../logger.js";
 import { verifyBearerToken, type TenantContext, type TokenSettings } from "../tenancy/token.js";
 import { CLIENT_ERROR_CODES, unauthenticated } from "./errors.js";
+import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withOperationLimitCode, type OperationLimits } from "./operation-limits.js";
+import { isSignedByGateway, serviceSdlAccessPlugin, type AccessContext } from "./subgraph-access.js";
 
 /** What every subgraph's context starts from: the verified caller, if any. */
-export interface RequestContext extends BaseContext {
+export interface RequestContext extends BaseContext, AccessContext {
   /** The caller's organization, user and teams; throws UNAUTHENTICATED when the request has no token. */
   requireTenant(): TenantContext;
 }
@@ -41,11 +43,14 @@ export interface SubgraphDefinition<TContext extends RequestContext> {
 export interface SubgraphServerOptions {
   host: string;
   port: number;
-  auth: TokenSettings;
+  /** Token verification, and the secret of the gateway's request signatures (null: none accepted). */
+  auth: TokenSettings & { subgraphSigningSecret?: string | null };
   production: boolean;
   logger: Logger;
   /** How long `stop()` lets in-flight requests finish before cutting them (default 10 s). */
   drainTimeoutMs?: number;
+  /** What one request may cost (default: DEFAULT_OPERATION_LIMITS): a subgraph reached directly is as guarded as the gateway. */
+  operationLimits?: OperationLimits;
 }
 
 export interface RunningSubgraph {
@@ -59,6 +64,8 @@ export interface RunningSubgraph {
 
 export interface OperationLog {
   count: number;
+  /** How many of them carried the gateway's valid signature. */
+  signedByGateway: number;
   /** The most recent operations' documents (at most 100). */
   recent: string[];
   reset(): void;
@@ -77,13 +84,21 @@ export async function startSubgraph<TContext extends RequestContext>(
   const drain = trackForDrain(httpServer);
   const operations: OperationLog = {
     count: 0,
+    signedByGateway: 0,
     recent: [],
     reset() {
       this.count = 0;
+      this.signedByGateway = 0;
       this.recent = [];
     },
   };
+  const limits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
   const apollo = new ApolloServer<TContext>({
+    // Limits: tokens are counted before Apollo sees the request (handleRequest), the document's
+    // shape on entering validation, and no error suggests field names.
+    parseOptions: { maxTokens: limits.maxTokens },
+    validationRules: [operationLimitsRule(limits)],
+    hideSchemaDetailsFromClientErrors: true,
     schema: buildSubgraphSchema([{ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> }]),
     introspection: !options.production,
     includeStacktraceInErrorResponses: false,
@@ -94,15 +109,17 @@ export async function startSubgraph<TContext extends RequestContext>(
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginLandingPageDisabled(),
+      serviceSdlAccessPlugin(),
       {
-        async requestDidStart({ request }) {
+        async requestDidStart({ request, contextValue }) {
           operations.count += 1;
+          if (contextValue.signedByGateway) operations.signedByGateway += 1;
           operations.recent.push(request.query ?? "");
           if (operations.recent.length > 100) operations.recent.shift();
         },
       },
     ],
-    formatError: (formatted, error) => formatSubgraphError(formatted, error, logger),
+    formatError: (formatted, error) => formatSubgraphError(withOperationLimitCode(formatted, error), error, logger),
   });
   await apollo.start();
 
@@ -146,6 +163,8 @@ export async function startSubgraph<TContext extends RequestContext>(
         return sendJson(response, 400, { errors: [{ message: "Request body is not valid JSON", extensions: { code: "BAD_REQUEST" } }] });
       }
     }
+    const overLimit = requestOverLimits(parsedBody, url.searchParams, limits);
+    if (overLimit) return sendJson(response, 400, { errors: [{ message: overLimit.message, extensions: overLimit.extensions }] });
     const graphQLRequest: HTTPGraphQLRequest = {
       method: (request.method ?? "GET").toUpperCase(),
       headers,
@@ -154,7 +173,8 @@ export async function startSubgraph<TContext extends RequestContext>(
     };
     const result = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: graphQLRequest,
-      context: async () => definition.createContext(await createRequestContext(headers.get("authorization"), options.auth)),
+      context: async () =>
+        definition.createContext(await createRequestContext(headers.get("authorization"), options.auth, isSignedByGateway(parsedBody, options.auth.subgraphSigningSecret))),
     });
     for (const [key, value] of result.headers) response.setHeader(key, value);
     response.statusCode = result.status ?? 200;
@@ -196,20 +216,23 @@ export async function startSubgraph<TContext extends RequestContext>(
 }
 
 /**
- * A request without a token still reaches the schema (so `_service`, `__typename` and
- * introspection work for composition tools and health probes), but every field that touches data
- * calls `requireTenant()`. A request with a token that does not verify is refused outright.
+ * A request without a token still reaches the schema (so `__typename` and, outside production,
+ * introspection work for health probes and schema explorers; `_service` only for the gateway's
+ * signed requests, see subgraph-access.ts), but every field that touches data calls
+ * `requireTenant()`. A request with a token that does not verify is refused outright.
  */
-async function createRequestContext(authorization: string | undefined, auth: TokenSettings): Promise<RequestContext> {
+async function createRequestContext(authorization: string | undefined, auth: TokenSettings, signedByGateway: boolean): Promise<RequestContext> {
   if (!authorization) {
     return {
+      signedByGateway,
+      authenticated: false,
       requireTenant() {
         throw unauthenticated("Missing Authorization header: send `Authorization: Bearer <token>`.");
       },
     };
   }
   const tenant = await verifyBearerToken(authorization, auth);
-  return { requireTenant: () => tenant };
+  return { signedByGateway, authenticated: true, requireTenant: () => tenant };
 }
 
 /**

@@ -100,7 +100,8 @@ describe("the gateway's response cache for search", () => {
     const shortLived = await signToken({ organizationId: "acme", userId: "ann", teamIds: [], name: "ann name" }, TEST_AUTH, "2s");
     await warm(shortLived);
     expect(hit(await search(shortLived))).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    // Past its exp and the tests' one-second clock tolerance.
+    await new Promise((resolve) => setTimeout(resolve, 3_200));
     const expired = await search(shortLived);
     expect(hit(expired)).toBe(false);
     expect(errorCodes(expired)).toEqual(["UNAUTHENTICATED"]);
@@ -132,6 +133,26 @@ describe("the gateway's response cache for search", () => {
     const afterDelete = await search(acme);
     expect(hit(afterDelete)).toBe(false);
     expect(afterDelete.data!.search.hits.map((h: { item: { id: string } }) => h.item.id)).not.toContain(created.data!.createConversation.id);
+  });
+
+  it("lets no mutation without a verified token retire anyone's answers", async () => {
+    await warm(acme);
+    expect(hit(await search(acme))).toBe(true);
+    const rename = `mutation($id: ID!) { renameConversation(id: $id, title: "hijacked") { id } }`;
+    const anonymous = await graphql(stack.gateway.url, rename, { id: ids.acme });
+    expect(anonymous.status).toBe(401);
+    // A token that claims Acme's organization but is not signed by us.
+    const forged = await signToken({ organizationId: "acme", userId: "mallory", teamIds: [] }, { ...TEST_AUTH, jwtSecret: "another-secret-that-is-long-enough-for-hs256" });
+    const forgedWrite = await graphql(stack.gateway.url, rename, { id: ids.acme }, { token: forged });
+    expect(forgedWrite.status).toBe(401);
+    expect(hit(await search(acme))).toBe(true);
+  });
+
+  it("leaves every other operation's document as the client sent it (the cache only rewrites what it caches)", async () => {
+    conversationsSubgraph.operations.reset();
+    const response = await graphql(stack.gateway.url, `{ conversations(first: 2) { nodes { id title } } }`, {}, { token: acme });
+    expect(response.errors).toBeUndefined();
+    expect(conversationsSubgraph.operations.recent.join("\n")).not.toMatch(/__responseCache/);
   });
 
   it("does not cache other operations", async () => {

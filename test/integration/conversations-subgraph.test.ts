@@ -155,13 +155,15 @@ describe("tenancy", () => {
     expect(row).toEqual({ title: "Org A secret roadmap", message_count: 1 });
   });
 
-  it("requires a valid token for data, but not for federation introspection", async () => {
+  it("requires a valid token for data and for the subgraph's SDL (or the gateway's signature, see gateway-security)", async () => {
     const anonymous = await graphql(subgraph.url, `{ conversations { nodes { id } } }`);
     expect(errorCodes(anonymous)).toEqual(["UNAUTHENTICATED"]);
     const forged = await graphql(subgraph.url, `{ conversations { nodes { id } } }`, {}, { token: `${alice.slice(0, -4)}AAAA` });
     expect(forged.status).toBe(401);
     expect(errorCodes(forged)).toEqual(["UNAUTHENTICATED"]);
-    const service = await graphql(subgraph.url, `{ _service { sdl } }`);
+    const strangerSdl = await graphql(subgraph.url, `{ _service { sdl } }`);
+    expect(errorCodes(strangerSdl)).toEqual(["UNAUTHENTICATED"]);
+    const service = await graphql(subgraph.url, `{ _service { sdl } }`, {}, { token: alice });
     expect(service.data!._service.sdl).toContain("type Conversation");
   });
 });

@@ -15,7 +15,7 @@ describe("loadConfig", () => {
   });
 
   it("requires a real JWT secret in production and binds all interfaces there", () => {
-    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/JWT_SECRET is required/);
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/JWT_SECRET \(or JWT_JWKS_URL\) is required/);
     const config = loadConfig({ NODE_ENV: "production", JWT_SECRET: "s".repeat(32) });
     expect(config.host).toBe("0.0.0.0");
     expect(config.demo.seed).toBe(false);

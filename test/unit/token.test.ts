@@ -1,11 +1,13 @@
-import { describe, expect, it } from "@jest/globals";
-import { SignJWT } from "jose";
-import { signToken, verifyBearerToken } from "../../lib/tenancy/token.js";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from "jose";
+import { signToken, verifyBearerToken, type TokenSettings } from "../../lib/tenancy/token.js";
 import { TEST_AUTH } from "../support/tenants.js";
 
-const secret = new TextEncoder().encode(TEST_AUTH.jwtSecret);
+const secret = new TextEncoder().encode(TEST_AUTH.jwtSecret!);
 
-async function rejection(header: string | undefined, settings = TEST_AUTH) {
+async function rejection(header: string | undefined, settings: TokenSettings = TEST_AUTH) {
   try {
     await verifyBearerToken(header, settings);
   } catch (error) {
@@ -59,5 +61,97 @@ describe("verifyBearerToken", () => {
     await expect(verifyBearerToken(`Bearer ${good}`, settings)).resolves.toMatchObject({ organizationId: "o" });
     const wrongAudience = await signToken({ organizationId: "o", userId: "u" }, { ...settings, audience: "other" });
     expect((await rejection(`Bearer ${wrongAudience}`, settings)).message).toMatch(/aud/);
+  });
+});
+
+describe("token rules", () => {
+  it("refuses a token without exp: it would be valid forever", async () => {
+    const forever = await new SignJWT({ org: "o" }).setProtectedHeader({ alg: "HS256" }).setSubject("u").setIssuedAt().sign(secret);
+    const error = await rejection(`Bearer ${forever}`);
+    expect(error.extensions.code).toBe("UNAUTHENTICATED");
+    expect(error.message).toMatch(/`exp`/);
+  });
+
+  it("refuses a token that lives longer than the configured maximum, with or without iat", async () => {
+    const settings = { ...TEST_AUTH, maxLifetimeSeconds: 3_600 };
+    const day = await signToken({ organizationId: "o", userId: "u" }, settings, "24h");
+    expect((await rejection(`Bearer ${day}`, settings)).message).toMatch(/longer than the 3600 s/);
+    const noIat = await new SignJWT({ org: "o" }).setProtectedHeader({ alg: "HS256" }).setSubject("u").setExpirationTime("2h").sign(secret);
+    expect((await rejection(`Bearer ${noIat}`, settings)).message).toMatch(/longer than/);
+    const hour = await signToken({ organizationId: "o", userId: "u" }, settings, "50m");
+    await expect(verifyBearerToken(`Bearer ${hour}`, settings)).resolves.toMatchObject({ userId: "u" });
+  });
+
+  it("accepts a token that expired within the clock tolerance, and not after it", async () => {
+    const settings = { ...TEST_AUTH, clockToleranceSeconds: 30 };
+    const justExpired = await signToken({ organizationId: "o", userId: "u" }, settings, Math.floor(Date.now() / 1000) - 10);
+    await expect(verifyBearerToken(`Bearer ${justExpired}`, settings)).resolves.toMatchObject({ userId: "u" });
+    const longExpired = await signToken({ organizationId: "o", userId: "u" }, settings, Math.floor(Date.now() / 1000) - 60);
+    expect((await rejection(`Bearer ${longExpired}`, settings)).message).toMatch(/expired/);
+  });
+
+  it("reads the user, organization and teams from configured claim names", async () => {
+    const settings = { ...TEST_AUTH, claims: { organization: "https://example.com/org", teams: "groups", user: "uid" } };
+    const token = await signToken({ organizationId: "acme", userId: "ann", teamIds: ["a"] }, settings);
+    await expect(verifyBearerToken(`Bearer ${token}`, settings)).resolves.toMatchObject({ organizationId: "acme", userId: "ann", teamIds: ["a"] });
+    // The default names are not read any more.
+    const plain = await signToken({ organizationId: "acme", userId: "ann" }, TEST_AUTH);
+    expect((await rejection(`Bearer ${plain}`, settings)).message).toMatch(/`uid`/);
+  });
+
+  it("refuses an oversized token before decoding it", async () => {
+    const error = await rejection(`Bearer ${"a".repeat(20_000)}`);
+    expect(error.extensions.code).toBe("UNAUTHENTICATED");
+  });
+});
+
+describe("keys from a JWKS (RS256 and ES256)", () => {
+  let server: http.Server;
+  let jwksUrl: string;
+  let published: JWK[] = [];
+  let fetches = 0;
+
+  beforeAll(async () => {
+    server = http.createServer((_request, response) => {
+      fetches += 1;
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ keys: published }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  async function keyPair(alg: "RS256" | "ES256", kid: string) {
+    const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+    return { privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg, use: "sig" } };
+  }
+  const sign = (alg: string, kid: string, key: CryptoKey | Uint8Array, claims: Record<string, unknown> = { org: "acme" }) =>
+    new SignJWT(claims).setProtectedHeader({ alg, kid }).setSubject("ann").setIssuedAt().setExpirationTime("10m").sign(key);
+
+  it("verifies RS256 and ES256 tokens with the published keys, and follows a key rotation", async () => {
+    const rsa = await keyPair("RS256", "rsa-1");
+    const ec = await keyPair("ES256", "ec-1");
+    published = [rsa.jwk, ec.jwk];
+    const settings = { jwtSecret: null, jwksUrl, issuer: null, audience: null, jwksCooldownSeconds: 0 };
+    await expect(verifyBearerToken(`Bearer ${await sign("RS256", "rsa-1", rsa.privateKey)}`, settings)).resolves.toMatchObject({ organizationId: "acme", userId: "ann" });
+    await expect(verifyBearerToken(`Bearer ${await sign("ES256", "ec-1", ec.privateKey)}`, settings)).resolves.toMatchObject({ organizationId: "acme" });
+
+    // The provider rotates: a new key id appears, and tokens signed with it verify after a refetch.
+    const rotated = await keyPair("RS256", "rsa-2");
+    published = [rotated.jwk];
+    const before = fetches;
+    await expect(verifyBearerToken(`Bearer ${await sign("RS256", "rsa-2", rotated.privateKey)}`, settings)).resolves.toMatchObject({ organizationId: "acme" });
+    expect(fetches).toBeGreaterThan(before);
+  });
+
+  it("refuses HS256 tokens when only a JWKS is configured (no algorithm confusion), and keys nobody published", async () => {
+    const rsa = await keyPair("RS256", "rsa-3");
+    published = [rsa.jwk];
+    const settings = { jwtSecret: null, jwksUrl, issuer: null, audience: null };
+    const hs = await sign("HS256", "rsa-3", new TextEncoder().encode("a-secret-someone-guessed-that-is-long-enough"));
+    expect((await rejection(`Bearer ${hs}`, settings)).message).toMatch(/algorithm not accepted/);
+    const stranger = await keyPair("RS256", "not-published");
+    expect((await rejection(`Bearer ${await sign("RS256", "not-published", stranger.privateKey)}`, settings)).extensions.code).toBe("UNAUTHENTICATED");
   });
 });
