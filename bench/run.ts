@@ -20,6 +20,7 @@ import { machineInfo, writeScenarioEntry, type EntryBase, type RunInfo } from ".
 import type { Scenario } from "./scenario.js";
 import { batchingScenario } from "./scenarios/batching.js";
 import { gatewayScenario } from "./scenarios/gateway.js";
+import { hostileLoadScenario } from "./scenarios/hostile-load.js";
 import { indexingLatencyScenario } from "./scenarios/indexing-latency.js";
 import { ingestionScenario } from "./scenarios/ingestion.js";
 import { latencyScenario } from "./scenarios/latency.js";
@@ -33,6 +34,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   soak: soakScenario as unknown as Scenario<EntryBase>,
   ingestion: ingestionScenario as unknown as Scenario<EntryBase>,
   indexing: indexingLatencyScenario as unknown as Scenario<EntryBase>,
+  hostile: hostileLoadScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

@@ -1,0 +1,295 @@
+/**
+ * Another organization's ordinary query while an attacker hammers the gateway, one attack class
+ * at a time: `conversations(first: 5) { nodes { id title } }` of the benchmark organization, one
+ * request in flight, first with no attack (baseline), then during each attack, then with no attack
+ * again (drift). The ratio under attack / baseline (p50 and p99), measured in one run against the
+ * same servers, is issue 8's measure of whether a hostile request costs only its sender.
+ *
+ * The attacker runs from a process of its own (bench/attack-generator.mjs), the victim from the
+ * load generator's, so neither client takes the servers' event loop. Each attack is bounded in
+ * time (the victim's run plus a short lead and tail) and in requests. Every attacker signs in as
+ * an organization of its own, so one attack's spent rate budget does not refuse the next.
+ *
+ * Rate limits are on with one-second windows (budgets scaled down from the defaults so that a
+ * run of a few seconds spends an attacker's many times over, and the victim's single connection
+ * never reaches its own); both response caches are off, so every victim query does real work.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { RateLimitSettings } from "../../lib/graphql/rate-limit.js";
+import { DEFAULT_OPERATION_LIMITS } from "../../lib/graphql/operation-limits.js";
+import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
+import { silentLogger } from "../../lib/logger.js";
+import { signToken } from "../../lib/tenancy/token.js";
+import { startGateway, type RunningGateway } from "../../gateway/server.js";
+import { sampleConversationIds } from "../corpus.js";
+import { graphqlBody, runLoad, warmUp, type LoadOptions, type LoadResult } from "../load.js";
+import { databaseLabel, entryHeading, formatCount, formatErrors, formatMs, formatRatio, formatRate, renderConditions, renderWarnings, type EntryBase } from "../report.js";
+import { baseConditions, sleep, type Scenario } from "../scenario.js";
+import { benchConfig, benchToken, settle, startBenchSubgraphs, type BenchSubgraphs } from "../stack.js";
+import { ratio, round } from "../stats.js";
+
+const ATTACK_GENERATOR = fileURLToPath(new URL("../attack-generator.mjs", import.meta.url));
+
+const VICTIM_QUERY = `query HostileLoadVictim { conversations(first: 5) { nodes { id title } } }`;
+
+/**
+ * Budgets per one-second window: above what the victim's single connection can send (about 140
+ * requests a second at its idle latency), below what a flood gets through on 2 cores, so the
+ * flooding organization is refused (429) for most of its run while the victim never is (its
+ * errors column would show it).
+ */
+const RATE_LIMIT: RateLimitSettings = { windowSeconds: 1, organizationPoints: 250, userPoints: 250, anonymousPoints: 250, redisUrl: null };
+
+interface AttackRequest {
+  headers: Record<string, string>;
+  body: string;
+}
+
+interface Attack {
+  name: string;
+  description: string;
+  concurrency: number;
+  /** At most this many requests, whatever the time. */
+  maxRequests: number;
+  requests: AttackRequest[];
+}
+
+export interface AttackOutcome {
+  durationSeconds: number;
+  sent: number;
+  completed: number;
+  networkErrors: number;
+  /** Responses by HTTP status. */
+  statuses: Record<string, number>;
+  /** Responses by their first `extensions.code` ("data" for a normal answer). */
+  codes: Record<string, number>;
+  latencyMs: { p50: number | null; p99: number | null };
+  firstError: string | null;
+}
+
+export interface HostilePhase {
+  attack: string;
+  description: string;
+  concurrency: number;
+  attacker: AttackOutcome;
+  victim: LoadResult;
+  /** Under this attack / baseline. */
+  ratios: { p50: number; p99: number };
+  /** Seconds the servers needed to go quiet after the attack stopped. */
+  settleSeconds: number;
+}
+
+export interface HostileLoadEntry extends EntryBase {
+  victimQuery: string;
+  baseline: LoadResult;
+  baselineAfter: LoadResult;
+  phases: HostilePhase[];
+  /** Baseline after / before, p50: how far the machine drifted during the scenario. */
+  baselineDrift: number;
+  serverWarnings: { count: number; samples: string[] };
+}
+
+export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
+  name: "hostile",
+  title: "Another organization's queries under attack",
+  async run(context) {
+    const { database } = context.bench;
+    const config = benchConfig({ cacheTtlSeconds: 0 });
+    const subgraphs = await startBenchSubgraphs(database, config);
+    let gateway: RunningGateway | null = null;
+    const attacker = new AttackGenerator();
+    try {
+      gateway = await startGateway({
+        supergraphSdl: subgraphs.supergraphSdl,
+        host: config.host,
+        port: 0,
+        queryPlanner: "rust",
+        corsOrigins: config.gateway.corsOrigins,
+        production: false,
+        upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
+        logger: silentLogger,
+        runtimeLogLevel: false,
+        deduplicateInflightRequests: false,
+        auth: config.auth,
+        responseCache: null,
+        operationLimits: DEFAULT_OPERATION_LIMITS,
+        rateLimit: RATE_LIMIT,
+      });
+      const victim: LoadOptions = { url: gateway.url, token: await benchToken(config), bodies: [graphqlBody(VICTIM_QUERY)], connections: 1, durationSeconds: context.options.durationSeconds };
+      const [victimConversationId] = await sampleConversationIds(database, 1);
+      const attacks = await attackClasses(config.auth, victimConversationId!);
+      const leadMs = Math.min(500, context.options.durationSeconds * 250);
+
+      await warmUp(victim, Math.min(3, Math.max(0.5, context.options.durationSeconds / 3)));
+      context.log("  baseline…");
+      const baseline = await runLoad(victim);
+      const phases: HostilePhase[] = [];
+      for (const attack of attacks) {
+        context.log(`  under attack: ${attack.name}…`);
+        const attackRun = attacker.run({
+          url: gateway.url,
+          requests: attack.requests,
+          concurrency: attack.concurrency,
+          durationMs: context.options.durationSeconds * 1_000 + 2 * leadMs,
+          maxRequests: attack.maxRequests,
+          timeoutMs: 30_000,
+        });
+        await sleep(leadMs);
+        const underAttack = await runLoad(victim);
+        const outcome = await attackRun;
+        const settleSeconds = await settle(subgraphs, database, 300, 30_000);
+        phases.push({
+          attack: attack.name,
+          description: attack.description,
+          concurrency: attack.concurrency,
+          attacker: outcome,
+          victim: underAttack,
+          ratios: { p50: ratio(underAttack.latencyMs.p50, baseline.latencyMs.p50), p99: ratio(underAttack.latencyMs.p99, baseline.latencyMs.p99) },
+          settleSeconds,
+        });
+      }
+      context.log("  baseline again…");
+      const baselineAfter = await runLoad(victim);
+
+      return {
+        database: context.bench.kind,
+        size: context.size,
+        run: context.run,
+        conditions: baseConditions(context, {
+          "victim query": VICTIM_QUERY,
+          victim: `the benchmark organization, 1 connection (one request in flight), ${context.options.durationSeconds} s per run, through the gateway (Rust planner, in-flight merging off, response cache off, search result cache off)`,
+          attacker: `its own process and organization per attack class, running ${leadMs} ms before and after the victim's run`,
+          "rate limits": `on: ${RATE_LIMIT.organizationPoints} requests per organization, ${RATE_LIMIT.userPoints} per user, ${RATE_LIMIT.anonymousPoints} per anonymous IP, per ${RATE_LIMIT.windowSeconds} s window (in memory)`,
+          "operation limits": "the defaults (lib/graphql/operation-limits.ts)",
+        }),
+        corpus: context.corpus,
+        profiles: [],
+        victimQuery: VICTIM_QUERY,
+        baseline,
+        baselineAfter,
+        phases,
+        baselineDrift: ratio(baselineAfter.latencyMs.p50, baseline.latencyMs.p50),
+        serverWarnings: subgraphs.warnings,
+      };
+    } finally {
+      await attacker.stop();
+      await gateway?.stop();
+      await subgraphs.stop();
+    }
+  },
+
+  renderSection(file) {
+    const table = renderMarkdownTable(
+      ["database", "conversations", "attack", "attacker in flight", "attacker requests (per s)", "how the attack was answered", "victim p50", "victim p99", "ratio p50", "ratio p99", "victim errors"],
+      file.entries.flatMap((entry) => [
+        [databaseLabel(entry.database), formatCount(entry.size), "none (baseline)", "–", "–", "–", formatMs(entry.baseline.latencyMs.p50), formatMs(entry.baseline.latencyMs.p99), "1.00×", "1.00×", formatErrors(entry.baseline.errors)],
+        ...entry.phases.map((phase) => [
+          databaseLabel(entry.database),
+          formatCount(entry.size),
+          phase.attack,
+          String(phase.concurrency),
+          `${formatCount(phase.attacker.sent)} (${formatRate(phase.attacker.completed / Math.max(phase.attacker.durationSeconds, 0.001))})`,
+          answeredAs(phase.attacker),
+          formatMs(phase.victim.latencyMs.p50),
+          formatMs(phase.victim.latencyMs.p99),
+          formatRatio(phase.ratios.p50),
+          formatRatio(phase.ratios.p99),
+          formatErrors(phase.victim.errors),
+        ]),
+        [databaseLabel(entry.database), formatCount(entry.size), "none (baseline after)", "–", "–", "–", formatMs(entry.baselineAfter.latencyMs.p50), formatMs(entry.baselineAfter.latencyMs.p99), formatRatio(entry.baselineDrift), formatRatio(ratio(entry.baselineAfter.latencyMs.p99, entry.baseline.latencyMs.p99)), formatErrors(entry.baselineAfter.errors)],
+      ]),
+    );
+    const details = file.entries.map((entry) =>
+      [
+        `**${entryHeading(entry)}** — attacks, in order: ${entry.phases.map((phase) => `*${phase.attack}*: ${phase.description}`).join("; ")}.`,
+        "",
+        renderWarnings(entry.serverWarnings),
+        renderConditions(entry),
+      ]
+        .filter((line, index) => line !== "" || index === 1)
+        .join("\n"),
+    );
+    return [table, "", "Ratios are the victim's latency under each attack over its baseline in the same run. 'How the attack was answered': HTTP statuses and first error codes of the attacker's responses.", "", ...details.flatMap((detail) => [detail, ""])].join("\n");
+  },
+};
+
+function answeredAs(outcome: AttackOutcome): string {
+  const statuses = Object.entries(outcome.statuses).map(([status, count]) => `${status} × ${formatCount(count)}`);
+  const codes = Object.entries(outcome.codes).map(([code, count]) => `${code} ${formatCount(count)}`);
+  const network = outcome.networkErrors ? [`${formatCount(outcome.networkErrors)} network errors`] : [];
+  return [...statuses, ...network].join(", ") + (codes.length ? ` (${codes.join(", ")})` : "");
+}
+
+/** The attack classes of issue 8, each with its requests prepared before anything is measured. */
+async function attackClasses(auth: BenchSubgraphs["config"]["auth"], victimConversationId: string): Promise<Attack[]> {
+  const tokenOf = async (organizationId: string) => ({ authorization: `Bearer ${await signToken({ organizationId, userId: "mallory", teamIds: [], name: "Mallory" }, auth, "2h")}` });
+  const fragmentBomb = `{ ...F0 } ${Array.from({ length: 40 }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(" ")} fragment F40 on Query { __typename }`;
+  const aliases = `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: conversations(first: 1) { totalCount }`).join(" ")} }`;
+  const searchAliases = `{ ${Array.from({ length: 1_000 }, (_, i) => `s${i}: search(input: { query: "deadlock ${i}" }) { tookMs }`).join(" ")} }`;
+  const deepNesting = `{ ${"conversations { ".repeat(5_000)}id${" }".repeat(5_000)} }`;
+  const append = JSON.stringify({
+    query: `mutation($id: ID!, $messages: [MessageInput!]!) { appendMessages(conversationId: $id, messages: $messages) { messages { position } } }`,
+    variables: { id: victimConversationId, messages: Array.from({ length: 100 }, () => ({ role: "USER", content: "a".repeat(100_000) })) },
+  });
+  // Different texts, so no cache anywhere could answer them all.
+  const nulSearches = Array.from({ length: 50 }, (_, i) => graphqlBody(`query($input: SearchInput!) { search(input: $input) { hits { score } providers { status } } }`, { input: { query: `dead\u0000lock ${i} order\u0000service` } }));
+  const wrongSecret = { ...auth, jwtSecret: "not-the-gateway-secret-but-long-enough-0123456789" };
+  const badTokens = [
+    ...(await Promise.all(Array.from({ length: 100 }, (_, i) => signToken({ organizationId: `forged-${i}`, userId: `u${i}`, teamIds: [] }, wrongSecret, "2h")))),
+    ...Array.from({ length: 50 }, (_, i) => `${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.${Buffer.from(JSON.stringify({ sub: `u${i}`, org: "bench-org" })).toString("base64url")}.`),
+    ...Array.from({ length: 50 }, (_, i) => `garbage-${i}-${"x".repeat(i * 20)}`),
+  ];
+  const ordinary = graphqlBody(VICTIM_QUERY);
+  const nulHeaders = await tokenOf("attacker-nul");
+  return [
+    { name: "fragment bomb, no token", description: "40 fragments each spreading the next twice (1.6 KB), without a token", concurrency: 8, maxRequests: 200_000, requests: [{ headers: {}, body: graphqlBody(fragmentBomb) }] },
+    { name: "10,000 aliases", description: "10,000 aliases of conversations(first: 1) { totalCount }, with a valid token", concurrency: 4, maxRequests: 20_000, requests: [{ headers: await tokenOf("attacker-aliases"), body: graphqlBody(aliases) }] },
+    { name: "1,000 aliases of search", description: "1,000 aliased searches, with a valid token", concurrency: 4, maxRequests: 50_000, requests: [{ headers: await tokenOf("attacker-search-aliases"), body: graphqlBody(searchAliases) }] },
+    { name: "deep nesting", description: "5,000 nested selections, with a valid token", concurrency: 8, maxRequests: 100_000, requests: [{ headers: await tokenOf("attacker-nesting"), body: graphqlBody(deepNesting) }] },
+    {
+      name: "100 × 100,000 letters to a foreign id",
+      description: "appendMessages of 100 messages of 100,000 repeated letters each (10 MB) to the victim organization's conversation, with the attacker's valid token",
+      concurrency: 2,
+      maxRequests: 500,
+      requests: [{ headers: await tokenOf("attacker-append"), body: append }],
+    },
+    { name: "NUL-byte search", description: "searches whose text holds NUL bytes, 50 different texts, with a valid token", concurrency: 8, maxRequests: 100_000, requests: nulSearches.map((body) => ({ headers: nulHeaders, body })) },
+    { name: "bad tokens", description: "the victim's query with 200 different bad tokens (wrong secret, alg none, garbage)", concurrency: 16, maxRequests: 500_000, requests: badTokens.map((token) => ({ headers: { authorization: `Bearer ${token}` }, body: ordinary })) },
+    { name: "rate-limit exhaustion", description: "one organization floods the victim's own query, far past its budget", concurrency: 16, maxRequests: 500_000, requests: [{ headers: await tokenOf("attacker-flood"), body: ordinary }] },
+  ];
+}
+
+/** The attacker's process (bench/attack-generator.mjs), one run at a time. */
+class AttackGenerator {
+  private child: ChildProcess | null = null;
+  private nextId = 1;
+
+  run(options: { url: string; requests: AttackRequest[]; concurrency: number; durationMs: number; maxRequests: number; timeoutMs: number }): Promise<AttackOutcome> {
+    this.child ??= fork(ATTACK_GENERATOR, [], { execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const child = this.child;
+    const id = this.nextId++;
+    return new Promise<AttackOutcome>((resolve, reject) => {
+      const onMessage = (reply: { id: number; ok: boolean; result?: AttackOutcome; error?: string }) => {
+        if (reply.id !== id) return;
+        child.off("message", onMessage);
+        child.off("exit", onExit);
+        if (reply.ok && reply.result) resolve({ ...reply.result, durationSeconds: round(reply.result.durationSeconds, 2) });
+        else reject(new Error(`attack generator failed: ${reply.error}`));
+      };
+      const onExit = (code: number | null) => reject(new Error(`attack generator exited with code ${code} before reporting`));
+      child.on("message", onMessage);
+      child.once("exit", onExit);
+      child.send({ id, options });
+    });
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.disconnect();
+    await exited;
+  }
+}
