@@ -31,7 +31,13 @@ export interface Database {
 }
 
 export interface StatementCounter {
+  /** Statements that read or write data: what batching tests and benchmarks count. */
   count: number;
+  /**
+   * Transaction control and tenant-scope setup (BEGIN/COMMIT, the scope's set_config): the
+   * price of row-level security per transaction, counted apart so it stays visible.
+   */
+  overhead: number;
   log: string[];
   reset(): void;
 }
@@ -116,17 +122,23 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
 function createStatementCounter(): StatementCounter {
   return {
     count: 0,
+    overhead: 0,
     log: [],
     reset() {
       this.count = 0;
+      this.overhead = 0;
       this.log = [];
     },
   };
 }
 
+/** Prisma's log lines for transaction control, and the statement that opens a tenant scope. */
+const OVERHEAD_STATEMENT = /^(-- Implicit "(BEGIN|COMMIT|ROLLBACK)"|BEGIN|COMMIT|ROLLBACK|SELECT set_config\(setting\.name)/;
+
 function withStatementCounting(prisma: PrismaClient<"query">, counter: StatementCounter): PrismaClient {
   prisma.$on("query", (event) => {
-    counter.count += 1;
+    if (OVERHEAD_STATEMENT.test(event.query)) counter.overhead += 1;
+    else counter.count += 1;
     if (counter.log.length < 1000) counter.log.push(event.query);
   });
   return prisma as unknown as PrismaClient;

@@ -7,6 +7,7 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Conversation, Message } from "../../generated/prisma/client.js";
 import type { MessageRole } from "../../generated/prisma/enums.js";
+import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
@@ -35,28 +36,41 @@ export interface MessagePageRequest {
 export class ConversationStore {
   constructor(private readonly prisma: PrismaClient) {}
 
+  /**
+   * Every statement of this store runs in the caller's tenant scope (lib/database/tenant-scope.ts):
+   * the filters below name the organization, and the database's row-level security would hide
+   * any other organization's rows even from a statement that forgot to.
+   */
+  private scoped<T>(tenant: TenantContext, work: (db: TenantTransaction) => Promise<T>): Promise<T> {
+    return withTenantScope(this.prisma, tenant.organizationId, work);
+  }
+
   /** Live conversations among `ids` in the tenant's organization: one SQL statement however many ids. */
   findByIds(tenant: TenantContext, ids: readonly string[]): Promise<Conversation[]> {
-    return this.prisma.conversation.findMany({
-      where: { id: { in: [...ids] }, organizationId: tenant.organizationId, deletedAt: null },
-    });
+    return this.scoped(tenant, (db) =>
+      db.conversation.findMany({
+        where: { id: { in: [...ids] }, organizationId: tenant.organizationId, deletedAt: null },
+      }),
+    );
   }
 
   /** Newest first by creation time, with the id breaking ties so pages never overlap or skip. */
   listPage(tenant: TenantContext, take: number, after: ConversationPageCursor | null): Promise<Conversation[]> {
-    return this.prisma.conversation.findMany({
-      where: {
-        organizationId: tenant.organizationId,
-        deletedAt: null,
-        ...(after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
-      },
-      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-      take,
-    });
+    return this.scoped(tenant, (db) =>
+      db.conversation.findMany({
+        where: {
+          organizationId: tenant.organizationId,
+          deletedAt: null,
+          ...(after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
+        },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        take,
+      }),
+    );
   }
 
   count(tenant: TenantContext): Promise<number> {
-    return this.prisma.conversation.count({ where: { organizationId: tenant.organizationId, deletedAt: null } });
+    return this.scoped(tenant, (db) => db.conversation.count({ where: { organizationId: tenant.organizationId, deletedAt: null } }));
   }
 
   /**
@@ -74,7 +88,7 @@ export class ConversationStore {
     }
     const pages = new Map<string, Message[]>();
     for (const [key, group] of groups) {
-      const rows = await this.prisma.$queryRaw<RawMessage[]>`
+      const rows = await this.scoped(tenant, (db) => db.$queryRaw<RawMessage[]>`
         SELECT id, conversation_id, organization_id, position, role::text AS role, content, token_count, created_at
         FROM (
           SELECT m.*, row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) AS rank
@@ -84,7 +98,7 @@ export class ConversationStore {
             AND m.position > ${group.afterPosition}
         ) ranked
         WHERE rank <= ${group.take}
-        ORDER BY conversation_id, position`;
+        ORDER BY conversation_id, position`);
       for (const row of rows) {
         const pageKey = `${key}:${row.conversation_id}`;
         const page = pages.get(pageKey) ?? [];
@@ -96,7 +110,7 @@ export class ConversationStore {
   }
 
   async create(tenant: TenantContext, title: string, messages: NewMessage[]): Promise<Conversation> {
-    return this.prisma.$transaction(async (tx) => {
+    return this.scoped(tenant, async (tx) => {
       await ensureMember(tx, tenant);
       const conversation = await tx.conversation.create({
         data: { organizationId: tenant.organizationId, userId: tenant.userId, title },
@@ -108,7 +122,7 @@ export class ConversationStore {
   }
 
   async rename(tenant: TenantContext, id: string, title: string): Promise<Conversation> {
-    return this.prisma.$transaction(async (tx) => {
+    return this.scoped(tenant, async (tx) => {
       await lockOwnedConversation(tx, tenant, id);
       return tx.conversation.update({ where: { id }, data: { title } });
     });
@@ -120,16 +134,18 @@ export class ConversationStore {
    * which checks again. NOT_FOUND and FORBIDDEN exactly as in the locked check.
    */
   async requireOwned(tenant: TenantContext, id: string): Promise<void> {
-    const row = await this.prisma.conversation.findFirst({
-      where: { id, organizationId: tenant.organizationId, deletedAt: null },
-      select: { userId: true },
-    });
+    const row = await this.scoped(tenant, (db) =>
+      db.conversation.findFirst({
+        where: { id, organizationId: tenant.organizationId, deletedAt: null },
+        select: { userId: true },
+      }),
+    );
     if (!row) throw notFound("Conversation", id);
     if (row.userId !== tenant.userId) throw forbidden(`Only the owner of conversation ${id} can change it.`);
   }
 
   async append(tenant: TenantContext, id: string, messages: NewMessage[]): Promise<{ conversation: Conversation; messages: Message[] }> {
-    return this.prisma.$transaction(async (tx) => {
+    return this.scoped(tenant, async (tx) => {
       // The row lock serializes concurrent appends to one conversation, so positions never collide.
       const locked = await lockOwnedConversation(tx, tenant, id);
       const created = await tx.message.createManyAndReturn({
@@ -141,7 +157,7 @@ export class ConversationStore {
   }
 
   async softDelete(tenant: TenantContext, id: string): Promise<Date> {
-    return this.prisma.$transaction(async (tx) => {
+    return this.scoped(tenant, async (tx) => {
       await lockOwnedConversation(tx, tenant, id);
       const deleted = await tx.conversation.update({ where: { id }, data: { deletedAt: new Date() } });
       return deleted.deletedAt!;

@@ -1,5 +1,6 @@
 /** `searchIndexStatus`: how far the caller's organization's semantic index is behind. */
 import type { Database } from "../../lib/database/connect.js";
+import { withTenantScope } from "../../lib/database/tenant-scope.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
 export class SearchIndexStatusReader {
@@ -9,13 +10,13 @@ export class SearchIndexStatusReader {
   ) {}
 
   async read(tenant: TenantContext) {
-    const [row] = await this.database.prisma.$queryRaw<{ pending: number; failing: number; last_error: string | null }[]>`
+    const [row] = await withTenantScope(this.database.prisma, tenant.organizationId, (tx) => tx.$queryRaw<{ pending: number; failing: number; last_error: string | null }[]>`
       SELECT count(*)::int AS pending,
              count(*) FILTER (WHERE last_error IS NOT NULL)::int AS failing,
              (SELECT last_error FROM search_index_jobs
               WHERE organization_id = ${tenant.organizationId} AND last_error IS NOT NULL
               ORDER BY enqueued_at DESC LIMIT 1) AS last_error
-      FROM search_index_jobs WHERE organization_id = ${tenant.organizationId}`;
+      FROM search_index_jobs WHERE organization_id = ${tenant.organizationId}`);
     return {
       model: this.embedding.model,
       dimensions: this.embedding.dimensions,

@@ -4,11 +4,12 @@
  * one statement to drop what the conversations subgraph would no longer resolve.
  */
 import type { PrismaClient } from "../../generated/prisma/client.js";
+import { withTenantScope } from "../../lib/database/tenant-scope.js";
 
 export async function liveConversationIds(prisma: PrismaClient, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await prisma.$queryRaw<{ id: string }[]>`
+  const rows = await withTenantScope(prisma, organizationId, (tx) => tx.$queryRaw<{ id: string }[]>`
     SELECT id::text AS id FROM conversations
-    WHERE id = ANY(${[...ids]}::uuid[]) AND organization_id = ${organizationId} AND deleted_at IS NULL`;
+    WHERE id = ANY(${[...ids]}::uuid[]) AND organization_id = ${organizationId} AND deleted_at IS NULL`);
   return new Set(rows.map((row) => row.id));
 }

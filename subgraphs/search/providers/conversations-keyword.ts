@@ -17,6 +17,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
+import { withTenantScope, type TenantTransaction } from "../../../lib/database/tenant-scope.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "./provider.js";
 
 /** BM25 parameters: the usual defaults (Robertson; Lucene and Pyserini use the same). */
@@ -49,19 +50,23 @@ export class ConversationsKeywordProvider implements SearchProvider {
   constructor(private readonly prisma: PrismaClient) {}
 
   async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
-    const collection = await this.collectionStatistics(tenant.organizationId);
-    if (collection.documents === 0) return [];
-    if (!timeoutMs) return this.score(this.prisma, tenant.organizationId, query, window, collection);
-    // Under overload, searches the service has already given up on would otherwise keep
-    // running and push every later one past its timeout too (seen in the 100k soak: the
-    // database stayed busy 108 s after the load stopped). The database cancels this one.
-    return this.prisma.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.max(1, Math.ceil(timeoutMs))}`);
-      return this.score(tx, tenant.organizationId, query, window, collection);
-    });
+    // One tenant scope for the statistics and the scoring. Under overload, searches the service
+    // has already given up on would otherwise keep running and push every later one past its
+    // timeout too (seen in the 100k soak: the database stayed busy 108 s after the load
+    // stopped): the scope's statement timeout makes the database cancel them.
+    return withTenantScope(
+      this.prisma,
+      tenant.organizationId,
+      async (tx) => {
+        const collection = await this.collectionStatistics(tx, tenant.organizationId);
+        if (collection.documents === 0) return [];
+        return this.score(tx, tenant.organizationId, query, window, collection);
+      },
+      timeoutMs ? { statementTimeoutMs: timeoutMs } : {},
+    );
   }
 
-  private async score(prisma: Pick<PrismaClient, "$queryRaw">, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
+  private async score(prisma: TenantTransaction, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
     // greatest(documents, df): cached statistics may trail a burst of new conversations; idf
     // must stay a number, never the log of a negative.
     const rows = await prisma.$queryRaw<{ id: string; score: number }[]>`
@@ -87,10 +92,10 @@ export class ConversationsKeywordProvider implements SearchProvider {
     return rows.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: Number(row.score) }));
   }
 
-  private async collectionStatistics(organizationId: string): Promise<CollectionStatistics> {
+  private async collectionStatistics(db: TenantTransaction, organizationId: string): Promise<CollectionStatistics> {
     const cached = this.collections.get(organizationId);
     if (cached) return cached;
-    const [row] = await this.prisma.$queryRaw<{ documents: number; average_length: number }[]>`
+    const [row] = await db.$queryRaw<{ documents: number; average_length: number }[]>`
       SELECT count(*)::float8 AS documents, greatest(coalesce(avg(length), 1), 1)::float8 AS average_length
       FROM keyword_documents WHERE organization_id = ${organizationId}`;
     const statistics = { documents: Number(row?.documents ?? 0), averageLength: Number(row?.average_length ?? 1) };

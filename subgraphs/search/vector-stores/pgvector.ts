@@ -5,6 +5,7 @@
  * the model's rows, because a single HNSW index needs one fixed dimension.
  */
 import { createHash } from "node:crypto";
+import { withTenantScope } from "../../../lib/database/tenant-scope.js";
 import type { Database } from "../../../lib/database/connect.js";
 import type { EntityType, VectorChunk, VectorMatch, VectorSearchOptions, VectorStore } from "./vector-store.js";
 
@@ -37,8 +38,7 @@ export class PgVectorStore implements VectorStore {
   }
 
   async replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[]): Promise<void> {
-    const prisma = this.database.prisma;
-    await prisma.$transaction(async (tx) => {
+    await withTenantScope(this.database.prisma, organizationId, async (tx) => {
       await tx.$executeRaw`
         DELETE FROM embedding_chunks
         WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND entity_id = ${entityId}::uuid AND model = ${model}`;
@@ -52,8 +52,8 @@ export class PgVectorStore implements VectorStore {
   }
 
   async deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void> {
-    await this.database.prisma.$executeRaw`
-      DELETE FROM embedding_chunks WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND entity_id = ${entityId}::uuid`;
+    await withTenantScope(this.database.prisma, organizationId, (tx) => tx.$executeRaw`
+      DELETE FROM embedding_chunks WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND entity_id = ${entityId}::uuid`);
   }
 
   async search(organizationId: string, model: string, vector: number[], options: VectorSearchOptions): Promise<VectorMatch[]> {
@@ -62,30 +62,33 @@ export class PgVectorStore implements VectorStore {
     const entityTypes = options.entityTypes ?? ["conversation", "document_chunk"];
     const literal = toVectorLiteral(vector);
     const candidates = Math.min(options.limit * CHUNKS_PER_ENTITY, MAX_CANDIDATES);
-    const rows = await this.database.prisma.$transaction(async (tx) => {
-      // HNSW returns at most ef_search candidates, before the organization filter: raise it to
-      // what we need, and let pgvector 0.8's iterative scan keep looking when the filter is
-      // selective (one organization among many), instead of silently returning too few.
-      await tx.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${Math.max(40, candidates)}`);
-      await tx.$executeRawUnsafe(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
-      // The cast to vector(n) must match the index expression exactly for the planner to use it;
-      // n is an integer we validated, so formatting it into the SQL is safe.
-      return tx.$queryRawUnsafe<{ entity_type: EntityType; entity_id: string; chunk_index: number; distance: number }[]>(
-        `SELECT entity_type, entity_id::text AS entity_id, chunk_index, distance FROM (
-           SELECT entity_type, entity_id, chunk_index, embedding::vector(${dimensions}) <=> $3::vector(${dimensions}) AS distance
-           FROM embedding_chunks
-           WHERE organization_id = $1 AND model = $2 AND entity_type = ANY($4::text[])
-           ORDER BY embedding::vector(${dimensions}) <=> $3::vector(${dimensions})
-           LIMIT $5
-         ) nearest
-         ORDER BY distance, entity_id`,
-        organizationId,
-        model,
-        literal,
-        entityTypes,
-        candidates,
-      );
-    });
+    // HNSW returns at most ef_search candidates, before the organization filter: raise it to
+    // what we need, and let pgvector 0.8's iterative scan keep looking when the filter is
+    // selective (one organization among many), instead of silently returning too few.
+    const settings = { "hnsw.ef_search": String(Math.max(40, candidates)), "hnsw.iterative_scan": "relaxed_order" };
+    const rows = await withTenantScope(
+      this.database.prisma,
+      organizationId,
+      (tx) =>
+        // The cast to vector(n) must match the index expression exactly for the planner to use it;
+        // n is an integer we validated, so formatting it into the SQL is safe.
+        tx.$queryRawUnsafe<{ entity_type: EntityType; entity_id: string; chunk_index: number; distance: number }[]>(
+          `SELECT entity_type, entity_id::text AS entity_id, chunk_index, distance FROM (
+             SELECT entity_type, entity_id, chunk_index, embedding::vector(${dimensions}) <=> $3::vector(${dimensions}) AS distance
+             FROM embedding_chunks
+             WHERE organization_id = $1 AND model = $2 AND entity_type = ANY($4::text[])
+             ORDER BY embedding::vector(${dimensions}) <=> $3::vector(${dimensions})
+             LIMIT $5
+           ) nearest
+           ORDER BY distance, entity_id`,
+          organizationId,
+          model,
+          literal,
+          entityTypes,
+          candidates,
+        ),
+      { settings },
+    );
     const best = new Map<string, VectorMatch>();
     for (const row of rows) {
       const key = `${row.entity_type}:${row.entity_id}`;
