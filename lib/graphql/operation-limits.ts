@@ -106,19 +106,39 @@ function formatCount(value: number): string {
   return value < 1e15 ? Math.round(value).toLocaleString("en-US") : value.toExponential(2);
 }
 
-/** Counts tokens with graphql-js's lexer, stopping at the limit: linear, and never past `max + 1` tokens. */
-export function checkTokens(query: string, limits: Pick<OperationLimits, "maxTokens">): void {
+/**
+ * Counts tokens with graphql-js's lexer, stopping at the limit: linear, and never past `max + 1`
+ * tokens. It also bounds how deeply brackets nest (`{`, `(`, `[`), before graphql-js's parser,
+ * which recurses once per level: a document well under the token limit can still nest a few
+ * thousand levels (`{a{a{a…` or `[[[[…` in an argument) and overflow the parser's stack. No
+ * operation that passes the depth limit needs more than `maxBracketNesting` (selection sets,
+ * arguments and input objects of every level together).
+ */
+export function checkTokens(query: string, limits: Pick<OperationLimits, "maxTokens" | "maxDepth">): void {
   const lexer = new Lexer(new Source(query));
+  const maxNesting = maxBracketNesting(limits.maxDepth);
   let tokens = 0;
+  let nesting = 0;
   try {
-    while (lexer.advance().kind !== TokenKind.EOF) {
+    for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
       tokens += 1;
       if (tokens > limits.maxTokens) throw exceeded("token", limits.maxTokens, null, "tokens are");
+      if (token.kind === TokenKind.BRACE_L || token.kind === TokenKind.PAREN_L || token.kind === TokenKind.BRACKET_L) {
+        nesting += 1;
+        if (nesting > maxNesting) throw exceeded("depth", limits.maxDepth, null, `levels of nesting are (${maxNesting} nested brackets at most)`);
+      } else if (token.kind === TokenKind.BRACE_R || token.kind === TokenKind.PAREN_R || token.kind === TokenKind.BRACKET_R) {
+        nesting = Math.max(0, nesting - 1);
+      }
     }
   } catch (error) {
     if (error instanceof OperationLimitError) throw error;
     // A lexical error: parsing reports it with its location.
   }
+}
+
+/** Brackets an operation within the depth limit may nest: a selection set per level, plus room for arguments and input values. */
+export function maxBracketNesting(maxDepth: number): number {
+  return 2 * maxDepth + 16;
 }
 
 /**

@@ -100,9 +100,16 @@ describe("hostile documents", () => {
     const inline = `{ ${"... on Query { ".repeat(200)}__typename${" }".repeat(200)} }`;
     expect(limitError(() => checkDocument(parse(inline), limits, schema)).extensions).toMatchObject({ limit: "depth", max: limits.maxDepth });
     const braces = `{ ${"conversations { nodes { ".repeat(1_250)}id${" } }".repeat(1_250)} }`;
-    expect(limitError(() => checkTokens(braces, limits)).extensions.limit).toBe("token");
-    const measured = limitError(() => checkDocument(parse(braces), limits, schema));
-    expect(measured.extensions.limit).toBe("depth");
+    // Refused while it is being lexed, at the 65th nested bracket, long before its 5,000th token.
+    expect(limitError(() => checkTokens(braces, limits)).extensions.limit).toBe("depth");
+    // Within the token limit, nesting is refused before graphql-js's recursive parser sees it.
+    const nested = `{ ${"a { ".repeat(1_600)}id${" }".repeat(1_600)} }`;
+    expect(limitError(() => checkTokens(nested, limits)).extensions.limit).toBe("depth");
+    const deepArgument = `{ search(input: { query: "x", providers: ${"[".repeat(2_000)}"a"${"]".repeat(2_000)} }) { tookMs } }`;
+    expect(limitError(() => checkTokens(deepArgument, limits)).extensions.limit).toBe("depth");
+    // The measure after parsing says depth too (parsed here at a depth the parser survives).
+    const shallower = `{ ${"conversations { nodes { ".repeat(20)}id${" } }".repeat(20)} }`;
+    expect(limitError(() => checkDocument(parse(shallower), limits, schema)).extensions.limit).toBe("depth");
   });
 
   it("counts fragment spreads as nesting, so fragments cannot hide depth", () => {
