@@ -70,6 +70,8 @@ export interface SearchConfig {
   cacheTtlSeconds: number;
   /** Redis for the result cache; null means an in-process LRU. */
   redisUrl: string | null;
+  /** Prefix of every key this deployment writes to Redis. */
+  redisKeyPrefix: string;
   embedder: EmbedderKind;
   openai: { apiKey: string | null; baseUrl: string | null; model: string; dimensions: number | null };
   weaviate: { url: string; apiKey: string | null; grpcPort: number | null } | null;
@@ -125,6 +127,9 @@ export function loadConfig(env: Env = process.env): Config {
   const searchPort = port(env, "SEARCH_PORT", 4002);
   const openaiKey = str(env, "OPENAI_API_KEY") ?? null;
   const redisUrl = str(env, "REDIS_URL") ?? null;
+  // Two deployments (or staging and production) sharing one Redis keep apart by their prefix.
+  const redisKeyPrefix = str(env, "REDIS_KEY_PREFIX") ?? "context-search:";
+  if (!/^[\w.:-]{1,64}$/.test(redisKeyPrefix)) throw new ConfigError("REDIS_KEY_PREFIX", `must be 1-64 letters, digits, _ . : or -, got "${redisKeyPrefix}"`);
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError("REDIS_URL", `must be a redis:// or rediss:// URL, got "${redactUrl(redisUrl)}"`);
   const weaviateUrl = str(env, "WEAVIATE_URL");
   if (weaviateUrl && !/^https?:\/\//.test(weaviateUrl)) throw new ConfigError("WEAVIATE_URL", `must be an http:// or https:// URL, got "${weaviateUrl}"`);
@@ -175,6 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
       providerTimeoutMs: int(env, "SEARCH_PROVIDER_TIMEOUT_MS", 2_000, 10, 60_000),
       cacheTtlSeconds: int(env, "SEARCH_CACHE_TTL_SECONDS", 60, 0, 86_400),
       redisUrl,
+      redisKeyPrefix,
       embedder,
       openai: {
         apiKey: openaiKey,
@@ -206,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
       userPoints: int(env, "RATE_LIMIT_USER_POINTS", 1_200, 0, 100_000_000),
       anonymousPoints: int(env, "RATE_LIMIT_ANONYMOUS_POINTS", 300, 0, 100_000_000),
       redisUrl,
+      redisKeyPrefix,
     },
     shutdown: { drainTimeoutMs: int(env, "SHUTDOWN_DRAIN_TIMEOUT_MS", 10_000, 0, 600_000) },
     logLevel,

@@ -26,6 +26,8 @@ export interface RateLimitSettings {
   anonymousPoints: number;
   /** Shared counters in Redis when set; in-process counters otherwise. */
   redisUrl: string | null;
+  /** Prefix of this deployment's Redis keys (REDIS_KEY_PREFIX). */
+  redisKeyPrefix?: string;
 }
 
 export interface CallerIdentity {
@@ -39,7 +41,14 @@ export type IdentifyCaller = (request: Request) => Promise<CallerIdentity | null
 export const RATE_LIMITED = "RATE_LIMITED";
 
 /** Keys of this deployment's counters; distinct from the search result cache's keys. */
-const REDIS_KEY_PREFIX = "context-search:rate-limit";
+const DEFAULT_REDIS_KEY_PREFIX = "context-search:";
+/**
+ * A request spends one point, plus one per this many bytes of body: a client that sends 10 MB
+ * bodies (appendMessages allows 100 × 100,000 characters) spends its budget ~160 times faster
+ * than one that sends ordinary queries, so no user's share of the gateway's parsing and
+ * forwarding is larger than its budget, whatever the size of its requests.
+ */
+const BYTES_PER_POINT = 64 * 1024;
 const WARNING_INTERVAL_MS = 60_000;
 
 /** Until the gateway verifies tokens itself (issue 8, identity at the gateway), the rate limiter reads them. */
@@ -85,31 +94,47 @@ export class RequestRateLimiter {
 
   private limiter(kind: string, points: number): RateLimiterAbstract | null {
     if (points <= 0) return null;
-    const options = { points, duration: this.settings.windowSeconds, keyPrefix: `${REDIS_KEY_PREFIX}:${kind}` };
-    return this.redis ? new RateLimiterRedis({ ...options, storeClient: this.redis }) : new RateLimiterMemory(options);
+    const options = { points, duration: this.settings.windowSeconds, keyPrefix: `${this.settings.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX}rate-limit:${kind}` };
+    // While Redis is unreachable (or not connected yet), each process counts on its own
+    // (rate-limiter-flexible's insurance limiter): budgets stay enforced, per process instead of
+    // shared, rather than not at all.
+    return this.redis ? new RateLimiterRedis({ ...options, storeClient: this.redis, insuranceLimiter: new RateLimiterMemory(options) }) : new RateLimiterMemory(options);
   }
 
-  /** Spends one point of each budget the caller draws on; null when the request may go on. */
-  async consume(identity: CallerIdentity | null, clientAddress: string): Promise<RateLimitRejection | null> {
+  /** Resolves once the shared store is connected (at once without Redis, or after `timeoutMs` regardless). */
+  async ready(timeoutMs = 2_000): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === "ready") return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      redis.once("ready", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Spends `points` of each budget the caller draws on; null when the request may go on. */
+  async consume(identity: CallerIdentity | null, clientAddress: string, points = 1): Promise<RateLimitRejection | null> {
     const spends: [string, RateLimiterAbstract | null, string][] = identity
       ? [
           ["user", this.user, `${identity.organizationId}:${identity.userId}`],
           ["organization", this.organization, identity.organizationId],
         ]
       : [["anonymous", this.anonymous, clientAddress]];
-    const results = await Promise.all(spends.map(([limit, limiter, key]) => (limiter ? this.spend(limit, limiter, key) : null)));
+    const results = await Promise.all(spends.map(([limit, limiter, key]) => (limiter ? this.spend(limit, limiter, key, points) : null)));
     const rejected = results.filter((result): result is RateLimitRejection => result !== null);
     if (rejected.length === 0) return null;
     return rejected.reduce((longest, candidate) => (candidate.retryAfterSeconds > longest.retryAfterSeconds ? candidate : longest));
   }
 
-  private async spend(limit: string, limiter: RateLimiterAbstract, key: string): Promise<RateLimitRejection | null> {
+  private async spend(limit: string, limiter: RateLimiterAbstract, key: string, points: number): Promise<RateLimitRejection | null> {
     try {
-      await limiter.consume(key);
+      await limiter.consume(key, points);
       return null;
     } catch (error) {
       if (error instanceof RateLimiterRes) return { limit, retryAfterSeconds: Math.max(1, Math.ceil(error.msBeforeNext / 1000)) };
-      // The store failed (Redis down): let the request through.
+      // Only reached if even the per-process insurance counter failed: let the request through.
       this.warn(error);
       return null;
     }
@@ -119,7 +144,7 @@ export class RequestRateLimiter {
     const now = Date.now();
     if (now - this.lastWarning < WARNING_INTERVAL_MS) return;
     this.lastWarning = now;
-    this.logger.warn(`rate limits are not enforced while Redis is unavailable: ${(error as Error).message}`);
+    this.logger.warn(`Redis is unavailable: rate limits are counted per process until it is back: ${(error as Error).message}`);
   }
 
   async close(): Promise<void> {
@@ -139,7 +164,9 @@ export function rateLimitPlugin({ limiter, identify }: RateLimitPluginOptions): 
       if (request.method === "OPTIONS") return;
       const identity = await identify(request);
       const address = (serverContext as { req?: IncomingMessage }).req?.socket.remoteAddress ?? "unknown";
-      const rejection = await limiter.consume(identity, address);
+      const bodyBytes = Number(request.headers.get("content-length") ?? 0);
+      const points = 1 + (Number.isFinite(bodyBytes) && bodyBytes > 0 ? Math.floor(bodyBytes / BYTES_PER_POINT) : 0);
+      const rejection = await limiter.consume(identity, address, points);
       if (!rejection) return;
       const who = rejection.limit === "anonymous" ? "requests without a valid token from this address" : `this ${rejection.limit}`;
       const body = {

@@ -58,7 +58,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   const { database, config, logger } = dependencies;
   const embedder = dependencies.embedder ?? createEmbedder(config.search, database);
   const vectorStore = dependencies.vectorStore ?? createVectorStore(config.search, database);
-  const cache = dependencies.cache ?? createResultCache({ redisUrl: config.search.redisUrl, ttlSeconds: config.search.cacheTtlSeconds, logger });
+  const cache = dependencies.cache ?? createResultCache({ redisUrl: config.search.redisUrl, redisKeyPrefix: config.search.redisKeyPrefix, ttlSeconds: config.search.cacheTtlSeconds, logger });
   const queryLog = new QueryLog(database, logger);
   const service = new SearchService({
     providers: dependencies.providers ?? createProviders({ database, embedder, vectorStore }),

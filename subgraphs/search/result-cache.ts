@@ -48,7 +48,7 @@ export class RedisResultCache implements ResultCache {
   private readonly redis: Redis;
   private lastWarning = 0;
 
-  constructor(url: string, private readonly logger: Logger) {
+  constructor(url: string, private readonly logger: Logger, keyPrefix = "context-search:") {
     this.redis = new Redis(url, {
       lazyConnect: false,
       // Fail fast instead of queueing commands while disconnected: a cache miss is cheaper than waiting.
@@ -57,7 +57,7 @@ export class RedisResultCache implements ResultCache {
       commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
       connectTimeout: 1_000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 5_000),
-      keyPrefix: "context-search:",
+      keyPrefix,
     });
     // ioredis emits 'error' on every failed reconnect; unhandled, that would crash the process.
     this.redis.on("error", (error) => this.warn(error));
@@ -93,7 +93,7 @@ export class RedisResultCache implements ResultCache {
   }
 }
 
-export function createResultCache(options: { redisUrl: string | null; ttlSeconds: number; logger: Logger }): ResultCache {
+export function createResultCache(options: { redisUrl: string | null; redisKeyPrefix?: string; ttlSeconds: number; logger: Logger }): ResultCache {
   if (options.ttlSeconds === 0) return new NoResultCache();
-  return options.redisUrl ? new RedisResultCache(options.redisUrl, options.logger) : new MemoryResultCache();
+  return options.redisUrl ? new RedisResultCache(options.redisUrl, options.logger, options.redisKeyPrefix) : new MemoryResultCache();
 }
