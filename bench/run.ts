@@ -25,6 +25,7 @@ import { indexingLatencyScenario } from "./scenarios/indexing-latency.js";
 import { ingestionScenario } from "./scenarios/ingestion.js";
 import { latencyScenario } from "./scenarios/latency.js";
 import { soakScenario } from "./scenarios/soak.js";
+import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
 import { writeSummary } from "./summary.js";
 
 export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
@@ -35,6 +36,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   ingestion: ingestionScenario as unknown as Scenario<EntryBase>,
   indexing: indexingLatencyScenario as unknown as Scenario<EntryBase>,
   hostile: hostileLoadScenario as unknown as Scenario<EntryBase>,
+  "tenant-scope": tenantScopeScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {
