@@ -19,9 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import fc from "fast-check";
 import { loadConfig } from "../../lib/config.js";
 import { encodeCursor } from "../../lib/graphql/pagination.js";
-import type { Logger } from "../../lib/logger.js";
 import { startStack, type RunningStack } from "../../lib/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { postRaw, type RawResponse } from "../support/graphql.js";
+import { recordingLogger } from "../support/recording-logger.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
 /** Fixed, so a failure reproduces; fast-check names it (and the shrunk path) in the failure message. */
@@ -61,47 +62,20 @@ let bOwnId: string;
 let conversationCursor: string;
 let messageCursor: string;
 let searchCursor: string;
-const errorLines: string[] = [];
+const logger = recordingLogger();
+/** The error-level lines (an internal error is logged with its stack), to report them. */
+const errorLines = () => logger.lines.filter((line) => line.startsWith("error"));
 let requests = 0;
-
-/** Keeps the error-level lines (an internal error is logged with its stack) to report them. */
-function recordingLogger(): Logger {
-  const logger: Logger = {
-    debug() {},
-    info() {},
-    warn() {},
-    error: (message, error) => void errorLines.push(`${message} ${error instanceof Error ? (error.stack ?? error.message) : ""}`.slice(0, 2_000)),
-    child: () => logger,
-  };
-  return logger;
-}
 
 const gatewayUrl = () => stack.gateway.url;
 const subgraphUrl = (name: string) => stack.subgraphs.find((subgraph) => subgraph.name === name)!.url;
 
-interface Answer {
-  status: number;
-  text: string;
-  body: { data?: Record<string, any> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] } | null;
-}
+type Answer = RawResponse;
 
-/** Posts a body as given (a string is sent byte for byte); the timeout only keeps a hung server from hanging the suite. */
-async function post(url: string, body: string | Record<string, unknown>, token: string | null = tokenB): Promise<Answer> {
+/** Every request of the run goes through here, counted. */
+function post(url: string, body: string | Record<string, unknown>, token: string | null = tokenB): Promise<Answer> {
   requests += 1;
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/graphql-response+json, application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await response.text();
-  let parsed: Answer["body"] = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  return { status: response.status, text, body: parsed };
+  return postRaw(url, body, { token, accept: "application/graphql-response+json, application/json" });
 }
 
 /**
@@ -281,7 +255,7 @@ beforeAll(async () => {
     RATE_LIMIT_USER_POINTS: "0",
     RATE_LIMIT_ANONYMOUS_POINTS: "0",
   });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: recordingLogger(), gateway: { runtimeLogLevel: false } });
+  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger, gateway: { runtimeLogLevel: false } });
   tokenA = await tokenFor(A.organizationId, A.userId);
   tokenB = await tokenFor(B.organizationId, B.userId);
   const create = `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`;
@@ -510,6 +484,6 @@ describe("after the run", () => {
     const own = await call(gatewayUrl(), SEARCH, { input: { query: SECRET, alpha: 1 } }, tokenA);
     expect(own.body!.data!.search.hits.length).toBe(3);
 
-    expect(errorLines).toEqual([]);
+    expect(errorLines()).toEqual([]);
   }, 120_000);
 });

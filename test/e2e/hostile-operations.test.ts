@@ -8,7 +8,7 @@ import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { startStack, type RunningStack } from "../../lib/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
-import { graphql } from "../support/graphql.js";
+import { graphql, postRaw } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
 let db: TestDatabase;
@@ -42,33 +42,7 @@ afterAll(async () => {
   await db?.dispose();
 });
 
-interface RawResponse {
-  status: number;
-  headers: Headers;
-  body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] } | null;
-}
-
-/** Posts a raw body; the generous timeout only keeps a hung server from hanging the suite. */
-async function post(url: string, body: unknown, options: { token?: string; accept?: string } = {}): Promise<RawResponse> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(options.accept ? { accept: options.accept } : {}),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await response.text();
-  let parsed: RawResponse["body"] = null;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  return { status: response.status, headers: response.headers, body: parsed };
-}
+const post = (url: string, body: unknown, options: { token?: string; accept?: string } = {}) => postRaw(url, body, options);
 
 function fragmentBomb(levels: number, width: number): string {
   const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ${`...F${i + 1} `.repeat(width)}}`);

@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { loadConfig } from "../../lib/config.js";
 import { startSubgraph, type RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
-import type { Logger } from "../../lib/logger.js";
 import { conversationsSubgraph } from "../../subgraphs/conversations/index.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
@@ -15,21 +14,8 @@ import { searchSubgraph } from "../../subgraphs/search/index.js";
 import { NoResultCache } from "../../subgraphs/search/result-cache.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";
+import { recordingLogger } from "../support/recording-logger.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
-
-/** Keeps every warning and error, so a test can say "nothing was logged". */
-function recordingLogger(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  const logger: Logger & { lines: string[] } = {
-    lines,
-    debug() {},
-    info() {},
-    warn: (message) => void lines.push(`warn ${message}`),
-    error: (message, error) => void lines.push(`error ${message} ${error instanceof Error ? (error.stack ?? error.message) : ""}`),
-    child: () => logger,
-  };
-  return logger;
-}
 
 let db: TestDatabase;
 let conversations: RunningSubgraph;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from "@jest/globals";
 import { loadConfig } from "../../lib/config.js";
 import { encodeCursor } from "../../lib/graphql/pagination.js";
 import { startSubgraph, type RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
-import { silentLogger, type Logger } from "../../lib/logger.js";
+import { silentLogger } from "../../lib/logger.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
@@ -18,20 +18,8 @@ import { NoResultCache } from "../../subgraphs/search/result-cache.js";
 import { MAX_WINDOW, SearchService } from "../../subgraphs/search/search-service.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";
+import { recordingLogger } from "../support/recording-logger.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
-
-function recordingLogger(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  const logger: Logger & { lines: string[] } = {
-    lines,
-    debug() {},
-    info() {},
-    warn: (message) => void lines.push(`warn ${message}`),
-    error: (message) => void lines.push(`error ${message}`),
-    child: () => logger,
-  };
-  return logger;
-}
 
 let db: TestDatabase;
 let search: SearchSubgraph;

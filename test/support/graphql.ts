@@ -36,3 +36,36 @@ export async function graphql<T = Record<string, any>>(
 export function errorCodes(response: GraphQLResponse): string[] {
   return (response.errors ?? []).map((error) => String(error.extensions?.code));
 }
+
+/** What came back for a body sent as it is, whatever it was: a hostile-input test reads all of it. */
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: { data?: Record<string, any> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] } | null;
+}
+
+/**
+ * Posts a body as given (a string is sent byte for byte, so tests can write escapes such as lone
+ * surrogates themselves). The generous timeout only keeps a hung server from hanging the suite.
+ */
+export async function postRaw(url: string, body: unknown, options: { token?: string | null; accept?: string } = {}): Promise<RawResponse> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(options.accept ? { accept: options.accept } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const text = await response.text();
+  let parsed: RawResponse["body"] = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
+}
