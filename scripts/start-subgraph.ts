@@ -9,6 +9,7 @@ import { migrate } from "../lib/database/migrate.js";
 import { startSubgraph } from "../lib/graphql/subgraph-server.js";
 import { createLogger } from "../lib/logger.js";
 import { exitOnSignals, runMain } from "../lib/shutdown.js";
+import { closeWorkerPools } from "../lib/workers/pool.js";
 import { isSubgraphName, SUBGRAPHS } from "../subgraphs/index.js";
 
 runMain(async () => {
@@ -33,6 +34,7 @@ runMain(async () => {
   exitOnSignals(
     async () => {
       await subgraph.stop();
+      await closeWorkerPools();
       await database.close();
     },
     logger,

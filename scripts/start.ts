@@ -9,6 +9,7 @@ import { migrate } from "../lib/database/migrate.js";
 import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS, seedDemoOrganization } from "../lib/demo-data/seed.js";
 import { createLogger } from "../lib/logger.js";
 import { exitOnSignals, runMain } from "../lib/shutdown.js";
+import { closeWorkerPools } from "../lib/workers/pool.js";
 import { startStack } from "../lib/stack.js";
 import { signToken } from "../lib/tenancy/token.js";
 
@@ -69,6 +70,7 @@ runMain(async () => {
   exitOnSignals(
     async () => {
       await stack.stop();
+      await closeWorkerPools();
       await database.close();
     },
     logger,
