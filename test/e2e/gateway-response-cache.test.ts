@@ -35,7 +35,7 @@ const search = (token: string) => graphql(stack.gateway.url, SEARCH, input, { to
 const subgraphCalls = () => searchSubgraph.operations.count + conversationsSubgraph.operations.count;
 const hit = (response: { extensions?: Record<string, unknown> }) => (response.extensions?.responseCache as { hit?: boolean } | undefined)?.hit ?? false;
 
-/** The first request of a token goes through uncached while the gateway verifies it; the second fills the cache. */
+/** A document's first request goes through uncached while the gateway learns it is a search; the second fills the cache. */
 async function warm(token: string) {
   await search(token);
   await search(token);
