@@ -13,10 +13,10 @@ import type { Database } from "../lib/database/connect.js";
 import { demoConversations, type DemoConversation } from "../lib/demo-data/conversations.js";
 import { silentLogger } from "../lib/logger.js";
 import type { TenantContext } from "../lib/tenancy/token.js";
-import type { Embedder } from "../subgraphs/search/embeddings/embedder.js";
-import { chunkingFor } from "../subgraphs/search/indexing/chunking.js";
+import type { Embedder } from "../lib/retrieval/embeddings/embedder.js";
+import { chunkingFor } from "../lib/retrieval/chunking.js";
 import { ConversationIndexer } from "../subgraphs/search/indexing/conversation-indexer.js";
-import { PgVectorStore } from "../subgraphs/search/vector-stores/pgvector.js";
+import { PgVectorStore } from "../lib/retrieval/vector-stores/pgvector.js";
 
 export const BENCH_ORGANIZATION_ID = "bench-org";
 export const BENCH_USER_IDS = Array.from({ length: 8 }, (_, index) => `bench-user-${index}`);

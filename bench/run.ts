@@ -11,7 +11,7 @@
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { runMain } from "../lib/shutdown.js";
-import { FeatureHashingEmbedder } from "../subgraphs/search/embeddings/hashing-embedder.js";
+import { FeatureHashingEmbedder } from "../lib/retrieval/embeddings/hashing-embedder.js";
 import { loadCorpus } from "./corpus.js";
 import { openBenchDatabase, postgresBaseUrl, postgresReachable, type DatabaseKind } from "./database.js";
 import { stopLoadGenerator } from "./load.js";

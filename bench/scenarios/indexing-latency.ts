@@ -13,11 +13,11 @@
 import type { Database } from "../../lib/database/connect.js";
 import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
 import { silentLogger } from "../../lib/logger.js";
-import { createEmbedder } from "../../subgraphs/search/embeddings/index.js";
-import { UniversalSentenceEncoderEmbedder, universalSentenceEncoderCalls } from "../../subgraphs/search/embeddings/universal-sentence-encoder.js";
-import { chunkingFor } from "../../subgraphs/search/indexing/chunking.js";
+import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
+import { UniversalSentenceEncoderEmbedder, universalSentenceEncoderCalls } from "../../lib/retrieval/embeddings/universal-sentence-encoder.js";
+import { chunkingFor } from "../../lib/retrieval/chunking.js";
 import { ConversationIndexer } from "../../subgraphs/search/indexing/conversation-indexer.js";
-import { PgVectorStore } from "../../subgraphs/search/vector-stores/pgvector.js";
+import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
 import { sampleConversationIds } from "../corpus.js";
 import { graphqlBody, runLoad, warmUp, type LoadOptions, type LoadResult } from "../load.js";
 import { databaseLabel, entryHeading, formatCount, formatErrors, formatMs, formatRatio, renderConditions, type EntryBase, type ScenarioFile, type TargetResult } from "../report.js";

@@ -14,8 +14,8 @@
  * the product ingests today.
  */
 import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
-import { createEmbedder } from "../../subgraphs/search/embeddings/index.js";
-import { UniversalSentenceEncoderEmbedder } from "../../subgraphs/search/embeddings/universal-sentence-encoder.js";
+import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
+import { UniversalSentenceEncoderEmbedder } from "../../lib/retrieval/embeddings/universal-sentence-encoder.js";
 import { indexQueuedConversations, sampleConversationIds, type IndexStats, type InsertStats } from "../corpus.js";
 import { databaseLabel, entryHeading, formatCount, formatRate, formatRatio, renderConditions, type EntryBase } from "../report.js";
 import { baseConditions, type Scenario } from "../scenario.js";

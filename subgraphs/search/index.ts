@@ -9,10 +9,10 @@ import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
 import type { Logger } from "../../lib/logger.js";
-import type { Embedder } from "./embeddings/embedder.js";
-import { createEmbedder } from "./embeddings/index.js";
+import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
+import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
 import { SearchIndexStatusReader } from "./index-status.js";
-import { chunkingFor } from "./indexing/chunking.js";
+import { chunkingFor } from "../../lib/retrieval/chunking.js";
 import { ConversationIndexer } from "./indexing/conversation-indexer.js";
 import { createProviders } from "./providers/registry.js";
 import type { SearchProvider } from "./providers/provider.js";
@@ -21,8 +21,8 @@ import { createResultCache, type ResultCache } from "./result-cache.js";
 import { resolvers, type SearchContext } from "./resolvers.js";
 import { liveConversationIds } from "./live-conversations.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
-import { createVectorStore } from "./vector-stores/index.js";
-import type { VectorStore } from "./vector-stores/vector-store.js";
+import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
+import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 

@@ -4,9 +4,9 @@
  * one statement however many texts there are, and an existing entry is never overwritten.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { CachedEmbedder, embeddingCacheKey, PostgresEmbeddingCacheStore } from "../../subgraphs/search/embeddings/cached-embedder.js";
-import type { Embedder } from "../../subgraphs/search/embeddings/embedder.js";
-import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
+import { CachedEmbedder, embeddingCacheKey, PostgresEmbeddingCacheStore } from "../../lib/retrieval/embeddings/cached-embedder.js";
+import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
+import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
 let db: TestDatabase;

@@ -9,7 +9,7 @@ import { loadConfig } from "../../lib/config.js";
 import { startSubgraph, type RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
 import { conversationsSubgraph } from "../../subgraphs/conversations/index.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
-import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
+import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { searchSubgraph } from "../../subgraphs/search/index.js";
 import { NoResultCache } from "../../subgraphs/search/result-cache.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";

@@ -10,7 +10,7 @@ import { encodeCursor } from "../../lib/graphql/pagination.js";
 import { startSubgraph, type RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
 import { silentLogger } from "../../lib/logger.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
-import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
+import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../subgraphs/search/providers/provider.js";
 import { QueryLog, type QueryLogEntry } from "../../subgraphs/search/query-log.js";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
-import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
+import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
 import { ConversationIndexer } from "../../subgraphs/search/indexing/conversation-indexer.js";
 import { ConversationsKeywordProvider } from "../../subgraphs/search/providers/conversations-keyword.js";

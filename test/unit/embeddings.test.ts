@@ -7,11 +7,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { CachedEmbedder, embeddingCacheKey, type EmbeddingCacheEntry, type EmbeddingCacheStore } from "../../subgraphs/search/embeddings/cached-embedder.js";
-import type { Embedder } from "../../subgraphs/search/embeddings/embedder.js";
-import { FeatureHashingEmbedder } from "../../subgraphs/search/embeddings/hashing-embedder.js";
-import { OpenAIEmbedder } from "../../subgraphs/search/embeddings/openai.js";
-import { UniversalSentenceEncoderEmbedder } from "../../subgraphs/search/embeddings/universal-sentence-encoder.js";
+import { CachedEmbedder, embeddingCacheKey, type EmbeddingCacheEntry, type EmbeddingCacheStore } from "../../lib/retrieval/embeddings/cached-embedder.js";
+import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
+import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
+import { OpenAIEmbedder } from "../../lib/retrieval/embeddings/openai.js";
+import { UniversalSentenceEncoderEmbedder } from "../../lib/retrieval/embeddings/universal-sentence-encoder.js";
 
 const dot = (a: readonly number[], b: readonly number[]) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
 const norm = (a: readonly number[]) => Math.sqrt(dot(a, a));

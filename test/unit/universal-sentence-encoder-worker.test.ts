@@ -3,7 +3,7 @@
  * loop keeps turning (counted in timer ticks, not timed).
  */
 import { afterAll, describe, expect, it } from "@jest/globals";
-import { UniversalSentenceEncoderEmbedder } from "../../subgraphs/search/embeddings/universal-sentence-encoder.js";
+import { UniversalSentenceEncoderEmbedder } from "../../lib/retrieval/embeddings/universal-sentence-encoder.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
 
 afterAll(async () => {

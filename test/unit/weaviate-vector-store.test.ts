@@ -10,7 +10,7 @@
 import { createServer } from "node:net";
 import { describe, expect, it } from "@jest/globals";
 import type { CollectionConfig, CollectionConfigCreate, DataObject, FilterValue, TenantCreate } from "weaviate-client";
-import type { VectorChunk } from "../../subgraphs/search/vector-stores/vector-store.js";
+import type { VectorChunk } from "../../lib/retrieval/vector-stores/vector-store.js";
 import {
   COLLECTION_PREFIX,
   VECTOR_NAME,
@@ -24,7 +24,7 @@ import {
   type WeaviateNearVectorOptions,
   type WeaviateQueryResultLike,
   type WeaviateTenantCollectionLike,
-} from "../../subgraphs/search/vector-stores/weaviate.js";
+} from "../../lib/retrieval/vector-stores/weaviate.js";
 
 // ---------------------------------------------------------------------------------------------
 // The stub.

@@ -11,9 +11,9 @@
 import { createHash } from "node:crypto";
 import type { Database } from "../../../lib/database/connect.js";
 import type { Logger } from "../../../lib/logger.js";
-import type { Embedder } from "../embeddings/embedder.js";
-import type { VectorStore } from "../vector-stores/vector-store.js";
-import { chunkText, DEFAULT_CHUNKING, type ChunkOptions } from "./chunking.js";
+import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
+import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
+import { chunkText, DEFAULT_CHUNKING, type ChunkOptions } from "../../../lib/retrieval/chunking.js";
 
 export interface IndexerOptions {
   /** Conversations claimed per round; their chunks are embedded in one call. */

@@ -3,8 +3,8 @@
  * provider: one file in this folder implementing SearchProvider, and one line here.
  */
 import type { Database } from "../../../lib/database/connect.js";
-import type { Embedder } from "../embeddings/embedder.js";
-import type { VectorStore } from "../vector-stores/vector-store.js";
+import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
+import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { ConversationsKeywordProvider } from "./conversations-keyword.js";
 import { ConversationsSemanticProvider } from "./conversations-semantic.js";
 import type { SearchProvider } from "./provider.js";

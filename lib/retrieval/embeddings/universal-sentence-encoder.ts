@@ -17,7 +17,7 @@
  * batches do not make paragraphs faster; they only help short texts, whose per-call overhead
  * they share.
  */
-import { createWorkerPool, workerModule, type WorkerPool } from "../../../lib/workers/pool.js";
+import { createWorkerPool, workerModule, type WorkerPool } from "../../workers/pool.js";
 import type { Embedder } from "./embedder.js";
 import type { ModelTask } from "./universal-sentence-encoder-worker.js";
 

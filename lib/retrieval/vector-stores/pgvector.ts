@@ -5,8 +5,8 @@
  * the model's rows, because a single HNSW index needs one fixed dimension.
  */
 import { createHash } from "node:crypto";
-import { withTenantScope } from "../../../lib/database/tenant-scope.js";
-import type { Database } from "../../../lib/database/connect.js";
+import { withTenantScope } from "../../database/tenant-scope.js";
+import type { Database } from "../../database/connect.js";
 import type { EntityType, VectorChunk, VectorMatch, VectorSearchOptions, VectorStore } from "./vector-store.js";
 
 /** How many chunks to pull per wanted entity before collapsing chunks to entities. */

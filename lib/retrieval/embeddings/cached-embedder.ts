@@ -4,7 +4,7 @@
  * call (or an API bill).
  */
 import { createHash } from "node:crypto";
-import type { Database } from "../../../lib/database/connect.js";
+import type { Database } from "../../database/connect.js";
 import type { Embedder } from "./embedder.js";
 
 export interface EmbeddingCacheEntry {

@@ -1,6 +1,6 @@
 /** Picks the vector store the configuration names: Weaviate when WEAVIATE_URL is set, pgvector otherwise. */
-import type { SearchConfig } from "../../../lib/config.js";
-import type { Database } from "../../../lib/database/connect.js";
+import type { SearchConfig } from "../../config.js";
+import type { Database } from "../../database/connect.js";
 import { PgVectorStore } from "./pgvector.js";
 import type { VectorStore } from "./vector-store.js";
 import { WeaviateVectorStore } from "./weaviate.js";

@@ -4,8 +4,8 @@
  * feature-hashing embedder (instant, for tests and quick local runs). Model embedders sit
  * behind the (model, text hash) cache in PostgreSQL, so unchanged text is never embedded twice.
  */
-import type { SearchConfig } from "../../../lib/config.js";
-import type { Database } from "../../../lib/database/connect.js";
+import type { SearchConfig } from "../../config.js";
+import type { Database } from "../../database/connect.js";
 import { CachedEmbedder, PostgresEmbeddingCacheStore } from "./cached-embedder.js";
 import type { Embedder } from "./embedder.js";
 import { FeatureHashingEmbedder } from "./hashing-embedder.js";
