@@ -15,7 +15,7 @@ import { silentLogger } from "../lib/logger.js";
 import type { TenantContext } from "../lib/tenancy/token.js";
 import type { Embedder } from "../lib/retrieval/embeddings/embedder.js";
 import { chunkingFor } from "../lib/retrieval/chunking.js";
-import { ConversationIndexer } from "../subgraphs/search/indexing/conversation-indexer.js";
+import { ConversationIndexer } from "../subgraphs/conversations/search/conversation-indexer.js";
 import { PgVectorStore } from "../lib/retrieval/vector-stores/pgvector.js";
 
 export const BENCH_ORGANIZATION_ID = "bench-org";

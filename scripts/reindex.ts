@@ -13,7 +13,7 @@ import { createLogger } from "../lib/logger.js";
 import { progressBar } from "../lib/progress.js";
 import { runMain } from "../lib/shutdown.js";
 import { searchSubgraph } from "../subgraphs/search/index.js";
-import { enqueueMissing } from "../subgraphs/search/indexing/conversation-indexer.js";
+import { enqueueMissing } from "../subgraphs/conversations/search/conversation-indexer.js";
 
 runMain(async () => {
   const { values } = parseArgs({ options: { all: { type: "boolean", default: false } } });

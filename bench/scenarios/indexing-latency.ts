@@ -16,7 +16,7 @@ import { silentLogger } from "../../lib/logger.js";
 import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
 import { UniversalSentenceEncoderEmbedder, universalSentenceEncoderCalls } from "../../lib/retrieval/embeddings/universal-sentence-encoder.js";
 import { chunkingFor } from "../../lib/retrieval/chunking.js";
-import { ConversationIndexer } from "../../subgraphs/search/indexing/conversation-indexer.js";
+import { ConversationIndexer } from "../../subgraphs/conversations/search/conversation-indexer.js";
 import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
 import { sampleConversationIds } from "../corpus.js";
 import { graphqlBody, runLoad, warmUp, type LoadOptions, type LoadResult } from "../load.js";

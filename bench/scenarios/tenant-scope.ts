@@ -8,7 +8,7 @@
 import { withoutTenantScopesForBenchmark } from "../../lib/database/tenant-scope.js";
 import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
-import { ConversationsKeywordProvider } from "../../subgraphs/search/providers/conversations-keyword.js";
+import { ConversationsKeywordProvider } from "../../subgraphs/conversations/search/keyword-provider.js";
 import { BENCH_TENANT, queryPool, sampleConversationIds } from "../corpus.js";
 import { databaseLabel, entryHeading, formatCount, formatMs, formatRatio, renderConditions, type EntryBase } from "../report.js";
 import { baseConditions, type Scenario } from "../scenario.js";

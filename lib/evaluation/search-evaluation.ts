@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../database/connect.js";
 import type { TenantContext } from "../tenancy/token.js";
-import type { ConversationIndexer } from "../../subgraphs/search/indexing/conversation-indexer.js";
+import type { BackgroundIndexer } from "../retrieval/search-provider.js";
 import type { SearchService } from "../../subgraphs/search/search-service.js";
 import type { BeirDataset } from "./beir.js";
 import { evaluateRun } from "./metrics.js";
@@ -51,7 +51,7 @@ export async function ingestCorpus(database: Database, dataset: BeirDataset, onP
 }
 
 /** Embeds everything the ingestion queued. */
-export async function indexCorpus(indexer: ConversationIndexer, onProgress?: (done: number) => void): Promise<number> {
+export async function indexCorpus(indexer: BackgroundIndexer, onProgress?: (done: number) => void): Promise<number> {
   return indexer.drain(onProgress);
 }
 

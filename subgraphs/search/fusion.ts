@@ -15,12 +15,9 @@
  * and appending the deeper window's order after it (`stitchSegments`).
  */
 
-export type ProviderKind = "KEYWORD" | "SEMANTIC";
+import type { EntityRef, ProviderKind } from "../../lib/retrieval/search-provider.js";
 
-export interface EntityRef {
-  typename: string;
-  id: string;
-}
+export type { EntityRef, ProviderKind };
 
 export interface RankedList {
   provider: string;

@@ -1,7 +1,9 @@
 /**
- * The search subgraph: owns `Query.search`, the providers it fans out to, the fusion, the
- * result cache, the query log, and the background indexer that keeps vectors current.
- * Its contract is schema.graphql beside this file.
+ * The search subgraph: owns `Query.search` and the pipeline behind it (validation, fan-out with
+ * timeouts, fusion, paging, the result cache and the query log). It knows no domain's tables:
+ * providers, the check that cached hits still exist, and the indexers come from each domain's
+ * public search module (providers/registry.ts). This process runs the domains' background
+ * indexers. Its contract is schema.graphql beside this file.
  */
 import fs from "node:fs";
 import { parse } from "graphql";
@@ -11,29 +13,16 @@ import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgr
 import type { Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
-import { SearchIndexStatusReader } from "./index-status.js";
-import { chunkingFor } from "../../lib/retrieval/chunking.js";
-import { ConversationIndexer } from "./indexing/conversation-indexer.js";
-import { createProviders } from "./providers/registry.js";
-import type { SearchProvider } from "./providers/provider.js";
+import type { BackgroundIndexer, SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
+import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
+import { createSearchDomains, type SearchDomains } from "./providers/registry.js";
 import { QueryLog } from "./query-log.js";
 import { createResultCache, type ResultCache } from "./result-cache.js";
 import { resolvers, type SearchContext } from "./resolvers.js";
-import { liveConversationIds } from "./live-conversations.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
-import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
-import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
-
-/** Cached hits are re-checked against the live conversations with one statement per cached page. */
-function liveConversations(database: Database): LiveEntityFilter {
-  return async (tenant, refs) => {
-    const ids = refs.filter((ref) => ref.typename === "Conversation").map((ref) => ref.id);
-    const live = await liveConversationIds(database.prisma, tenant.organizationId, ids);
-    return new Set([...live].map((id) => `Conversation:${id}`));
-  };
-}
 
 export interface SearchSubgraphDependencies {
   database: Database;
@@ -48,7 +37,9 @@ export interface SearchSubgraphDependencies {
 
 export interface SearchSubgraph extends SubgraphDefinition<SearchContext> {
   service: SearchService;
-  indexer: ConversationIndexer;
+  domains: SearchDomains;
+  /** The conversations domain's indexer (tests, evaluation and the reindex command drain it). */
+  indexer: BackgroundIndexer;
   queryLog: QueryLog;
   embedder: Embedder;
   vectorStore: VectorStore;
@@ -60,32 +51,35 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   const vectorStore = dependencies.vectorStore ?? createVectorStore(config.search, database);
   const cache = dependencies.cache ?? createResultCache({ redisUrl: config.search.redisUrl, redisKeyPrefix: config.search.redisKeyPrefix, ttlSeconds: config.search.cacheTtlSeconds, logger });
   const queryLog = new QueryLog(database, logger);
+  const domains = createSearchDomains({ database, embedder, vectorStore, logger });
+  const all = Object.values(domains);
+  // A cached page is re-checked by every domain, each answering for its own types.
+  const liveEntities: LiveEntityFilter = async (tenant, refs) => {
+    const live = await Promise.all(all.map((domain) => domain.liveEntities?.(tenant, refs) ?? Promise.resolve(new Set<string>())));
+    return new Set(live.flatMap((keys) => [...keys]));
+  };
   const service = new SearchService({
-    providers: dependencies.providers ?? createProviders({ database, embedder, vectorStore }),
-    liveEntities: liveConversations(database),
+    providers: dependencies.providers ?? all.flatMap((domain) => domain.providers),
+    liveEntities,
     cache,
     cacheTtlSeconds: config.search.cacheTtlSeconds,
     providerTimeoutMs: config.search.providerTimeoutMs,
     queryLog,
     logger,
   });
-  const indexer = new ConversationIndexer(database, embedder, vectorStore, logger.child("indexer"), {
-    chunking: chunkingFor(embedder),
-    // PostgreSQL's autovacuum does this on a server; the embedded PGlite has none.
-    vacuumAfterJobs: database.kind === "pglite" ? 200 : null,
-  });
-  const indexStatus = new SearchIndexStatusReader(database, { model: embedder.model, dimensions: embedder.dimensions, vectorStore: vectorStore.name });
+  const indexer = domains.conversations.indexer;
 
   return {
     name: "search",
     typeDefs: parse(fs.readFileSync(SCHEMA_PATH, "utf8")),
     resolvers,
     service,
+    domains,
     indexer,
     queryLog,
     embedder,
     vectorStore,
-    createContext: (base: RequestContext): SearchContext => ({ ...base, search: service, indexStatus }),
+    createContext: (base: RequestContext): SearchContext => ({ ...base, search: service, indexStatus: (tenant) => domains.conversations.indexStatus(tenant) }),
     async checkHealth() {
       await database.prisma.$queryRaw`SELECT 1`;
     },

@@ -7,12 +7,14 @@ import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/ind
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
-import type { SearchIndexStatusReader } from "./index-status.js";
+import type { SearchIndexStatus } from "../conversations/search.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
 import type { SearchHitData, SearchInput, SearchService } from "./search-service.js";
 
 export interface SearchContext extends RequestContext {
   search: SearchService;
-  indexStatus: SearchIndexStatusReader;
+  /** How far the conversations domain's index is behind for the caller. */
+  indexStatus(tenant: TenantContext): Promise<SearchIndexStatus>;
 }
 
 export const resolvers: GraphQLResolverMap<SearchContext> = {
@@ -28,7 +30,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       return context.search.providerList.map(({ name, kind, description }) => ({ name, kind, description }));
     },
     searchIndexStatus(_source, _args, context) {
-      return context.indexStatus.read(context.requireTenant());
+      return context.indexStatus(context.requireTenant());
     },
   },
   Conversation: {

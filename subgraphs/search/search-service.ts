@@ -10,7 +10,7 @@ import type { Logger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
-import type { ProviderHit, SearchProvider } from "./providers/provider.js";
+import type { ProviderHit, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "./result-cache.js";
 

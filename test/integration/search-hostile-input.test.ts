@@ -12,7 +12,7 @@ import { silentLogger } from "../../lib/logger.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
-import type { ProviderHit, ProviderRequest, SearchProvider } from "../../subgraphs/search/providers/provider.js";
+import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { QueryLog, type QueryLogEntry } from "../../subgraphs/search/query-log.js";
 import { NoResultCache } from "../../subgraphs/search/result-cache.js";
 import { MAX_WINDOW, SearchService } from "../../subgraphs/search/search-service.js";

@@ -10,8 +10,8 @@ import { silentLogger } from "../../lib/logger.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
-import { ConversationIndexer } from "../../subgraphs/search/indexing/conversation-indexer.js";
-import { ConversationsKeywordProvider } from "../../subgraphs/search/providers/conversations-keyword.js";
+import { ConversationIndexer } from "../../subgraphs/conversations/search/conversation-indexer.js";
+import { ConversationsKeywordProvider } from "../../subgraphs/conversations/search/keyword-provider.js";
 import { NoResultCache } from "../../subgraphs/search/result-cache.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 

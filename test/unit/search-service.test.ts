@@ -4,7 +4,7 @@
  * checked exactly. The real providers are tested against a database in the integration suite.
  */
 import { describe, expect, it } from "@jest/globals";
-import type { ProviderHit, ProviderRequest, SearchProvider } from "../../subgraphs/search/providers/provider.js";
+import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { MemoryResultCache } from "../../subgraphs/search/result-cache.js";
 import { SearchService, type SearchInput } from "../../subgraphs/search/search-service.js";
 

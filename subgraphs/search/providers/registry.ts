@@ -1,23 +1,29 @@
 /**
- * Every search provider this deployment offers, in the order reports list them. Adding a
- * provider: one file in this folder implementing SearchProvider, and one line here.
+ * The domains whose providers the unified search fans out to, in the order reports list them.
+ * Each domain subgraph exposes its part of the search (providers, live-entity check, indexer)
+ * through one public module; this registry imports only those modules, never a domain's
+ * internals, so the search subgraph knows no domain's tables. Adding a domain: its public
+ * module, and one line here.
  */
 import type { Database } from "../../../lib/database/connect.js";
+import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
-import { ConversationsKeywordProvider } from "./conversations-keyword.js";
-import { ConversationsSemanticProvider } from "./conversations-semantic.js";
-import type { SearchProvider } from "./provider.js";
+import { conversationSearch, type ConversationSearch } from "../../conversations/search.js";
 
-export interface ProviderDependencies {
+export interface DomainDependencies {
   database: Database;
   embedder: Embedder;
   vectorStore: VectorStore;
+  logger: Logger;
 }
 
-export function createProviders({ database, embedder, vectorStore }: ProviderDependencies): SearchProvider[] {
-  return [
-    new ConversationsKeywordProvider(database.prisma),
-    new ConversationsSemanticProvider(embedder, vectorStore, database.prisma),
-  ];
+export interface SearchDomains {
+  conversations: ConversationSearch;
+}
+
+export function createSearchDomains(dependencies: DomainDependencies): SearchDomains {
+  return {
+    conversations: conversationSearch(dependencies),
+  };
 }

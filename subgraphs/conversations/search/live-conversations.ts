@@ -3,8 +3,8 @@
  * cached pages can lag behind a deletion; both the semantic provider and cached pages use this
  * one statement to drop what the conversations subgraph would no longer resolve.
  */
-import type { PrismaClient } from "../../generated/prisma/client.js";
-import { withTenantScope } from "../../lib/database/tenant-scope.js";
+import type { PrismaClient } from "../../../generated/prisma/client.js";
+import { withTenantScope } from "../../../lib/database/tenant-scope.js";
 
 export async function liveConversationIds(prisma: PrismaClient, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();

@@ -7,9 +7,9 @@
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
-import { liveConversationIds } from "../live-conversations.js";
+import { liveConversationIds } from "./live-conversations.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
-import type { ProviderHit, ProviderRequest, SearchProvider } from "./provider.js";
+import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 
 export class ConversationsSemanticProvider implements SearchProvider {
   readonly name = "conversations.semantic";

@@ -18,7 +18,7 @@
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import { withTenantScope, type TenantTransaction } from "../../../lib/database/tenant-scope.js";
-import type { ProviderHit, ProviderRequest, SearchProvider } from "./provider.js";
+import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 
 /** BM25 parameters: the usual defaults (Robertson; Lucene and Pyserini use the same). */
 const K1 = 1.2;

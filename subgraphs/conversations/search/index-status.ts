@@ -1,7 +1,16 @@
 /** `searchIndexStatus`: how far the caller's organization's semantic index is behind. */
-import type { Database } from "../../lib/database/connect.js";
-import { withTenantScope } from "../../lib/database/tenant-scope.js";
-import type { TenantContext } from "../../lib/tenancy/token.js";
+import type { Database } from "../../../lib/database/connect.js";
+import { withTenantScope } from "../../../lib/database/tenant-scope.js";
+import type { TenantContext } from "../../../lib/tenancy/token.js";
+
+export interface SearchIndexStatus {
+  model: string;
+  dimensions: number;
+  vectorStore: string;
+  pending: number;
+  failing: number;
+  lastError: string | null;
+}
 
 export class SearchIndexStatusReader {
   constructor(
@@ -9,7 +18,7 @@ export class SearchIndexStatusReader {
     private readonly embedding: { model: string; dimensions: number; vectorStore: string },
   ) {}
 
-  async read(tenant: TenantContext) {
+  async read(tenant: TenantContext): Promise<SearchIndexStatus> {
     const [row] = await withTenantScope(this.database.prisma, tenant.organizationId, (tx) => tx.$queryRaw<{ pending: number; failing: number; last_error: string | null }[]>`
       SELECT count(*)::int AS pending,
              count(*) FILTER (WHERE last_error IS NOT NULL)::int AS failing,

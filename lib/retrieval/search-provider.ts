@@ -1,0 +1,70 @@
+/**
+ * A search provider: one source of ranked results over one domain's data. Each domain subgraph
+ * implements its providers beside its own tables and exposes them through one public module
+ * (e.g. subgraphs/conversations/search.ts) as a `DomainSearch`; the search subgraph's registry
+ * imports only those modules and fuses whatever they return.
+ */
+import type { TenantContext } from "../tenancy/token.js";
+
+/** Which side of `alpha` a provider is on. */
+export type ProviderKind = "KEYWORD" | "SEMANTIC";
+
+/** An entity a hit points to; the subgraph that owns the type resolves it (`_entities`). */
+export interface EntityRef {
+  typename: string;
+  id: string;
+}
+
+export interface ProviderHit {
+  ref: EntityRef;
+  /** The provider's own relevance score (higher is better); only comparable within the provider. */
+  nativeScore: number;
+}
+
+export interface ProviderRequest {
+  tenant: TenantContext;
+  query: string;
+  /** How many hits to return at most (best first). */
+  window: number;
+  /** Aborted when the provider's timeout passes or the request goes away: stop work if you can. */
+  signal: AbortSignal;
+  /**
+   * The provider's time budget in milliseconds. A provider that runs SQL should bound its
+   * statements by it (statement_timeout): the service stops waiting at that point, and a
+   * query nobody waits for must not keep the database busy.
+   */
+  timeoutMs?: number;
+}
+
+export interface SearchProvider {
+  /** Unique, stable, `<domain>.<method>`: what clients pass in `providers` and `weights`. */
+  readonly name: string;
+  readonly kind: ProviderKind;
+  /** One line for `searchProviders`. */
+  readonly description: string;
+  search(request: ProviderRequest): Promise<ProviderHit[]>;
+}
+
+/**
+ * What a domain offers the unified search: its providers, a way to drop hits whose entities no
+ * longer exist (cached pages can outlive a deletion), and the background indexer that keeps its
+ * providers' indexes current.
+ */
+export interface DomainSearch {
+  /** The domain's name, e.g. "conversations". */
+  readonly domain: string;
+  readonly providers: SearchProvider[];
+  /** Of these references (any type), the keys `Typename:id` of those of this domain that still exist for the tenant. */
+  liveEntities?(tenant: TenantContext, refs: EntityRef[]): Promise<Set<string>>;
+  /** Keeps the domain's search indexes current, off the request path. */
+  readonly indexer?: BackgroundIndexer;
+}
+
+export interface BackgroundIndexer {
+  start(): void;
+  stop(): Promise<void>;
+  /** Processes until nothing is ready (tests, evaluation, the reindex command); returns how many items it handled. */
+  drain(onProgress?: (done: number) => void): Promise<number>;
+  /** Look at the queue now instead of after the idle pause. */
+  poke(): void;
+}
