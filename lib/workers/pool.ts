@@ -29,6 +29,8 @@ export interface WorkerPoolOptions {
   maxThreads?: number;
   /** Tasks that may wait for a thread (default 64); one more is refused with `OVERLOADED`. */
   maxQueue?: number;
+  /** Heap limits per thread (a thread over them dies, failing its task, and is replaced). Default: none. */
+  resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
 }
 
 /** A worker module beside `callerUrl` (pass `import.meta.url`), with the caller's own extension. */
@@ -57,6 +59,7 @@ export class WorkerPool<Task, Result> {
       // Atomics.wait between tasks.
       atomics: "disabled",
       ...(needsLoader ? { execArgv: ["--import", "tsx"] } : {}),
+      resourceLimits: options.resourceLimits,
     });
   }
 
@@ -69,11 +72,12 @@ export class WorkerPool<Task, Result> {
    * Runs one task on a thread. Rejects with a GraphQL `OVERLOADED` error when the queue is full,
    * and with the worker's own error when the task fails.
    */
-  async run(task: Task): Promise<Result> {
+  async run(task: Task, options: { signal?: AbortSignal } = {}): Promise<Result> {
     this.submitted += 1;
     if (this.isClosed) throw new Error(`The ${this.options.name} pool is closed: the server is shutting down.`);
     try {
-      return await this.piscina.run(task);
+      // An aborted task that is running has its thread terminated (piscina starts a new one).
+      return await this.piscina.run(task, options.signal ? { signal: options.signal } : {});
     } catch (error) {
       // piscina says so only in its message ("Task queue is at limit").
       if (error instanceof Error && /queue is at limit/i.test(error.message)) throw overloaded(this.options);
@@ -100,7 +104,7 @@ export function createWorkerPool<Task, Result>(options: WorkerPoolOptions): Work
   const maxQueue = options.maxQueue ?? 64;
   if (!Number.isInteger(maxThreads) || maxThreads < 1) throw new RangeError(`${options.name}: maxThreads must be a positive integer, got ${maxThreads}`);
   if (!Number.isInteger(maxQueue) || maxQueue < 0) throw new RangeError(`${options.name}: maxQueue must be a non-negative integer, got ${maxQueue}`);
-  const pool = new WorkerPool<Task, Result>({ ...options, maxThreads, maxQueue });
+  const pool = new WorkerPool<Task, Result>({ ...options, maxThreads, maxQueue, resourceLimits: options.resourceLimits ?? {} });
   openPools.add(pool as WorkerPool<unknown, unknown>);
   return pool;
 }
