@@ -1,0 +1,302 @@
+/**
+ * All reads and writes of documents, their extracted text and their chunks. Two walls, as in
+ * the conversations store: every statement names the caller's organization (and runs in its
+ * tenant scope, behind row-level security), and every read by a user also filters by access
+ * scope: a user sees the documents they own plus those shared with one of their teams
+ * (TenantContext.teamIds), nothing else. A document outside that scope is indistinguishable
+ * from one that does not exist — except to a teammate of its team, who may read it and so is
+ * told FORBIDDEN, not NOT_FOUND, when trying to delete it.
+ *
+ * Work that is not a user's (the indexer recording progress, writing chunks) takes an
+ * organization id instead of a tenant: it runs in that organization's scope, with no user
+ * filter.
+ */
+import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
+import type { Document, DocumentChunk } from "../../generated/prisma/client.js";
+import type { DocumentFormat, DocumentStatus } from "../../generated/prisma/enums.js";
+import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
+import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+
+export type { Document, DocumentChunk, DocumentFormat, DocumentStatus };
+
+/** Limits the schema's CHECK constraints enforce too; checked here first for a clear error. */
+export const MAX_FILE_NAME_LENGTH = 255;
+export const MAX_CATEGORY_LENGTH = 100;
+
+export interface NewDocument {
+  fileName: string;
+  mediaType: string;
+  format: DocumentFormat;
+  category: string | null;
+  sizeBytes: number;
+  /** sha256 of the uploaded bytes, lower-case hex. */
+  contentHash: string;
+  /** Share with this team (one of the uploader's), or null for a private document. */
+  teamId: string | null;
+  /** A LOCAL knowledge base of the caller's organization the document belongs to. */
+  knowledgeBaseId?: string | null;
+  /** The extracted text, when the upload path extracted it already. */
+  text?: string | null;
+}
+
+export interface CreatedDocument {
+  document: Document;
+  /**
+   * True when the organization had this content (same hash) already: its extracted text is
+   * stored, so the indexer need not extract the upload again.
+   */
+  contentExisted: boolean;
+}
+
+export interface DocumentPageCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export interface DocumentListFilter {
+  category?: string;
+  status?: DocumentStatus;
+  knowledgeBaseId?: string;
+}
+
+export interface NewChunk {
+  chunkIndex: number;
+  text: string;
+  headingPath: string[];
+  page: number | null;
+  startOffset: number;
+  endOffset: number;
+  tokenCount: number;
+  contentHash: string;
+}
+
+/** What the indexer reports; fields left out keep their value. */
+export interface DocumentProgress {
+  status?: DocumentStatus;
+  chunksIndexed?: number;
+  chunksTotal?: number | null;
+  /** Required with status FAILED (and cleared by any other status). */
+  failureReason?: string;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+export class DocumentStore {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  private scoped<T>(organizationId: string, work: (db: TenantTransaction) => Promise<T>): Promise<T> {
+    return withTenantScope(this.prisma, organizationId, work);
+  }
+
+  /** Documents among `ids` the caller may read: one SQL statement however many ids (for DataLoader). */
+  findByIds(tenant: TenantContext, ids: readonly string[]): Promise<Document[]> {
+    return this.scoped(tenant.organizationId, (db) => db.document.findMany({ where: { id: { in: [...ids] }, ...visibleTo(tenant) } }));
+  }
+
+  /** Newest first, the id breaking ties so pages never overlap or skip. */
+  listPage(tenant: TenantContext, take: number, after: DocumentPageCursor | null, filter: DocumentListFilter = {}): Promise<Document[]> {
+    return this.scoped(tenant.organizationId, (db) =>
+      db.document.findMany({
+        where: {
+          ...visibleTo(tenant),
+          ...(filter.category !== undefined ? { category: filter.category } : {}),
+          ...(filter.status !== undefined ? { status: filter.status } : {}),
+          ...(filter.knowledgeBaseId !== undefined ? { knowledgeBaseId: filter.knowledgeBaseId } : {}),
+          ...(after ? { AND: [{ OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] }] } : {}),
+        },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        take,
+      }),
+    );
+  }
+
+  /**
+   * Chunks among `ids` whose document the caller may read: one statement (the scope is a
+   * filter on the chunk's document inside it). The chunk's document comes from the document
+   * loader, which checks the same scope.
+   */
+  findChunksByIds(tenant: TenantContext, ids: readonly string[]): Promise<DocumentChunk[]> {
+    return this.scoped(tenant.organizationId, (db) =>
+      db.documentChunk.findMany({
+        where: { id: { in: [...ids] }, organizationId: tenant.organizationId, document: visibleTo(tenant) },
+      }),
+    );
+  }
+
+  /**
+   * Creates a PENDING document (the indexing queue picks it up: a trigger enqueues it in this
+   * transaction). Content is stored once per organization and hash: when the organization has
+   * it already, `contentExisted` says so and `text` is not stored again.
+   */
+  async create(tenant: TenantContext, input: NewDocument): Promise<CreatedDocument> {
+    validateNewDocument(tenant, input);
+    return this.scoped(tenant.organizationId, async (tx) => {
+      await ensureMember(tx, tenant);
+      if (input.knowledgeBaseId) await requireLocalKnowledgeBase(tx, tenant, input.knowledgeBaseId);
+      const existing = await tx.documentContent.findUnique({
+        where: { organizationId_contentHash: { organizationId: tenant.organizationId, contentHash: input.contentHash } },
+        select: { contentHash: true },
+      });
+      if (!existing && input.text != null) {
+        await tx.documentContent.create({ data: { organizationId: tenant.organizationId, contentHash: input.contentHash, text: input.text } });
+      }
+      const document = await tx.document.create({
+        data: {
+          organizationId: tenant.organizationId,
+          ownerId: tenant.userId,
+          teamId: input.teamId,
+          knowledgeBaseId: input.knowledgeBaseId ?? null,
+          fileName: input.fileName,
+          mediaType: input.mediaType,
+          format: input.format,
+          category: input.category,
+          sizeBytes: input.sizeBytes,
+          contentHash: input.contentHash,
+        },
+      });
+      return { document, contentExisted: Boolean(existing) };
+    });
+  }
+
+  /** Stores the extracted text of a content hash, unless the organization has it already. */
+  async saveContent(organizationId: string, contentHash: string, text: string): Promise<void> {
+    await this.scoped(organizationId, (tx) => tx.$executeRaw`
+      INSERT INTO document_contents (organization_id, content_hash, text)
+      VALUES (${organizationId}, ${contentHash}, ${text})
+      ON CONFLICT (organization_id, content_hash) DO NOTHING`);
+  }
+
+  /** The extracted text stored for a content hash, or null when none is stored yet. */
+  async contentText(organizationId: string, contentHash: string): Promise<string | null> {
+    const row = await this.scoped(organizationId, (tx) =>
+      tx.documentContent.findUnique({ where: { organizationId_contentHash: { organizationId, contentHash } }, select: { text: true } }),
+    );
+    return row?.text ?? null;
+  }
+
+  /**
+   * Replaces a document's chunks in one transaction: the old chunks, their postings and their
+   * vectors go (triggers), the new ones and their BM25 postings arrive (one INSERT, one
+   * trigger statement). Returns the new chunks' ids in chunk order, for the embedder.
+   */
+  async replaceChunks(organizationId: string, documentId: string, chunks: readonly NewChunk[]): Promise<string[]> {
+    return this.scoped(organizationId, async (tx) => {
+      await tx.documentChunk.deleteMany({ where: { documentId, organizationId } });
+      if (chunks.length === 0) return [];
+      const created = await tx.documentChunk.createManyAndReturn({
+        data: chunks.map((chunk) => ({ ...chunk, organizationId, documentId })),
+        select: { id: true, chunkIndex: true },
+      });
+      return created.sort((a, b) => a.chunkIndex - b.chunkIndex).map((row) => row.id);
+    });
+  }
+
+  /** Records the indexer's progress on a document. NOT_FOUND when it was deleted meanwhile. */
+  async recordProgress(organizationId: string, id: string, progress: DocumentProgress): Promise<Document> {
+    if (progress.status === "FAILED" && !progress.failureReason) throw new Error("recordProgress: status FAILED needs a failureReason");
+    const failureReason = progress.status === undefined ? undefined : progress.status === "FAILED" ? progress.failureReason! : null;
+    return this.scoped(organizationId, async (tx) => {
+      const updated = await tx.document.updateManyAndReturn({
+        where: { id, organizationId },
+        data: {
+          ...(progress.status !== undefined ? { status: progress.status } : {}),
+          ...(failureReason !== undefined ? { failureReason } : {}),
+          ...(progress.chunksIndexed !== undefined ? { chunksIndexed: progress.chunksIndexed } : {}),
+          ...(progress.chunksTotal !== undefined ? { chunksTotal: progress.chunksTotal } : {}),
+        },
+      });
+      if (updated.length === 0) throw notFound("Document", id);
+      return updated[0]!;
+    });
+  }
+
+  /**
+   * Deletes a document with its chunks, postings, vectors, queue entry and (when no other
+   * document uses it) its extracted text, in one transaction. Only the owner may: a teammate
+   * who can read it is FORBIDDEN; anyone else gets NOT_FOUND, as for a missing document.
+   */
+  async delete(tenant: TenantContext, id: string): Promise<void> {
+    await this.scoped(tenant.organizationId, async (tx) => {
+      const [row] = await tx.$queryRaw<{ owner_id: string; team_id: string | null }[]>`
+        SELECT owner_id, team_id FROM documents
+        WHERE id = ${id}::uuid AND organization_id = ${tenant.organizationId}
+        FOR UPDATE`;
+      if (!row || (row.owner_id !== tenant.userId && !(row.team_id !== null && tenant.teamIds.includes(row.team_id)))) throw notFound("Document", id);
+      if (row.owner_id !== tenant.userId) throw forbidden(`Only the owner of document ${id} can delete it.`);
+      await tx.document.delete({ where: { id } });
+    });
+  }
+
+  /**
+   * Counts search hits: each occurrence of a chunk id (a chunk returned by two searches counts
+   * twice) adds one to its document's usageCount and sets lastUsedAt. One statement for the
+   * batch; chunks the caller may not read are ignored.
+   */
+  async recordUsage(tenant: TenantContext, chunkIds: readonly string[], usedAt: Date = new Date()): Promise<number> {
+    if (chunkIds.length === 0) return 0;
+    return this.scoped(tenant.organizationId, (tx) => tx.$executeRaw`
+      UPDATE documents d
+      SET usage_count = d.usage_count + hits.n,
+          last_used_at = greatest(coalesce(d.last_used_at, ${usedAt}), ${usedAt})
+      FROM (
+        SELECT c.document_id, count(*)::int AS n
+        FROM unnest(${[...chunkIds]}::uuid[]) AS hit(id)
+        JOIN document_chunks c ON c.id = hit.id AND c.organization_id = ${tenant.organizationId}
+        GROUP BY c.document_id
+      ) hits
+      WHERE d.id = hits.document_id
+        AND d.organization_id = ${tenant.organizationId}
+        AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${tenant.teamIds}::text[]))`);
+  }
+}
+
+/** The access scope as a Prisma filter: the caller's organization, and their own or their teams' documents. */
+function visibleTo(tenant: TenantContext): Prisma.DocumentWhereInput {
+  return {
+    organizationId: tenant.organizationId,
+    OR: [{ ownerId: tenant.userId }, ...(tenant.teamIds.length > 0 ? [{ teamId: { in: tenant.teamIds } }] : [])],
+  };
+}
+
+function validateNewDocument(tenant: TenantContext, input: NewDocument): void {
+  const fileName = input.fileName.trim();
+  if (fileName.length === 0) throw badUserInput("fileName", "must not be empty.");
+  if (input.fileName.length > MAX_FILE_NAME_LENGTH) throw badUserInput("fileName", `must be at most ${MAX_FILE_NAME_LENGTH} characters (got ${input.fileName.length}).`);
+  if (input.category !== null && input.category.length > MAX_CATEGORY_LENGTH) {
+    throw badUserInput("category", `must be at most ${MAX_CATEGORY_LENGTH} characters (got ${input.category.length}).`);
+  }
+  if (!SHA256_HEX.test(input.contentHash)) throw new Error("NewDocument.contentHash must be a lower-case hex sha256");
+  if (!Number.isInteger(input.sizeBytes) || input.sizeBytes < 0) throw new Error("NewDocument.sizeBytes must be a non-negative integer");
+  if (input.teamId !== null && !tenant.teamIds.includes(input.teamId)) {
+    throw badUserInput("teamId", `you can share a document only with one of your teams (${tenant.teamIds.length ? tenant.teamIds.join(", ") : "your token names none"}).`);
+  }
+}
+
+/**
+ * A document may join a LOCAL knowledge base of the caller's own organization that the caller
+ * can see (company-wide, or one of their teams'). Any other id is NOT_FOUND, exactly like one
+ * that does not exist.
+ */
+async function requireLocalKnowledgeBase(tx: TenantTransaction, tenant: TenantContext, knowledgeBaseId: string): Promise<void> {
+  const base = await tx.knowledgeBase.findFirst({
+    where: {
+      id: knowledgeBaseId,
+      organizationId: tenant.organizationId,
+      OR: [{ scope: "COMPANY" }, { scope: "TEAM", teamId: { in: tenant.teamIds } }],
+    },
+    select: { backend: true },
+  });
+  if (!base) throw notFound("KnowledgeBase", knowledgeBaseId);
+  if (base.backend !== "LOCAL") throw badUserInput("knowledgeBaseId", `knowledge base ${knowledgeBaseId} is on ${base.backend}: documents can be added only to a LOCAL knowledge base.`);
+}
+
+/** Just-in-time provisioning of the organization and the user, as in the conversations store. */
+async function ensureMember(tx: TenantTransaction, tenant: TenantContext): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO organizations (id) VALUES (${tenant.organizationId}) ON CONFLICT (id) DO NOTHING`;
+  await tx.$executeRaw`
+    INSERT INTO users (organization_id, id, name, email)
+    VALUES (${tenant.organizationId}, ${tenant.userId}, ${tenant.userName}, ${tenant.userEmail})
+    ON CONFLICT (organization_id, id) DO NOTHING`;
+}
