@@ -70,6 +70,22 @@ describe("credential modes", () => {
     expect(standIn.requests).toEqual([expect.objectContaining({ service: "bedrock", operation: "Retrieve", region: REGION, accessKeyId: PLATFORM.accessKeyId, sessionToken: undefined })]);
   });
 
+  it("platform mode without configured keys uses the SDK's default chain (here: the environment)", async () => {
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    process.env.AWS_ACCESS_KEY_ID = PLATFORM.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = PLATFORM.secretAccessKey;
+    try {
+      const source = new AwsCredentialSource();
+      await retrieveWith(source.providerFor({ mode: "platform" }, "acme"));
+      expect(standIn.requests.map((request) => request.accessKeyId)).toEqual([PLATFORM.accessKeyId]);
+    } finally {
+      for (const [name, value] of [["AWS_ACCESS_KEY_ID", saved.id], ["AWS_SECRET_ACCESS_KEY", saved.secret]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
   it("user-keys mode opens the organization's sealed keys and signs with them", async () => {
     const sealed = sealUserKeys(keyring, "acme", USER);
     expect(sealed).not.toContain(USER.secretAccessKey);
