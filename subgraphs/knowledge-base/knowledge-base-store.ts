@@ -1,0 +1,231 @@
+/**
+ * Knowledge bases and the capabilities that map to them. A caller sees the platform's knowledge
+ * bases (every organization may read them: the migration's `platform_read` policy), their
+ * organization's company-wide ones, and those of their teams; any other knowledge base is
+ * NOT_FOUND, exactly like one that does not exist.
+ *
+ * Secrets never pass through a listing: a user's AWS keys live in knowledge_base_credentials,
+ * a table no method here reads except `sealedCredentials`, which the code that calls AWS uses.
+ */
+import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
+import type { KnowledgeBase, KnowledgeBaseCapability } from "../../generated/prisma/client.js";
+import type { AwsCredentialMode, KnowledgeBaseBackend, KnowledgeBaseScope, KnowledgeBaseStatus } from "../../generated/prisma/enums.js";
+import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
+import { badUserInput, notFound } from "../../lib/graphql/errors.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+
+export type { AwsCredentialMode, KnowledgeBase, KnowledgeBaseBackend, KnowledgeBaseCapability, KnowledgeBaseScope, KnowledgeBaseStatus };
+
+/**
+ * The organization that owns platform knowledge bases. No identity provider issues it; the
+ * migration creates its row. Tokens naming it must be refused by whoever issues them.
+ */
+export const PLATFORM_ORGANIZATION_ID = "__platform__";
+
+export const MAX_KNOWLEDGE_BASE_NAME_LENGTH = 200;
+export const MAX_CATEGORY_LENGTH = 100;
+
+export interface NewKnowledgeBase {
+  name: string;
+  description: string | null;
+  /** COMPANY or TEAM for an organization; PLATFORM only through `createPlatform`. */
+  scope: KnowledgeBaseScope;
+  /** The team of a TEAM knowledge base: one of the creator's teams. */
+  teamId?: string | null;
+  category: string | null;
+  embeddingModel?: string | null;
+  backend: KnowledgeBaseBackend;
+  awsRegion?: string | null;
+  bedrockKnowledgeBaseId?: string | null;
+  s3VectorsBucket?: string | null;
+  s3VectorsIndex?: string | null;
+  credentialMode?: AwsCredentialMode | null;
+  roleArn?: string | null;
+  /** The user's AWS keys, already sealed by lib/secrets (credential mode USER_KEYS). */
+  sealedSecret?: string | null;
+}
+
+export interface CapabilityMappingInput {
+  capability: string;
+  knowledgeBaseId: string;
+  priority: number;
+  maxResults: number;
+  minScore: number;
+}
+
+export type CapabilityMapping = KnowledgeBaseCapability & { knowledgeBase: KnowledgeBase };
+
+export class KnowledgeBaseStore {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  private scoped<T>(organizationId: string, work: (db: TenantTransaction) => Promise<T>): Promise<T> {
+    return withTenantScope(this.prisma, organizationId, work);
+  }
+
+  /** A COMPANY or TEAM knowledge base of the caller's organization. */
+  async create(tenant: TenantContext, input: NewKnowledgeBase): Promise<KnowledgeBase> {
+    if (input.scope === "PLATFORM") throw badUserInput("scope", "PLATFORM knowledge bases are curated by the platform; create a COMPANY or TEAM one.");
+    if (input.scope === "TEAM" && (!input.teamId || !tenant.teamIds.includes(input.teamId))) {
+      throw badUserInput("teamId", `a TEAM knowledge base needs one of your teams (${tenant.teamIds.length ? tenant.teamIds.join(", ") : "your token names none"}).`);
+    }
+    if (input.scope === "COMPANY" && input.teamId) throw badUserInput("teamId", "a COMPANY knowledge base has no team; use scope TEAM.");
+    return this.insert(tenant.organizationId, input, async (tx) => ensureOrganization(tx, tenant.organizationId));
+  }
+
+  /** A platform knowledge base, readable by every organization (seeding, administration). */
+  createPlatform(input: Omit<NewKnowledgeBase, "scope" | "teamId">): Promise<KnowledgeBase> {
+    return this.insert(PLATFORM_ORGANIZATION_ID, { ...input, scope: "PLATFORM", teamId: null }, async () => undefined);
+  }
+
+  private insert(organizationId: string, input: NewKnowledgeBase, before: (tx: TenantTransaction) => Promise<void>): Promise<KnowledgeBase> {
+    validateKnowledgeBase(input);
+    return this.scoped(organizationId, async (tx) => {
+      await before(tx);
+      const created = await tx.knowledgeBase.create({
+        data: {
+          organizationId,
+          name: input.name,
+          description: input.description,
+          scope: input.scope,
+          teamId: input.teamId ?? null,
+          category: input.category,
+          embeddingModel: input.embeddingModel ?? null,
+          backend: input.backend,
+          awsRegion: input.awsRegion ?? null,
+          bedrockKnowledgeBaseId: input.bedrockKnowledgeBaseId ?? null,
+          s3VectorsBucket: input.s3VectorsBucket ?? null,
+          s3VectorsIndex: input.s3VectorsIndex ?? null,
+          credentialMode: input.credentialMode ?? null,
+          roleArn: input.roleArn ?? null,
+        },
+      });
+      if (input.sealedSecret) {
+        await tx.knowledgeBaseCredentials.create({ data: { knowledgeBaseId: created.id, organizationId, sealedSecret: input.sealedSecret } });
+      }
+      return created;
+    });
+  }
+
+  /** Every knowledge base the caller may query: platform first, then company, then their teams', by name. */
+  list(tenant: TenantContext): Promise<KnowledgeBase[]> {
+    return this.scoped(tenant.organizationId, (db) =>
+      db.knowledgeBase.findMany({ where: visibleTo(tenant), orderBy: [{ scope: "asc" }, { name: "asc" }, { id: "asc" }] }),
+    );
+  }
+
+  /** Knowledge bases among `ids` the caller may query: one statement (for DataLoader). */
+  findByIds(tenant: TenantContext, ids: readonly string[]): Promise<KnowledgeBase[]> {
+    return this.scoped(tenant.organizationId, (db) => db.knowledgeBase.findMany({ where: { id: { in: [...ids] }, ...visibleTo(tenant) } }));
+  }
+
+  async get(tenant: TenantContext, id: string): Promise<KnowledgeBase> {
+    const [found] = await this.findByIds(tenant, [id]);
+    if (!found) throw notFound("KnowledgeBase", id);
+    return found;
+  }
+
+  /**
+   * The sealed AWS keys of a knowledge base of the caller's own organization, or null when it
+   * has none. For the code that calls AWS only; never return the value through the API.
+   */
+  async sealedCredentials(tenant: TenantContext, knowledgeBaseId: string): Promise<string | null> {
+    const row = await this.scoped(tenant.organizationId, (db) =>
+      db.knowledgeBaseCredentials.findFirst({
+        where: { knowledgeBaseId, organizationId: tenant.organizationId, knowledgeBase: visibleTo(tenant) },
+        select: { sealedSecret: true },
+      }),
+    );
+    return row?.sealedSecret ?? null;
+  }
+
+  /**
+   * Maps a capability of the caller's organization to a knowledge base the caller may query
+   * (their own or a platform one); mapping it again updates priority and limits.
+   */
+  async mapCapability(tenant: TenantContext, input: CapabilityMappingInput): Promise<KnowledgeBaseCapability> {
+    validateMapping(input);
+    return this.scoped(tenant.organizationId, async (tx) => {
+      const base = await tx.knowledgeBase.findFirst({ where: { id: input.knowledgeBaseId, ...visibleTo(tenant) }, select: { id: true } });
+      if (!base) throw notFound("KnowledgeBase", input.knowledgeBaseId);
+      await ensureOrganization(tx, tenant.organizationId);
+      const limits = { priority: input.priority, maxResults: input.maxResults, minScore: input.minScore };
+      return tx.knowledgeBaseCapability.upsert({
+        where: {
+          organizationId_capability_knowledgeBaseId: { organizationId: tenant.organizationId, capability: input.capability, knowledgeBaseId: input.knowledgeBaseId },
+        },
+        create: { organizationId: tenant.organizationId, capability: input.capability, knowledgeBaseId: input.knowledgeBaseId, ...limits },
+        update: limits,
+      });
+    });
+  }
+
+  /**
+   * The knowledge bases a capability maps to, in priority order (lower first; on a tie the
+   * organization's own mapping before the platform's). Both the organization's and the
+   * platform's mappings count, each only to a knowledge base the caller may query.
+   */
+  capabilityMappings(tenant: TenantContext, capability: string): Promise<CapabilityMapping[]> {
+    return this.scoped(tenant.organizationId, async (db) => {
+      const mappings = await db.knowledgeBaseCapability.findMany({
+        where: {
+          capability,
+          organizationId: { in: [tenant.organizationId, PLATFORM_ORGANIZATION_ID] },
+          knowledgeBase: visibleTo(tenant),
+        },
+        include: { knowledgeBase: true },
+        orderBy: [{ priority: "asc" }, { createdAt: "asc" }, { id: "asc" }],
+      });
+      const own = (mapping: KnowledgeBaseCapability) => (mapping.organizationId === tenant.organizationId ? 0 : 1);
+      // Stable: within a priority, the organization's mappings come first.
+      return mappings.sort((a, b) => a.priority - b.priority || own(a) - own(b));
+    });
+  }
+}
+
+/** Platform knowledge bases, the organization's company-wide ones, and its TEAM ones of the caller's teams. */
+function visibleTo(tenant: TenantContext): Prisma.KnowledgeBaseWhereInput {
+  return {
+    OR: [
+      { organizationId: PLATFORM_ORGANIZATION_ID, scope: "PLATFORM" },
+      { organizationId: tenant.organizationId, scope: "COMPANY" },
+      ...(tenant.teamIds.length > 0 ? [{ organizationId: tenant.organizationId, scope: "TEAM" as const, teamId: { in: tenant.teamIds } }] : []),
+    ],
+  };
+}
+
+function validateKnowledgeBase(input: NewKnowledgeBase): void {
+  if (input.name.trim().length === 0) throw badUserInput("name", "must not be empty.");
+  if (input.name.length > MAX_KNOWLEDGE_BASE_NAME_LENGTH) throw badUserInput("name", `must be at most ${MAX_KNOWLEDGE_BASE_NAME_LENGTH} characters (got ${input.name.length}).`);
+  if (input.category !== null && input.category.length > MAX_CATEGORY_LENGTH) {
+    throw badUserInput("category", `must be at most ${MAX_CATEGORY_LENGTH} characters (got ${input.category.length}).`);
+  }
+  const needs = (field: keyof NewKnowledgeBase, why: string) => {
+    if (!input[field]) throw badUserInput(field, `is required ${why}.`);
+  };
+  if (input.backend === "LOCAL") {
+    if (input.credentialMode) throw badUserInput("credentialMode", "a LOCAL knowledge base calls no AWS service; leave it out.");
+  } else {
+    needs("awsRegion", `for a ${input.backend} knowledge base`);
+    needs("credentialMode", `for a ${input.backend} knowledge base (PLATFORM, USER_KEYS or ASSUME_ROLE)`);
+    if (input.backend === "BEDROCK") needs("bedrockKnowledgeBaseId", "for a BEDROCK knowledge base");
+    if (input.backend === "S3VECTORS") {
+      needs("s3VectorsBucket", "for an S3VECTORS knowledge base");
+      needs("s3VectorsIndex", "for an S3VECTORS knowledge base");
+    }
+  }
+  if (input.credentialMode === "ASSUME_ROLE") needs("roleArn", "with credential mode ASSUME_ROLE");
+  else if (input.roleArn) throw badUserInput("roleArn", "is used only with credential mode ASSUME_ROLE.");
+  if (input.credentialMode === "USER_KEYS") needs("sealedSecret", "with credential mode USER_KEYS");
+  else if (input.sealedSecret) throw badUserInput("sealedSecret", "is used only with credential mode USER_KEYS.");
+}
+
+function validateMapping(input: CapabilityMappingInput): void {
+  if (input.capability.length < 1 || input.capability.length > 100) throw badUserInput("capability", `must be 1 to 100 characters (got ${input.capability.length}).`);
+  if (!Number.isInteger(input.priority)) throw badUserInput("priority", `must be an integer (got ${input.priority}).`);
+  if (!Number.isInteger(input.maxResults) || input.maxResults < 1 || input.maxResults > 100) throw badUserInput("maxResults", `must be an integer from 1 to 100 (got ${input.maxResults}).`);
+  if (!(input.minScore >= 0 && input.minScore <= 1)) throw badUserInput("minScore", `must be between 0 and 1 (got ${input.minScore}).`);
+}
+
+async function ensureOrganization(tx: TenantTransaction, organizationId: string): Promise<void> {
+  await tx.$executeRaw`INSERT INTO organizations (id) VALUES (${organizationId}) ON CONFLICT (id) DO NOTHING`;
+}
