@@ -134,13 +134,16 @@ export class DocumentStore {
     return this.scoped(tenant.organizationId, async (tx) => {
       await ensureMember(tx, tenant);
       if (input.knowledgeBaseId) await requireLocalKnowledgeBase(tx, tenant, input.knowledgeBaseId);
-      const existing = await tx.documentContent.findUnique({
-        where: { organizationId_contentHash: { organizationId: tenant.organizationId, contentHash: input.contentHash } },
-        select: { contentHash: true },
-      });
-      if (!existing && input.text != null) {
-        await tx.documentContent.create({ data: { organizationId: tenant.organizationId, contentHash: input.contentHash, text: input.text } });
-      }
+      // Concurrent uploads of one file must not collide on the key: insert-or-nothing, and the
+      // row count says whether the content was there already (a concurrent insert of the same
+      // key waits for the other transaction, then counts as existing).
+      const contentExisted =
+        input.text != null
+          ? (await tx.$executeRaw`
+              INSERT INTO document_contents (organization_id, content_hash, text)
+              VALUES (${tenant.organizationId}, ${input.contentHash}, ${input.text})
+              ON CONFLICT (organization_id, content_hash) DO NOTHING`) === 0
+          : (await tx.documentContent.count({ where: { organizationId: tenant.organizationId, contentHash: input.contentHash } })) > 0;
       const document = await tx.document.create({
         data: {
           organizationId: tenant.organizationId,
@@ -155,7 +158,7 @@ export class DocumentStore {
           contentHash: input.contentHash,
         },
       });
-      return { document, contentExisted: Boolean(existing) };
+      return { document, contentExisted };
     });
   }
 

@@ -126,6 +126,15 @@ describe("content stored once", () => {
     await store.delete(bob, second.document.id);
     expect(await rows()).toEqual([{ organization_id: "globex" }]);
   });
+
+  it("stores content once when the same file is uploaded several times at once", async () => {
+    for (let round = 0; round < 5; round++) {
+      const text = `# Release notes\nVersion ${round} is out.`;
+      const uploads = await Promise.all([ann, bob, ann, bob, ann].map((who, i) => store.create(who, upload(`notes-${i}.md`, text))));
+      expect(uploads.filter((created) => !created.contentExisted)).toHaveLength(1);
+      expect(await sql(`SELECT organization_id FROM document_contents WHERE content_hash = $1`, sha256(text))).toEqual([{ organization_id: "acme" }]);
+    }
+  });
 });
 
 describe("chunks", () => {
@@ -144,6 +153,24 @@ describe("chunks", () => {
     // Sharing changes reach the postings (index-only keyword search filters by them).
     await db.database.prisma.$executeRawUnsafe(`UPDATE documents SET team_id = NULL WHERE id = $1::uuid`, document.id);
     expect(await sql(`SELECT DISTINCT team_id FROM document_keyword_postings WHERE document_id = $1::uuid`, document.id)).toEqual([{ team_id: null }]);
+  });
+
+  it("answers a scope-filtered keyword lookup from the postings' primary key alone (index-only)", async () => {
+    const plan = await db.database.withSession(async (session) => {
+      await session.exec("VACUUM ANALYZE document_keyword_postings");
+      await session.exec("SET enable_seqscan = off");
+      try {
+        const rows = await session.query<Record<string, string>>(
+          `EXPLAIN SELECT chunk_id, document_id, tf, chunk_length FROM document_keyword_postings
+           WHERE organization_id = $1 AND term = ANY($2::text[]) AND (owner_id = $3 OR team_id = ANY($4::text[]))`,
+          ["acme", ["deploy", "canari"], "bob", ["platform-team"]],
+        );
+        return rows.map((row) => Object.values(row)[0]).join("\n");
+      } finally {
+        await session.exec("RESET enable_seqscan");
+      }
+    });
+    expect(plan).toMatch(/Index Only Scan using document_keyword_postings_pkey/);
   });
 
   it("reads chunks by ids in one statement, only those of documents the caller may read", async () => {
