@@ -1,0 +1,64 @@
+/**
+ * The documents domain's part in the unified search: BM25 over document chunks, vectors of
+ * document chunks, the check that a cached hit's chunk still exists and is the caller's to see,
+ * the indexer that turns PENDING documents into chunks off the request path, and the usage
+ * counter search hits feed. The search subgraph reaches this domain through this module only
+ * (see subgraphs/search/providers/registry.ts); everything under ./search/ is internal.
+ */
+import type { Database } from "../../lib/database/connect.js";
+import { documentChunkingFor } from "../../lib/documents/chunk-document.js";
+import type { Logger } from "../../lib/logger.js";
+import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
+import type { DomainSearch } from "../../lib/retrieval/search-provider.js";
+import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+import { DocumentStore } from "./document-store.js";
+import { DocumentIndexer, type DocumentIndexerOptions } from "./search/document-indexer.js";
+import { DocumentsKeywordProvider } from "./search/keyword-provider.js";
+import { DocumentsSemanticProvider } from "./search/semantic-provider.js";
+import { DocumentUsageRecorder } from "./search/usage-recorder.js";
+import { visibleChunkIds } from "./search/visible-chunks.js";
+
+export interface DocumentSearchDependencies {
+  database: Database;
+  embedder: Embedder;
+  vectorStore: VectorStore;
+  logger: Logger;
+  /** Indexer settings (tests; the defaults suit production). */
+  indexer?: Partial<DocumentIndexerOptions>;
+}
+
+export interface DocumentSearch extends DomainSearch {
+  readonly indexer: DocumentIndexer;
+  /**
+   * Counts the DocumentChunk hits of a page returned to `tenant` toward their documents'
+   * usageCount and lastUsedAt. Returns at once; the counts are written in batches.
+   */
+  recordUsage(tenant: TenantContext, chunkIds: readonly string[]): void;
+  /** Writes the usage recorded so far (shutdown, tests). */
+  flushUsage(): Promise<void>;
+}
+
+export function documentSearch({ database, embedder, vectorStore, logger, indexer: indexerOptions = {} }: DocumentSearchDependencies): DocumentSearch {
+  const indexer = new DocumentIndexer(database, embedder, vectorStore, logger.child("document-indexer"), {
+    chunking: documentChunkingFor(embedder),
+    // PostgreSQL's autovacuum does this on a server; the embedded PGlite has none.
+    vacuumAfterJobs: database.kind === "pglite" ? 200 : null,
+    ...indexerOptions,
+  });
+  const usage = new DocumentUsageRecorder(new DocumentStore(database.prisma), logger.child("document-usage"));
+  return {
+    domain: "documents",
+    providers: [new DocumentsKeywordProvider(database.prisma), new DocumentsSemanticProvider(embedder, vectorStore, database.prisma)],
+    // Cached hits are re-checked with one statement per cached page: deleted, unshared or
+    // never-visible chunks drop out.
+    async liveEntities(tenant, refs) {
+      const ids = refs.filter((ref) => ref.typename === "DocumentChunk").map((ref) => ref.id);
+      const live = await visibleChunkIds(database.prisma, tenant, ids);
+      return new Set([...live].map((id) => `DocumentChunk:${id}`));
+    },
+    indexer,
+    recordUsage: (tenant, chunkIds) => usage.record(tenant, chunkIds),
+    flushUsage: () => usage.flush(),
+  };
+}

@@ -1,0 +1,351 @@
+/**
+ * Turns PENDING documents into searchable chunks, off the request path. Work comes from
+ * document_index_jobs, which a trigger fills in the writer's transaction whenever a document
+ * becomes PENDING, so no upload is lost while this process is down: the queue waits.
+ *
+ * As in the conversation indexer: claiming pushes a job's run_after into the future (a lease)
+ * under FOR UPDATE SKIP LOCKED, so several processes can index side by side; a job is removed
+ * only if it was not re-enqueued meanwhile (enqueued_at unchanged); `stop()` hands unfinished
+ * jobs back at once. Unlike a conversation, one document can be thousands of chunks, so the
+ * unit of work is one document, its chunks embedded a slice at a time with progress (and the
+ * lease) recorded after each slice.
+ *
+ * A document ends READY (every chunk stored, embedded and in the BM25 postings) or FAILED with
+ * a one-line reason and nothing of it left in the indexes: a half-indexed document would be
+ * found by keyword but not by meaning, and never fixed. A failure that can pass (the database,
+ * a remote embedder) is retried with exponential backoff; one that cannot (no text to index)
+ * is not.
+ */
+import type { Database } from "../../../lib/database/connect.js";
+import { withTenantScope } from "../../../lib/database/tenant-scope.js";
+import { chunkDocument, type DocumentChunkingOptions } from "../../../lib/documents/chunk-document.js";
+import { markdownSections, type DocumentSection } from "../../../lib/documents/normalize-text.js";
+import type { Logger } from "../../../lib/logger.js";
+import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
+import type { BackgroundIndexer } from "../../../lib/retrieval/search-provider.js";
+import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
+import { DocumentStore, type DocumentFormat, type NewChunk } from "../document-store.js";
+
+export interface DocumentIndexerOptions {
+  /** Documents claimed per round (each is processed on its own, one after the other). */
+  batchSize?: number;
+  /** Pause between rounds when the queue is empty. */
+  idleMs?: number;
+  /** How long a claimed job stays invisible to other workers; renewed after every slice. */
+  leaseSeconds?: number;
+  /** Texts per model call (one call on the local model takes about half a second for 8). */
+  embedSlice?: number;
+  /** Retries of a failure that can pass before the job is given up (the document stays FAILED). */
+  maxAttempts?: number;
+  chunking: DocumentChunkingOptions;
+  /** As in the conversation indexer: vacuum the churned tables after this many documents (PGlite has no autovacuum); null never. */
+  vacuumAfterJobs?: number | null;
+}
+
+/** The tables every (re)index of a document rewrites. */
+const CHURNED_TABLES = ["document_chunks", "document_keyword_postings", "embedding_chunks", "document_index_jobs"];
+
+/** A failure retrying cannot cure: the document is FAILED for good and its job is dropped. */
+class PermanentFailure extends Error {}
+/** stop() was called: hand the job back untouched (after removing what this attempt wrote). */
+class IndexerStopped extends Error {}
+/** The document was deleted while being indexed: nothing to report to anyone. */
+class DocumentGone extends Error {}
+
+interface ClaimedJob {
+  document_id: string;
+  organization_id: string;
+  /** enqueued_at as text: a JS Date would drop its microseconds and never compare equal again. */
+  enqueued_at: string;
+  attempts: number;
+}
+
+interface DocumentToIndex {
+  format: DocumentFormat;
+  content_hash: string;
+  file_name: string;
+}
+
+export class DocumentIndexer implements BackgroundIndexer {
+  private running = false;
+  private stopping = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly store: DocumentStore;
+  private readonly batchSize: number;
+  private readonly idleMs: number;
+  private readonly leaseSeconds: number;
+  private readonly embedSlice: number;
+  private readonly maxAttempts: number;
+  private readonly chunking: DocumentChunkingOptions;
+  private readonly vacuumAfterJobs: number | null;
+  private jobsSinceVacuum = 0;
+
+  constructor(
+    private readonly database: Database,
+    private readonly embedder: Embedder,
+    private readonly vectorStore: VectorStore,
+    private readonly logger: Logger,
+    options: DocumentIndexerOptions,
+  ) {
+    this.store = new DocumentStore(database.prisma);
+    this.batchSize = options.batchSize ?? 4;
+    this.idleMs = options.idleMs ?? 1_000;
+    this.leaseSeconds = options.leaseSeconds ?? 300;
+    this.embedSlice = options.embedSlice ?? 8;
+    this.maxAttempts = options.maxAttempts ?? 6;
+    this.chunking = options.chunking;
+    this.vacuumAfterJobs = options.vacuumAfterJobs ?? null;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = false;
+    this.loop = (async () => {
+      while (this.running) {
+        let processed = 0;
+        try {
+          processed = await this.runOnce();
+        } catch (error) {
+          this.logger.warn(`document indexing round failed: ${(error as Error).message}`);
+        }
+        this.jobsSinceVacuum += processed;
+        if (processed === 0 && this.running) await this.vacuumIfDue();
+        if (processed === 0 && this.running) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, this.idleMs);
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          this.wake = null;
+        }
+      }
+    })();
+  }
+
+  /** Stops after the model call in progress; the unfinished document goes back to the queue. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+    this.loop = null;
+  }
+
+  poke(): void {
+    this.wake?.();
+  }
+
+  async drain(onProgress?: (done: number) => void): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const processed = await this.runOnce();
+      this.jobsSinceVacuum += processed;
+      if (processed === 0) return total;
+      total += processed;
+      onProgress?.(total);
+    }
+  }
+
+  /** Claims a batch and indexes its documents one by one; returns how many jobs it finished (or failed). */
+  async runOnce(): Promise<number> {
+    const jobs = await this.claim();
+    let handled = 0;
+    for (const [position, job] of jobs.entries()) {
+      if (this.stopping) {
+        await this.release(jobs.slice(position));
+        break;
+      }
+      if (await this.process(job)) handled += 1;
+    }
+    return handled;
+  }
+
+  async vacuumIfDue(): Promise<boolean> {
+    if (this.vacuumAfterJobs === null || this.jobsSinceVacuum < this.vacuumAfterJobs) return false;
+    try {
+      await this.database.withSession((session) => session.query(`VACUUM (ANALYZE) ${CHURNED_TABLES.join(", ")}`));
+      this.jobsSinceVacuum = 0;
+      return true;
+    } catch (error) {
+      this.logger.warn(`vacuum of the document search tables failed: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Indexes one document. Returns false when it was handed back (stop), true otherwise. */
+  private async process(job: ClaimedJob): Promise<boolean> {
+    const { organization_id: organizationId, document_id: documentId } = job;
+    // Chunk ids written by this attempt, so a failure can take them (and their vectors) back out.
+    let written: string[] = [];
+    try {
+      const document = await this.load(organizationId, documentId);
+      if (!document) throw new DocumentGone();
+      const text = await this.store.contentText(organizationId, document.content_hash);
+      if (text === null) {
+        // An upload path that creates the document before saving its text races us: wait for it.
+        if (job.attempts < this.maxAttempts) return await this.retryLater(job, "the extracted text is not stored yet");
+        throw new PermanentFailure(`The extracted text of "${document.file_name}" is missing; upload the file again.`);
+      }
+      await this.progress(job, { status: "INDEXING", chunksIndexed: 0, chunksTotal: null });
+      const { chunks } = await chunkDocument({ text, sections: sectionsOf(document.format, text) }, this.chunking);
+      if (chunks.length === 0) throw new PermanentFailure(`"${document.file_name}" has no text to index; upload a file with content.`);
+
+      const rows: NewChunk[] = chunks.map((chunk) => ({
+        chunkIndex: chunk.index,
+        text: chunk.text,
+        headingPath: chunk.headingPath,
+        page: chunk.pageNumbers[0] ?? null,
+        startOffset: chunk.start,
+        endOffset: chunk.end,
+        tokenCount: chunk.tokenCount,
+        contentHash: chunk.contentHash,
+      }));
+      // Chunks and their postings first (keyword search could find them now), then vectors.
+      written = await this.store.replaceChunks(organizationId, documentId, rows);
+      await this.progress(job, { chunksTotal: written.length, chunksIndexed: 0 });
+
+      for (let start = 0; start < written.length; start += this.embedSlice) {
+        if (this.stopping) throw new IndexerStopped();
+        const ids = written.slice(start, start + this.embedSlice);
+        const vectors = await this.embedder.embed(rows.slice(start, start + ids.length).map((row) => row.text));
+        if (vectors.length !== ids.length) throw new Error(`the embedder returned ${vectors.length} vectors for ${ids.length} texts`);
+        // Each chunk is its own entity in the vector store (hits point at chunks, not documents).
+        await Promise.all(ids.map((id, index) =>
+          this.vectorStore.replaceEntity(organizationId, "document_chunk", id, this.embedder.model, [{ chunkIndex: 0, contentHash: rows[start + index]!.contentHash, vector: vectors[index]! }]),
+        ));
+        await this.progress(job, { chunksIndexed: start + ids.length });
+        // A local model computes on this thread: let requests have a turn between model calls.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      await this.progress(job, { status: "READY", chunksIndexed: written.length });
+      await this.complete(job);
+      return true;
+    } catch (error) {
+      if (error instanceof IndexerStopped) {
+        await this.undo(organizationId, documentId, written).catch(() => undefined);
+        await this.progress(job, { status: "PENDING", chunksIndexed: 0, chunksTotal: null }).catch(() => undefined);
+        await this.release([job]);
+        return false;
+      }
+      if (error instanceof DocumentGone || isNotFound(error)) {
+        // Deleted meanwhile: the deletion took the chunks and the vectors written before it (by
+        // trigger); a vector written after it has no chunk left to take it, so remove it here.
+        await this.undo(organizationId, documentId, written, { afterDeletion: true }).catch(() => undefined);
+        await this.complete(job);
+        return true;
+      }
+      await this.failDocument(job, written, error);
+      return true;
+    }
+  }
+
+  /** Marks FAILED with nothing left behind; retries with backoff unless retrying cannot help. */
+  private async failDocument(job: ClaimedJob, written: string[], error: unknown): Promise<void> {
+    const reason = oneLine(error);
+    const permanent = error instanceof PermanentFailure || job.attempts >= this.maxAttempts;
+    try {
+      await this.undo(job.organization_id, job.document_id, written);
+      await this.store.recordProgress(job.organization_id, job.document_id, { status: "FAILED", failureReason: reason, chunksIndexed: 0, chunksTotal: null });
+    } catch (cleanup) {
+      if (isNotFound(cleanup)) return void (await this.complete(job));
+      // The database itself is failing: leave the job to its lease; the next attempt cleans up.
+      this.logger.warn(`could not mark document ${job.document_id} FAILED: ${oneLine(cleanup)}`);
+      return;
+    }
+    if (permanent) {
+      this.logger.info(`document ${job.document_id} FAILED: ${reason}`);
+      await this.complete(job);
+      return;
+    }
+    this.logger.warn(`indexing document ${job.document_id} failed (attempt ${job.attempts} of ${this.maxAttempts}): ${reason}`);
+    await this.retryLater(job, reason);
+  }
+
+  /** Leaves the job queued with exponential backoff (2, 4, 8 … s, at most an hour). */
+  private async retryLater(job: ClaimedJob, reason: string): Promise<true> {
+    const backoffSeconds = Math.min(2 ** job.attempts, 3_600);
+    await this.database.prisma.$executeRaw`
+      UPDATE document_index_jobs
+      SET last_error = ${reason}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds})
+      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+    return true;
+  }
+
+  /**
+   * Removes what an attempt wrote: the chunks (their postings and pgvector rows go with them by
+   * trigger) and the vectors by entity, for a vector store outside the database (Weaviate), or
+   * when the document was deleted (its chunks, and so the trigger, went before our last writes).
+   */
+  private async undo(organizationId: string, documentId: string, written: readonly string[], { afterDeletion = false } = {}): Promise<void> {
+    await this.store.replaceChunks(organizationId, documentId, []);
+    if (this.vectorStore.name === "pgvector" && !afterDeletion) return;
+    for (const id of written) await this.vectorStore.deleteEntity(organizationId, "document_chunk", id);
+  }
+
+  /** Records progress and renews the lease; NOT_FOUND (a GraphQLError) when the document is gone. */
+  private async progress(job: ClaimedJob, progress: Parameters<DocumentStore["recordProgress"]>[2]): Promise<void> {
+    await this.store.recordProgress(job.organization_id, job.document_id, progress);
+    await this.database.prisma.$executeRaw`
+      UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
+      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+  }
+
+  private async load(organizationId: string, documentId: string): Promise<DocumentToIndex | null> {
+    const [row] = await withTenantScope(this.database.prisma, organizationId, (tx) => tx.$queryRaw<DocumentToIndex[]>`
+      SELECT format::text AS format, content_hash, file_name FROM documents
+      WHERE id = ${documentId}::uuid AND organization_id = ${organizationId}`);
+    return row ?? null;
+  }
+
+  private claim(): Promise<ClaimedJob[]> {
+    return this.database.prisma.$queryRaw<ClaimedJob[]>`
+      UPDATE document_index_jobs j
+      SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1
+      WHERE j.document_id IN (
+        SELECT document_id FROM document_index_jobs
+        WHERE run_after <= clock_timestamp()
+        ORDER BY run_after
+        LIMIT ${this.batchSize}
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING j.document_id::text AS document_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts`;
+  }
+
+  /** Hands jobs back to the queue at once, the attempt not counted. */
+  private async release(jobs: ClaimedJob[]): Promise<void> {
+    for (const job of jobs) {
+      await this.database.prisma.$executeRaw`
+        UPDATE document_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0)
+        WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+    }
+  }
+
+  private async complete(job: ClaimedJob): Promise<void> {
+    await this.database.prisma.$executeRaw`
+      DELETE FROM document_index_jobs WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+  }
+}
+
+/**
+ * The sections of a stored text. Only the text is stored per content hash, so structure is
+ * recovered from it: Markdown headings are in the text itself; a PDF's pages and a DOCX's
+ * heading styles are not, so those are indexed as one section (no heading path, no page).
+ */
+function sectionsOf(format: DocumentFormat, text: string): DocumentSection[] {
+  return format === "markdown" ? markdownSections(text) : [{ headingPath: [], start: 0, end: text.length }];
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as { extensions?: { code?: unknown } } | null)?.extensions?.code === "NOT_FOUND";
+}
+
+/** A failure reason fit for the document's status: one line, bounded. */
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = message.replace(/\s+/g, " ").trim() || "indexing failed for an unknown reason";
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}

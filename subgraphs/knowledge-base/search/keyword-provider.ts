@@ -1,0 +1,95 @@
+/**
+ * `documents.keyword`: BM25 over document chunks (heading path and text), computed in SQL from
+ * the postings the knowledge-base migration's triggers keep current. The same ranking as
+ * `conversations.keyword` (k1 1.2, b 0.75, OR semantics, the query turned into lexemes by
+ * to_tsvector, so no user text can change the statement's shape); see that provider for why.
+ *
+ * Access scope inside the index: every posting carries its document's owner and team in the
+ * primary key's INCLUDE columns, so the caller's filter (their own documents, or those shared
+ * with one of their teams) is applied while reading the terms' index ranges (index-only), and
+ * document frequencies count only chunks the caller may see: how often a word occurs in a
+ * colleague's private document must not move the caller's scores. The chunk count and average
+ * length are the organization's (one index-only scan of document_chunks); they say nothing
+ * about any one document.
+ */
+import { LRUCache } from "lru-cache";
+import type { PrismaClient } from "../../../generated/prisma/client.js";
+import { withTenantScope, type TenantTransaction } from "../../../lib/database/tenant-scope.js";
+import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import type { TenantContext } from "../../../lib/tenancy/token.js";
+
+const K1 = 1.2;
+const B = 0.75;
+
+/** As in the conversation provider: large organizations' statistics are cached briefly, small ones read live. */
+const COLLECTION_STATISTICS_TTL_MS = 10_000;
+const CACHE_FROM_CHUNKS = 5_000;
+
+interface CollectionStatistics {
+  chunks: number;
+  averageLength: number;
+}
+
+export class DocumentsKeywordProvider implements SearchProvider {
+  readonly name = "documents.keyword";
+  readonly kind = "KEYWORD" as const;
+  readonly description = "BM25 full-text ranking over the chunks of your and your teams' documents (PostgreSQL, English stemming).";
+
+  private readonly collections = new LRUCache<string, CollectionStatistics>({ max: 10_000, ttl: COLLECTION_STATISTICS_TTL_MS });
+
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
+    // The provider's timeout bounds the statements too: a search nobody waits for any more
+    // must not keep the database busy.
+    return withTenantScope(
+      this.prisma,
+      tenant.organizationId,
+      async (tx) => {
+        const collection = await this.collectionStatistics(tx, tenant.organizationId);
+        if (collection.chunks === 0) return [];
+        return this.score(tx, tenant, query, window, collection);
+      },
+      timeoutMs ? { statementTimeoutMs: timeoutMs } : {},
+    );
+  }
+
+  private async score(db: TenantTransaction, tenant: TenantContext, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
+    const { organizationId, userId } = tenant;
+    const teamIds = [...tenant.teamIds];
+    const rows = await db.$queryRaw<{ id: string; score: number }[]>`
+      WITH terms AS MATERIALIZED (
+        SELECT t.term, ln(1 + (greatest(${collection.chunks}::float8, f.df) - f.df + 0.5) / (f.df + 0.5)) AS idf
+        FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
+        CROSS JOIN LATERAL (
+          SELECT count(*)::float8 AS df FROM document_keyword_postings p
+          WHERE p.organization_id = ${organizationId} AND p.term = t.term
+            AND (p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[]))
+        ) f
+        WHERE f.df > 0
+      )
+      SELECT p.chunk_id::text AS id,
+             sum(
+               t.idf * p.tf * ${K1 + 1}::float8
+               / (p.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * p.chunk_length / ${collection.averageLength}::float8))
+             ) AS score
+      FROM terms t
+      JOIN document_keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
+      WHERE p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[])
+      GROUP BY p.chunk_id
+      ORDER BY score DESC, p.chunk_id
+      LIMIT ${window}`;
+    return rows.map((row) => ({ ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score) }));
+  }
+
+  private async collectionStatistics(db: TenantTransaction, organizationId: string): Promise<CollectionStatistics> {
+    const cached = this.collections.get(organizationId);
+    if (cached) return cached;
+    const [row] = await db.$queryRaw<{ chunks: number; average_length: number }[]>`
+      SELECT count(*)::float8 AS chunks, greatest(coalesce(avg(keyword_length), 1), 1)::float8 AS average_length
+      FROM document_chunks WHERE organization_id = ${organizationId}`;
+    const statistics = { chunks: Number(row?.chunks ?? 0), averageLength: Number(row?.average_length ?? 1) };
+    if (statistics.chunks >= CACHE_FROM_CHUNKS) this.collections.set(organizationId, statistics);
+    return statistics;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * `documents.semantic`: the chunks nearest to the query's embedding. The vector store knows
+ * organizations but not access scopes, so its matches are then filtered to the chunks the
+ * caller may see (one statement, which also drops chunks deleted a moment ago). It is asked
+ * for more than the window, because in an organization with many private documents most
+ * nearest chunks may be colleagues'.
+ */
+import { LRUCache } from "lru-cache";
+import type { PrismaClient } from "../../../generated/prisma/client.js";
+import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
+import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
+import { visibleChunkIds } from "./visible-chunks.js";
+
+/** Matches asked for per hit wanted, and at most this many in all: bounds the scope check's work. */
+const OVERFETCH = 4;
+const MAX_CANDIDATES = 400;
+
+export class DocumentsSemanticProvider implements SearchProvider {
+  readonly name = "documents.semantic";
+  readonly kind = "SEMANTIC" as const;
+  readonly description: string;
+  /** Query embeddings by text: popular queries skip the model. */
+  private readonly queryVectors = new LRUCache<string, number[]>({ max: 1_000 });
+
+  constructor(
+    private readonly embedder: Embedder,
+    private readonly vectorStore: VectorStore,
+    private readonly prisma: PrismaClient,
+  ) {
+    this.description = `Semantic similarity of your and your teams' document chunks to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
+  }
+
+  async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
+    let vector = this.queryVectors.get(query);
+    if (!vector) {
+      [vector] = await this.embedder.embed([query]);
+      this.queryVectors.set(query, vector!);
+    }
+    const limit = Math.max(window, Math.min(window * OVERFETCH, MAX_CANDIDATES));
+    const matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, { limit, entityTypes: ["document_chunk"] });
+    if (matches.length === 0) return [];
+    const visible = await visibleChunkIds(this.prisma, tenant, matches.map((match) => match.entityId), timeoutMs ? { statementTimeoutMs: timeoutMs } : {});
+    return matches
+      .filter((match) => visible.has(match.entityId))
+      .slice(0, window)
+      .map((match) => ({ ref: { typename: "DocumentChunk", id: match.entityId }, nativeScore: match.score }));
+  }
+}

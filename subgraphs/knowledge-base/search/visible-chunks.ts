@@ -1,0 +1,30 @@
+/**
+ * Which of these chunks the caller may see now: the chunk exists (its document was not deleted)
+ * and its document is the caller's own or shared with one of their teams. One statement however
+ * many ids; the semantic provider and the cached-page check both use it, because vectors and
+ * cached pages know nothing of access scopes or deletions.
+ */
+import type { PrismaClient } from "../../../generated/prisma/client.js";
+import { withTenantScope } from "../../../lib/database/tenant-scope.js";
+import type { TenantContext } from "../../../lib/tenancy/token.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContext, ids: readonly string[], options: { statementTimeoutMs?: number } = {}): Promise<Set<string>> {
+  // A cached page may name anything; an id that is not a uuid names no chunk (and must not fail the cast).
+  const candidates = [...new Set(ids.filter((id) => UUID.test(id)))];
+  if (candidates.length === 0) return new Set();
+  const rows = await withTenantScope(
+    prisma,
+    tenant.organizationId,
+    (tx) => tx.$queryRaw<{ id: string }[]>`
+      SELECT c.id::text AS id
+      FROM document_chunks c
+      JOIN documents d ON d.id = c.document_id AND d.organization_id = c.organization_id
+      WHERE c.id = ANY(${candidates}::uuid[])
+        AND c.organization_id = ${tenant.organizationId}
+        AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))`,
+    options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {},
+  );
+  return new Set(rows.map((row) => row.id));
+}
