@@ -178,6 +178,18 @@ describe("indexing and search", () => {
     expect(await search.liveEntities!(gus, refs)).toEqual(new Set());
   });
 
+  it("checks the caller's scope on many chunks in one statement (semantic filter and cached-page check)", async () => {
+    const refs: EntityRef[] = [...runbookChunks, ...payrollChunks].map((chunk) => ({ typename: "DocumentChunk", id: chunk.id }));
+    let before = db.database.statements.count;
+    await search.liveEntities!(bob, refs);
+    expect(db.database.statements.count - before).toBe(1);
+    await find(semantic, bob, "warm the query embedding cache");
+    before = db.database.statements.count;
+    await find(semantic, bob, "warm the query embedding cache");
+    // The vector search and the scope filter.
+    expect(db.database.statements.count - before).toBe(2);
+  });
+
   it("raises usageCount and lastUsedAt once recorded hits are flushed, off the caller's path", async () => {
     const restart = runbookChunks[1]!.id;
     search.recordUsage(ann, [restart, runbookChunks[2]!.id]);
@@ -249,6 +261,30 @@ describe("failures leave nothing behind", () => {
     expect(await search.indexer.drain()).toBe(1);
     const [retried] = await store.findByIds(bob, [id]);
     expect(retried).toMatchObject({ status: "READY", failureReason: null, chunksIndexed: 3, chunksTotal: 3 });
+  });
+
+  it("hands an unfinished document back to the queue on stop, PENDING, with what it wrote removed", async () => {
+    const vectorsBefore = await documentVectorCount();
+    let stopping: Promise<void> | null = null;
+    const domain = searchDomain({
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      async embed(texts) {
+        stopping ??= domain.indexer.stop();
+        return embedder.embed(texts);
+      },
+    }, { embedSlice: 1 });
+    const id = await upload(ann, "interrupted.md", "markdown", RUNBOOK.replace("Payments", "Interrupted"));
+    expect(await domain.indexer.drain()).toBe(0);
+    await stopping;
+    const [document] = await store.findByIds(ann, [id]);
+    expect(document).toMatchObject({ status: "PENDING", chunksIndexed: 0, chunksTotal: null, failureReason: null });
+    expect(await chunksOf(id)).toEqual([]);
+    expect(await documentVectorCount()).toBe(vectorsBefore);
+    const [job] = await sql<{ attempts: number; ready: boolean }>(`SELECT attempts, run_after <= clock_timestamp() AS ready FROM document_index_jobs WHERE document_id = $1::uuid`, id);
+    expect(job).toEqual({ attempts: 0, ready: true });
+    expect(await search.indexer.drain()).toBe(1);
+    expect((await store.findByIds(ann, [id]))[0]!.status).toBe("READY");
   });
 
   it("ends quietly when the document is deleted while it is being embedded, leaving no chunks or vectors", async () => {
