@@ -44,7 +44,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
       );
     }
     // Compose with the addresses the subgraphs actually got (a port of 0 picks a free one).
-    const env = Object.fromEntries(subgraphs.map((subgraph) => [`${subgraph.name.toUpperCase()}_URL`, subgraph.url.replace("localhost", "127.0.0.1")]));
+    const env = Object.fromEntries(subgraphs.map((subgraph) => [`${subgraph.name.toUpperCase().replace(/-/g, "_")}_URL`, subgraph.url.replace("localhost", "127.0.0.1")]));
     const supergraphSdl = await composeFromConfig(readSupergraphConfig(config.gateway.supergraphConfigPath, env));
     const gateway = await startGateway({
       supergraphSdl,

@@ -7,6 +7,7 @@ import type { Database } from "../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../lib/graphql/subgraph-server.js";
 import type { Logger } from "../lib/logger.js";
 import { conversationsSubgraph } from "./conversations/index.js";
+import { knowledgeBaseSubgraph } from "./knowledge-base/index.js";
 import { searchSubgraph } from "./search/index.js";
 
 export interface SubgraphDependencies {
@@ -24,6 +25,7 @@ type AnySubgraph = SubgraphDefinition<RequestContext & any>;
 export const SUBGRAPHS: Record<SubgraphName, (dependencies: SubgraphDependencies) => AnySubgraph | Promise<AnySubgraph>> = {
   conversations: ({ database }) => conversationsSubgraph(database),
   search: (dependencies) => searchSubgraph(dependencies),
+  "knowledge-base": (dependencies) => knowledgeBaseSubgraph(dependencies),
 };
 
 export function isSubgraphName(name: string): name is SubgraphName {

@@ -2,9 +2,9 @@
  * Resolvers of the conversations subgraph: argument validation and mapping between the schema
  * (schema.graphql beside this file) and the store. Data access and tenancy live in the store.
  */
-import { GraphQLScalarType, Kind } from "graphql";
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import { DateTime } from "../../lib/graphql/date-time.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
@@ -31,28 +31,6 @@ interface MessageInput {
   tokenCount?: number | null;
 }
 
-const DateTime = new GraphQLScalarType<Date, string>({
-  name: "DateTime",
-  description: "An instant in time, as an ISO-8601 string in UTC.",
-  serialize(value) {
-    const date = value instanceof Date ? value : new Date(value as string);
-    if (Number.isNaN(date.getTime())) throw new TypeError(`DateTime cannot represent ${String(value)}`);
-    return date.toISOString();
-  },
-  parseValue(value) {
-    return parseDateTime(value);
-  },
-  parseLiteral(ast) {
-    if (ast.kind !== Kind.STRING) throw badUserInput("DateTime", "must be an ISO-8601 string");
-    return parseDateTime(ast.value);
-  },
-});
-
-function parseDateTime(value: unknown): Date {
-  const date = typeof value === "string" ? new Date(value) : new Date(NaN);
-  if (Number.isNaN(date.getTime())) throw badUserInput("DateTime", `must be an ISO-8601 string, got ${JSON.stringify(value)}`);
-  return date;
-}
 
 const conversationCursor = (row: Conversation) => encodeCursor("c", [row.createdAt.toISOString(), row.id]);
 const messageCursor = (row: Message) => encodeCursor("m", [row.position]);

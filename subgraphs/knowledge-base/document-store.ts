@@ -111,6 +111,17 @@ export class DocumentStore {
     );
   }
 
+  /** A page of one document's chunks in reading order, when the caller may read the document. */
+  chunkPage(tenant: TenantContext, documentId: string, take: number, afterIndex: number): Promise<DocumentChunk[]> {
+    return this.scoped(tenant.organizationId, (db) =>
+      db.documentChunk.findMany({
+        where: { documentId, organizationId: tenant.organizationId, chunkIndex: { gt: afterIndex }, document: visibleTo(tenant) },
+        orderBy: { chunkIndex: "asc" },
+        take,
+      }),
+    );
+  }
+
   /**
    * Chunks among `ids` whose document the caller may read: one statement (the scope is a
    * filter on the chunk's document inside it). The chunk's document comes from the document

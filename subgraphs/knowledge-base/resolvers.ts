@@ -1,0 +1,102 @@
+/**
+ * Resolvers of the knowledge-base subgraph (schema.graphql beside this file): argument checks
+ * and the mapping between the schema and the stores. Tenancy and access scopes live in the
+ * stores; every entity a request touches goes through that request's loaders.
+ */
+import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
+import { DateTime } from "../../lib/graphql/date-time.js";
+import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
+import { badUserInput } from "../../lib/graphql/errors.js";
+import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
+import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
+import type { Document, DocumentChunk, DocumentStore } from "./document-store.js";
+import type { DocumentLoaders } from "./loaders.js";
+import { uploadDocument, type UploadDocumentInput } from "./upload.js";
+
+export interface KnowledgeBaseContext extends RequestContext {
+  documents: DocumentStore;
+  /** Created on first use, after the tenant is known. */
+  loaders(): DocumentLoaders;
+  maxDocumentBytes: number;
+}
+
+const documentCursor = (row: Document) => encodeCursor("d", [row.createdAt.toISOString(), row.id]);
+const chunkCursor = (row: DocumentChunk) => encodeCursor("k", [row.chunkIndex]);
+
+function decodeDocumentCursor(after: string) {
+  return decodeCursor(after, "d", "after", ([createdAt, id]) => {
+    const date = typeof createdAt === "string" ? new Date(createdAt) : null;
+    return date && !Number.isNaN(date.getTime()) && typeof id === "string" && /^[0-9a-f-]{36}$/i.test(id) ? { createdAt: date, id } : null;
+  });
+}
+
+function decodeChunkCursor(after: string): number {
+  return decodeCursor(after, "k", "after", ([index]) => (Number.isInteger(index) && (index as number) >= 0 ? (index as number) : null));
+}
+
+export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
+  DateTime,
+  DocumentFormat: { TEXT: "text", MARKDOWN: "markdown", PDF: "pdf", DOCX: "docx" },
+
+  Query: {
+    _entities: resolveEntityReferences,
+    document(_source, args: { id: string }, context) {
+      context.requireTenant();
+      return context.loaders().documentById.load(requireUuid(args.id, "id"));
+    },
+    async documents(_source, args: { first?: number | null; after?: string | null }, context) {
+      const tenant = context.requireTenant();
+      const first = validatePageSize(args.first, "first", 20);
+      const after = args.after ? decodeDocumentCursor(args.after) : null;
+      const rows = await context.documents.listPage(tenant, first + 1, after);
+      const loader = context.loaders().documentById;
+      for (const row of rows.slice(0, first)) loader.prime(row.id, row);
+      return toConnection(rows, first, after !== null, documentCursor);
+    },
+  },
+
+  Mutation: {
+    uploadDocument(_source, args: { input: UploadDocumentInput }, context) {
+      return uploadDocument(context.documents, context.requireTenant(), args.input, context.maxDocumentBytes);
+    },
+    async deleteDocument(_source, args: { id: string }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      await context.documents.delete(tenant, id);
+      return { id };
+    },
+  },
+
+  Document: {
+    __resolveReference(reference: { id?: unknown }, context: KnowledgeBaseContext) {
+      if (typeof reference.id !== "string") throw badUserInput("id", `must be a UUID string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
+      context.requireTenant();
+      return context.loaders().documentById.load(reference.id);
+    },
+    sharedWithTeamId: (document: Document) => document.teamId,
+    progress: (document: Document) => ({ indexedChunks: document.chunksIndexed, totalChunks: document.chunksTotal ?? 0 }),
+    async chunks(document: Document, args: { first?: number | null; after?: string | null }, context) {
+      const tenant = context.requireTenant();
+      const first = validatePageSize(args.first, "first", 20);
+      const afterIndex = args.after ? decodeChunkCursor(args.after) : -1;
+      const rows = await context.documents.chunkPage(tenant, document.id, first + 1, afterIndex);
+      return toConnection(rows, first, afterIndex >= 0, chunkCursor);
+    },
+  },
+
+  DocumentChunk: {
+    __resolveReference(reference: { id?: unknown }, context: KnowledgeBaseContext) {
+      if (typeof reference.id !== "string") throw badUserInput("id", `must be a UUID string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
+      context.requireTenant();
+      return context.loaders().chunkById.load(reference.id);
+    },
+    index: (chunk: DocumentChunk) => chunk.chunkIndex,
+    async document(chunk: DocumentChunk, _args, context) {
+      const document = await context.loaders().documentById.load(chunk.documentId);
+      // The chunk was read under the same scope as its document, so this only fails if the
+      // document was deleted between the two reads.
+      if (!document) throw badUserInput("id", `document ${chunk.documentId} of chunk ${chunk.id} no longer exists`);
+      return document;
+    },
+  },
+};

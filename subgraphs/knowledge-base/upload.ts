@@ -1,0 +1,82 @@
+/**
+ * `uploadDocument`: from the client's bytes to a PENDING document. Everything that can be wrong
+ * with the upload is found here, before anything is stored, and answered with BAD_USER_INPUT
+ * naming the field and the problem (`extensions.reason` carries the document error's code, e.g.
+ * CORRUPT_FILE, NO_TEXT_LAYER): the size is checked on the base64 text before it is decoded, the
+ * file is read into text in a worker thread (lib/documents), and only then is the document
+ * created, with its text stored once per organization. Chunking, embedding and keyword
+ * indexing happen in the background (the document indexer), so the request returns at once.
+ */
+import { createHash } from "node:crypto";
+import { GraphQLError } from "graphql";
+import { DocumentError, extractText } from "../../lib/documents/extract-text.js";
+import { badUserInput } from "../../lib/graphql/errors.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+import { MAX_CATEGORY_LENGTH, MAX_FILE_NAME_LENGTH, type Document, type DocumentFormat, type DocumentStore } from "./document-store.js";
+
+export interface UploadDocumentInput {
+  fileName: string;
+  mediaType?: string | null;
+  contentBase64: string;
+  category?: string | null;
+  shareWithTeamId?: string | null;
+}
+
+const MEDIA_TYPES: Record<DocumentFormat, string> = {
+  text: "text/plain",
+  markdown: "text/markdown",
+  pdf: "application/pdf",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+};
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export async function uploadDocument(store: DocumentStore, tenant: TenantContext, input: UploadDocumentInput, maxBytes: number): Promise<Document> {
+  const fileName = input.fileName.trim();
+  if (fileName.length === 0) throw badUserInput("input.fileName", "must not be empty");
+  if (fileName.length > MAX_FILE_NAME_LENGTH) throw badUserInput("input.fileName", `must be at most ${MAX_FILE_NAME_LENGTH} characters, got ${fileName.length}`);
+  if (/[\u0000-\u001f\u007f]/.test(fileName)) throw badUserInput("input.fileName", "must not contain control characters");
+  const category = input.category?.trim() || null;
+  if (category !== null && category.length > MAX_CATEGORY_LENGTH) throw badUserInput("input.category", `must be at most ${MAX_CATEGORY_LENGTH} characters, got ${category.length}`);
+  if (input.mediaType != null && (input.mediaType.length > 200 || !/^[\w.+-]+\/[\w.+-]+$/.test(input.mediaType))) {
+    throw badUserInput("input.mediaType", "must be a media type such as text/markdown or application/pdf");
+  }
+  const teamId = input.shareWithTeamId ?? null;
+  if (teamId !== null && !tenant.teamIds.includes(teamId)) {
+    throw badUserInput("input.shareWithTeamId", `must be one of your teams (${tenant.teamIds.length ? tenant.teamIds.join(", ") : "your token names none"})`);
+  }
+
+  // The size is known from the base64 length before decoding a byte of it.
+  const encoded = input.contentBase64.replace(/\s+/g, "");
+  const decodedLength = Math.floor((encoded.length * 3) / 4) - (encoded.endsWith("==") ? 2 : encoded.endsWith("=") ? 1 : 0);
+  if (decodedLength > maxBytes) {
+    throw badUserInputWithReason("input.contentBase64", `the file is ${decodedLength.toLocaleString("en-US")} bytes; files up to ${maxBytes.toLocaleString("en-US")} bytes are accepted`, "FILE_TOO_LARGE");
+  }
+  if (encoded.length % 4 !== 0 || !BASE64.test(encoded)) throw badUserInput("input.contentBase64", "must be the file's bytes in base64 (RFC 4648, with padding)");
+  const bytes = Buffer.from(encoded, "base64");
+
+  let extracted;
+  try {
+    extracted = await extractText({ fileName, ...(input.mediaType ? { mediaType: input.mediaType } : {}), bytes }, { maxBytes });
+  } catch (error) {
+    if (error instanceof DocumentError) throw badUserInputWithReason("input.contentBase64", error.message, error.code);
+    throw error;
+  }
+  const { document } = await store.create(tenant, {
+    fileName,
+    mediaType: MEDIA_TYPES[extracted.format],
+    format: extracted.format,
+    category,
+    sizeBytes: bytes.length,
+    contentHash: createHash("sha256").update(bytes).digest("hex"),
+    teamId,
+    text: extracted.text,
+  });
+  return document;
+}
+
+/** BAD_USER_INPUT with the document error's code as `extensions.reason`. */
+function badUserInputWithReason(field: string, message: string, reason: string): GraphQLError {
+  const error = badUserInput(field, message);
+  return new GraphQLError(error.message, { extensions: { ...error.extensions, reason } });
+}

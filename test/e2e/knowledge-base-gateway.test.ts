@@ -1,0 +1,124 @@
+/**
+ * Documents through the gateway, as a frontend uploads and lists them: Markdown and PDF
+ * uploads, access scopes (own, shared with a team, private, other organizations), deletion,
+ * and the errors a bad upload gets.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { PDFDocument, StandardFonts } from "pdf-lib";
+import { loadConfig } from "../../lib/config.js";
+import { silentLogger } from "../../lib/logger.js";
+import { startStack, type RunningStack } from "../../lib/stack.js";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { errorCodes, graphql } from "../support/graphql.js";
+import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+
+let db: TestDatabase;
+let stack: RunningStack;
+let owner: string;
+let teammate: string;
+let outsider: string;
+
+const UPLOAD = `mutation Upload($input: UploadDocumentInput!) {
+  uploadDocument(input: $input) { id fileName format mediaType category status sharedWithTeamId ownerId sizeBytes contentHash progress { indexedChunks totalChunks } }
+}`;
+const LIST = `{ documents(first: 10) { nodes { id fileName } pageInfo { hasNextPage } } }`;
+
+const base64 = (text: string | Uint8Array) => Buffer.from(text).toString("base64");
+
+async function pdfWithText(lines: string[]): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  const page = pdf.addPage([595, 842]);
+  lines.forEach((line, index) => page.drawText(line, { x: 50, y: 780 - index * 18, size: 12, font }));
+  return pdf.save();
+}
+
+const upload = (token: string, input: Record<string, unknown>) => graphql(stack.gateway.url, UPLOAD, { input }, { token });
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false" });
+  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  owner = await tokenFor("org-kb", "olivia", ["platform-team"]);
+  teammate = await tokenFor("org-kb", "tom", ["platform-team"]);
+  outsider = await tokenFor("org-other", "otto", ["platform-team"]);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await db?.dispose();
+});
+
+describe("documents through the gateway", () => {
+  let sharedId: string;
+  let privateId: string;
+
+  it("uploads Markdown shared with a team and a private PDF, both PENDING with their metadata", async () => {
+    const markdown = await upload(owner, {
+      fileName: "runbook.md",
+      contentBase64: base64("# Deploys\n\nRoll back with `kubectl rollout undo`.\n\n## Canary\n\nShift 5% of traffic first."),
+      category: "runbooks",
+      shareWithTeamId: "platform-team",
+    });
+    expect(markdown.errors).toBeUndefined();
+    expect(markdown.data!.uploadDocument).toMatchObject({ fileName: "runbook.md", format: "MARKDOWN", mediaType: "text/markdown", category: "runbooks", status: "PENDING", sharedWithTeamId: "platform-team", ownerId: "olivia" });
+    expect(markdown.data!.uploadDocument.contentHash).toMatch(/^[0-9a-f]{64}$/);
+    sharedId = markdown.data!.uploadDocument.id;
+
+    const pdf = await upload(owner, { fileName: "salaries.pdf", contentBase64: base64(await pdfWithText(["Quarterly salary bands", "Confidential"])) });
+    expect(pdf.errors).toBeUndefined();
+    expect(pdf.data!.uploadDocument).toMatchObject({ format: "PDF", mediaType: "application/pdf", sharedWithTeamId: null });
+    privateId = pdf.data!.uploadDocument.id;
+  });
+
+  it("shows the owner both, a teammate only the shared one, and another organization nothing", async () => {
+    const mine = await graphql(stack.gateway.url, LIST, {}, { token: owner });
+    expect(mine.data!.documents.nodes.map((node: { id: string }) => node.id).sort()).toEqual([sharedId, privateId].sort());
+    const theirs = await graphql(stack.gateway.url, LIST, {}, { token: teammate });
+    expect(theirs.data!.documents.nodes.map((node: { id: string }) => node.id)).toEqual([sharedId]);
+    const byId = await graphql(stack.gateway.url, `query($id: ID!) { document(id: $id) { id } }`, { id: privateId }, { token: teammate });
+    expect(byId.data!.document).toBeNull();
+    const outside = await graphql(stack.gateway.url, LIST, {}, { token: outsider });
+    expect(outside.data!.documents.nodes).toEqual([]);
+    const outsideById = await graphql(stack.gateway.url, `query($id: ID!) { document(id: $id) { id } }`, { id: sharedId }, { token: outsider });
+    expect(outsideById.data!.document).toBeNull();
+  });
+
+  it("resolves documents as entities only within the caller's scope", async () => {
+    const subgraph = stack.subgraphs.find((candidate) => candidate.name === "knowledge-base")!;
+    const query = `query($representations: [_Any!]!) { _entities(representations: $representations) { ... on Document { id fileName } } }`;
+    const representations = [{ __typename: "Document", id: sharedId }, { __typename: "Document", id: privateId }];
+    const asTeammate = await graphql(subgraph.url, query, { representations }, { token: teammate });
+    expect(asTeammate.data!._entities).toEqual([{ id: sharedId, fileName: "runbook.md" }, null]);
+  });
+
+  it("lets only the owner delete: a teammate is FORBIDDEN, an outsider NOT_FOUND", async () => {
+    const remove = `mutation($id: ID!) { deleteDocument(id: $id) { id } }`;
+    expect(errorCodes(await graphql(stack.gateway.url, remove, { id: sharedId }, { token: teammate }))).toEqual(["FORBIDDEN"]);
+    expect(errorCodes(await graphql(stack.gateway.url, remove, { id: sharedId }, { token: outsider }))).toEqual(["NOT_FOUND"]);
+    const deleted = await graphql(stack.gateway.url, remove, { id: privateId }, { token: owner });
+    expect(deleted.data!.deleteDocument).toEqual({ id: privateId });
+    const gone = await graphql(stack.gateway.url, `query($id: ID!) { document(id: $id) { id } }`, { id: privateId }, { token: owner });
+    expect(gone.data!.document).toBeNull();
+  });
+
+  it.each([
+    ["an empty file", { fileName: "empty.txt", contentBase64: "" }, "EMPTY_FILE"],
+    ["a corrupt PDF", { fileName: "broken.pdf", contentBase64: base64("%PDF-1.7\n1 0 obj << /Type /Catalog") }, "CORRUPT_FILE"],
+    ["an unsupported type", { fileName: "photo.png", contentBase64: base64(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13])) }, "UNSUPPORTED_TYPE"],
+  ])("answers %s with BAD_USER_INPUT naming the problem, and stores nothing", async (_name, input, reason) => {
+    const before = (await graphql(stack.gateway.url, LIST, {}, { token: owner })).data!.documents.nodes.length;
+    const response = await upload(owner, input);
+    expect(errorCodes(response)).toEqual(["BAD_USER_INPUT"]);
+    expect(response.errors![0]!.extensions).toMatchObject({ field: "input.contentBase64", reason });
+    expect((await graphql(stack.gateway.url, LIST, {}, { token: owner })).data!.documents.nodes.length).toBe(before);
+  });
+
+  it("refuses a category over 100 characters, a team the uploader is not in, and a file over the size limit before decoding it", async () => {
+    const content = base64("hello");
+    expect((await upload(owner, { fileName: "a.txt", contentBase64: content, category: "c".repeat(101) })).errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.category" });
+    expect((await upload(owner, { fileName: "a.txt", contentBase64: content, shareWithTeamId: "finance" })).errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.shareWithTeamId" });
+    const tooLarge = await upload(owner, { fileName: "big.txt", contentBase64: "A".repeat(14_000_004) });
+    expect(tooLarge.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", reason: "FILE_TOO_LARGE" });
+  });
+});
