@@ -66,8 +66,14 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     providerTimeoutMs: config.search.providerTimeoutMs,
     queryLog,
     logger,
+    // Documents count how often search returns their chunks (batched, off the response path).
+    onPage: (tenant, refs) => {
+      const chunkIds = refs.filter((ref) => ref.typename === "DocumentChunk").map((ref) => ref.id);
+      if (chunkIds.length > 0) domains.documents.recordUsage(tenant, chunkIds);
+    },
   });
   const indexer = domains.conversations.indexer;
+  const indexers = all.flatMap((domain) => (domain.indexer ? [domain.indexer] : []));
 
   return {
     name: "search",
@@ -85,11 +91,11 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     },
     async start() {
       await vectorStore.ensureReady(embedder.model, embedder.dimensions);
-      if (config.search.indexer) indexer.start();
+      if (config.search.indexer) for (const domainIndexer of indexers) domainIndexer.start();
     },
     async stop() {
-      await indexer.stop();
-      await queryLog.flush();
+      await Promise.all(indexers.map((domainIndexer) => domainIndexer.stop()));
+      await Promise.all([queryLog.flush(), domains.documents.flushUsage()]);
       await cache.close();
       await vectorStore.close?.();
     },

@@ -78,6 +78,11 @@ export type LiveEntityFilter = (tenant: TenantContext, refs: EntityRef[]) => Pro
 
 export interface SearchServiceOptions {
   providers: SearchProvider[];
+  /**
+   * Told about every page returned (fresh or cached), after the answer is built: domains count
+   * usage from it (documents' usageCount). Must not throw or wait.
+   */
+  onPage?: (tenant: TenantContext, refs: EntityRef[]) => void;
   /** Re-checks cached hits; without it cached pages are served as they were stored. */
   liveEntities?: LiveEntityFilter;
   cache: ResultCache;
@@ -289,6 +294,7 @@ export class SearchService {
   }
 
   private log(tenant: TenantContext, input: NormalizedInput, result: SearchResultData) {
+    if (result.hits.length > 0) this.options.onPage?.(tenant, result.hits.map((hit) => hit.ref));
     this.options.queryLog?.record({
       organizationId: tenant.organizationId,
       userId: tenant.userId,

@@ -10,6 +10,7 @@ import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { conversationSearch, type ConversationSearch } from "../../conversations/search.js";
+import { documentSearch, type DocumentSearch } from "../../knowledge-base/search.js";
 
 export interface DomainDependencies {
   database: Database;
@@ -20,10 +21,12 @@ export interface DomainDependencies {
 
 export interface SearchDomains {
   conversations: ConversationSearch;
+  documents: DocumentSearch;
 }
 
 export function createSearchDomains(dependencies: DomainDependencies): SearchDomains {
   return {
     conversations: conversationSearch(dependencies),
+    documents: documentSearch(dependencies),
   };
 }
