@@ -61,6 +61,7 @@ const DEFAULT_MAX_LIFETIME_SECONDS = 31 * 24 * 3600;
 const DEFAULT_CLOCK_TOLERANCE_SECONDS = 30;
 
 const MAX_ID_LENGTH = 128;
+const RESERVED_ORGANIZATION_ID = /^__.*__$/;
 const MAX_TEAMS = 1000;
 /** A bearer token longer than this is refused before any decoding: no identity provider issues one. */
 const MAX_TOKEN_LENGTH = 8 * 1024;
@@ -148,6 +149,10 @@ export class TokenVerifier {
     const organizationId = claims[this.claims.organization];
     if (!isId(userId)) throw unauthenticated(`Token has no valid \`${this.claims.user}\` claim (the user id).`);
     if (!isId(organizationId)) throw unauthenticated(`Token has no valid \`${this.claims.organization}\` claim (the organization id).`);
+    // Ids wrapped in double underscores are the platform's own (e.g. `__platform__`, which owns
+    // the platform knowledge bases every organization reads): no identity provider's token may
+    // act as one.
+    if (RESERVED_ORGANIZATION_ID.test(organizationId)) throw unauthenticated(`Token claim \`${this.claims.organization}\` names a reserved organization id.`);
     const teams = claims[this.claims.teams] ?? [];
     if (!Array.isArray(teams) || teams.length > MAX_TEAMS || !teams.every(isId)) {
       throw unauthenticated(`Token claim \`${this.claims.teams}\` must be an array of at most ${MAX_TEAMS} team id strings.`);

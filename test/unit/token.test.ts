@@ -99,6 +99,11 @@ describe("token rules", () => {
     expect((await rejection(`Bearer ${plain}`, settings)).message).toMatch(/`uid`/);
   });
 
+  it("refuses a token that names a reserved organization such as the platform's own", async () => {
+    const platform = await signToken({ organizationId: "__platform__", userId: "mallory" }, TEST_AUTH);
+    expect((await rejection(`Bearer ${platform}`)).message).toMatch(/reserved organization/);
+  });
+
   it("refuses an oversized token before decoding it", async () => {
     const error = await rejection(`Bearer ${"a".repeat(20_000)}`);
     expect(error.extensions.code).toBe("UNAUTHENTICATED");
