@@ -1,7 +1,11 @@
 /**
- * `npm run eval -- <BEIR folder> [--split test] [--alphas 0,0.25,0.5,0.75,1] [--out docs/evaluation]`
+ * `npm run eval -- <BEIR folder> [--as conversations|documents] [--split test] [--alphas 0,0.25,0.5,0.75,1] [--out docs/evaluation]`
  *
  * Ingests the corpus into a throwaway organization through the product's own indexing code,
+ * as conversations (default; providers conversations.*) or as documents (`--as documents`: each
+ * BEIR document uploaded as a Markdown file through uploadDocument, indexed by the document
+ * indexer, searched with documents.keyword and documents.semantic, a document ranked by its
+ * best chunk; results in <dataset>-<split>-documents.{json,svg}),
  * runs every query through the search service at each alpha, and prints nDCG@10 and recall@100
  * (keyword only = alpha 1, semantic only = alpha 0, hybrids between), plus a JSON file and an
  * SVG plot of nDCG@10 against alpha. Runs on an in-memory PGlite unless DATABASE_URL is set (then
@@ -15,12 +19,15 @@ import { openDatabase } from "../lib/database/connect.js";
 import { migrate } from "../lib/database/migrate.js";
 import { loadBeirDataset } from "../lib/evaluation/beir.js";
 import { renderMarkdownTable } from "../lib/evaluation/markdown-table.js";
-import { evaluateAlpha, indexCorpus, ingestCorpus, type EvaluationRow } from "../lib/evaluation/search-evaluation.js";
+import { DOCUMENT_PROVIDERS, documentStatuses, ingestAsDocuments, mapChunksToDocuments } from "../lib/evaluation/document-evaluation.js";
+import { evaluateAlpha, indexCorpus, ingestCorpus, type EvaluateOptions, type EvaluationRow, type IngestedCorpus } from "../lib/evaluation/search-evaluation.js";
 import { renderLinePlot } from "../lib/evaluation/svg-plot.js";
 import { createLogger } from "../lib/logger.js";
 import { progressBar } from "../lib/progress.js";
 import { runMain } from "../lib/shutdown.js";
 import { searchSubgraph } from "../subgraphs/search/index.js";
+import { DocumentStore } from "../subgraphs/knowledge-base/document-store.js";
+import { uploadDocument } from "../subgraphs/knowledge-base/upload.js";
 import { NoResultCache } from "../subgraphs/search/result-cache.js";
 
 runMain(async () => {
@@ -28,6 +35,7 @@ runMain(async () => {
     allowPositionals: true,
     options: {
       split: { type: "string" },
+      as: { type: "string", default: "conversations" },
       alphas: { type: "string", default: "0,0.25,0.5,0.75,1" },
       out: { type: "string", default: "docs/evaluation" },
       "max-queries": { type: "string" },
@@ -35,6 +43,8 @@ runMain(async () => {
   });
   const folder = positionals[0];
   if (!folder) throw new ConfigError("dataset folder", "is required: npm run eval -- <BEIR folder>, e.g. ../shared/datasets/scifact");
+  const as = values.as;
+  if (as !== "conversations" && as !== "documents") throw new ConfigError("--as", `must be conversations or documents, got "${as}"`);
   const alphas = values.alphas.split(",").map(Number);
   if (alphas.some((alpha) => !(alpha >= 0 && alpha <= 1))) throw new ConfigError("--alphas", `must be numbers between 0 and 1, got "${values.alphas}"`);
 
@@ -51,35 +61,59 @@ runMain(async () => {
   try {
     await migrate(database);
     await search.start?.();
-    const ingestBar = progressBar("ingest", dataset.corpus.length);
-    const corpus = await ingestCorpus(database, dataset, (done) => ingestBar.update(done));
+    const ingestBar = progressBar(as === "documents" ? "upload" : "ingest", dataset.corpus.length);
+    let corpus: IngestedCorpus;
+    let documents: Awaited<ReturnType<typeof ingestAsDocuments>> | null = null;
+    if (as === "documents") {
+      const store = new DocumentStore(database.prisma);
+      documents = await ingestAsDocuments(
+        database,
+        dataset,
+        (tenant, fileName, bytes) => uploadDocument(store, tenant, { fileName, mediaType: "text/markdown", contentBase64: bytes.toString("base64") }, config.knowledgeBase.maxDocumentBytes),
+        { onProgress: (done) => ingestBar.update(done) },
+      );
+      corpus = documents;
+      for (const { id, reason } of documents.refused.slice(0, 5)) process.stderr.write(`\n  refused ${id}: ${reason}`);
+    } else {
+      corpus = await ingestCorpus(database, dataset, (done) => ingestBar.update(done));
+    }
     organizationId = corpus.tenant.organizationId;
-    ingestBar.finish(`${dataset.corpus.length} documents`);
+    ingestBar.finish(`${dataset.corpus.length - (documents?.refused.length ?? 0)} documents${documents?.refused.length ? ` (${documents.refused.length} refused)` : ""}`);
 
-    const embedBar = progressBar(`embed (${search.embedder.model})`, dataset.corpus.length);
+    const embedBar = progressBar(`index (${search.embedder.model})`, dataset.corpus.length);
     const embedStarted = performance.now();
-    await indexCorpus(search.indexer, (done) => embedBar.update(done));
+    await indexCorpus(as === "documents" ? search.domains.documents.indexer : search.indexer, (done) => embedBar.update(done));
     const embedSeconds = (performance.now() - embedStarted) / 1000;
-    embedBar.finish(`${(dataset.corpus.length / embedSeconds).toFixed(1)} documents/s`);
+    let chunks: number | null = null;
+    if (documents) {
+      chunks = await mapChunksToDocuments(database, documents);
+      const statuses = await documentStatuses(database, documents);
+      embedBar.finish(`${(dataset.corpus.length / embedSeconds).toFixed(1)} documents/s, ${chunks} chunks, ${JSON.stringify(statuses)}`);
+    } else {
+      embedBar.finish(`${(dataset.corpus.length / embedSeconds).toFixed(1)} documents/s`);
+    }
+    // A documents run asks only the documents domain, and reads past the first page until 100
+    // distinct documents are ranked (several chunks of one document take one place).
+    const evaluate: EvaluateOptions = as === "documents" ? { providers: DOCUMENT_PROVIDERS, maxPages: 5 } : {};
 
     const outDir = path.resolve(values.out);
     fs.mkdirSync(outDir, { recursive: true });
-    const base = path.join(outDir, `${dataset.name}-${dataset.split}-${search.embedder.model.replace(/[^A-Za-z0-9.@-]+/g, "_")}`);
+    const base = path.join(outDir, `${dataset.name}-${dataset.split}-${as === "documents" ? "documents" : search.embedder.model.replace(/[^A-Za-z0-9.@-]+/g, "_")}`);
     const rows: EvaluationRow[] = [];
     for (const alpha of alphas) {
       const label = alpha === 1 ? "keyword only (BM25)" : alpha === 0 ? `semantic only (${search.embedder.model})` : `hybrid α=${alpha}`;
       const bar = progressBar(label, dataset.queries.length);
-      rows.push(await evaluateAlpha(search.service, dataset, corpus, alpha, label));
+      rows.push(await evaluateAlpha(search.service, dataset, corpus, alpha, label, evaluate));
       bar.finish(`nDCG@10 ${rows.at(-1)!.ndcgAt10.toFixed(3)}`);
       // Written after every alpha: a long run that is stopped keeps what it has measured.
-      writeResults(base, { dataset, database: database.kind, embedder: search.embedder.model, embedSeconds, rows, complete: rows.length === alphas.length });
+      writeResults(base, { dataset, as, chunks, database: database.kind, embedder: search.embedder.model, embedSeconds, rows, complete: rows.length === alphas.length });
     }
 
     const table = renderMarkdownTable(
       ["run", "alpha", "nDCG@10", "recall@100", "mean latency (ms)", "provider failures"],
       rows.map((row) => [row.label, row.alpha.toFixed(2), row.ndcgAt10.toFixed(3), row.recallAt100.toFixed(3), row.meanLatencyMs.toFixed(1), row.failedProviders]),
     );
-    process.stdout.write(`\n${dataset.name} ${dataset.split}, ${dataset.queries.length} queries, ${dataset.corpus.length} documents, ${database.kind}\n\n${table}\n`);
+    process.stdout.write(`\n${dataset.name} ${dataset.split} as ${as}, ${dataset.queries.length} queries, ${dataset.corpus.length} documents${chunks !== null ? ` (${chunks} chunks)` : ""}, ${database.kind}\n\n${table}\n`);
 
     process.stderr.write(`\nwrote ${path.relative(process.cwd(), base)}.json and .svg\n`);
   } finally {
@@ -91,6 +125,9 @@ runMain(async () => {
 
 interface Results {
   dataset: { name: string; split: string; corpus: unknown[]; queries: unknown[] };
+  as: "conversations" | "documents";
+  /** Chunks indexed (documents runs). */
+  chunks: number | null;
   database: string;
   embedder: string;
   embedSeconds: number;
@@ -102,13 +139,13 @@ function writeResults(base: string, results: Results): void {
   const { dataset, rows, embedder } = results;
   fs.writeFileSync(
     `${base}.json`,
-    `${JSON.stringify({ dataset: dataset.name, split: dataset.split, documents: dataset.corpus.length, queries: dataset.queries.length, database: results.database, embedder, embedSeconds: results.embedSeconds, complete: results.complete, rows }, null, 2)}\n`,
+    `${JSON.stringify({ dataset: dataset.name, split: dataset.split, as: results.as, documents: dataset.corpus.length, chunks: results.chunks, queries: dataset.queries.length, database: results.database, embedder, embedSeconds: results.embedSeconds, complete: results.complete, rows }, null, 2)}\n`,
   );
   const sorted = [...rows].sort((a, b) => a.alpha - b.alpha);
   fs.writeFileSync(
     `${base}.svg`,
     renderLinePlot({
-      title: `${dataset.name}: nDCG@10 against alpha`,
+      title: `${dataset.name}${results.as === "documents" ? " as documents" : ""}: nDCG@10 against alpha`,
       subtitle: `${dataset.split} split, ${dataset.queries.length} queries; alpha 0 = semantic only (${embedder}), 1 = keyword only (BM25)`,
       xLabel: "alpha (weight of keyword providers)",
       yLabel: "nDCG@10",

@@ -65,6 +65,17 @@ export interface EvaluationRow {
   meanLatencyMs: number;
 }
 
+export interface EvaluateOptions {
+  /** Provider names to ask (all the service has, by default). */
+  providers?: readonly string[];
+  /**
+   * Pages of 100 hits to read per query at most (1 by default). Hits that map to one document
+   * (a document's chunks) count once, at their best rank, so a chunked corpus needs more than
+   * one page to rank 100 documents.
+   */
+  maxPages?: number;
+}
+
 /** Runs every query at one alpha and scores the fused ranking. */
 export async function evaluateAlpha(
   service: SearchService,
@@ -72,19 +83,39 @@ export async function evaluateAlpha(
   corpus: IngestedCorpus,
   alpha: number,
   label: string,
+  options: EvaluateOptions = {},
 ): Promise<EvaluationRow> {
   const run = new Map<string, string[]>();
+  const maxPages = Math.max(1, Math.min(options.maxPages ?? 1, 5));
   let failedProviders = 0;
   let totalMs = 0;
   for (const query of dataset.queries) {
     const started = performance.now();
-    const result = await service.search(corpus.tenant, { query: query.text.slice(0, 1_000), alpha, limit: 100 });
+    const ranked: string[] = [];
+    const seen = new Set<string>();
+    let after: string | null = null;
+    for (let page = 0; page < maxPages; page++) {
+      const result = await service.search(corpus.tenant, {
+        query: query.text.slice(0, 1_000),
+        alpha,
+        limit: 100,
+        after,
+        ...(options.providers ? { providers: [...options.providers] } : {}),
+      });
+      failedProviders += result.providers.filter((report) => report.status === "ERROR" || report.status === "TIMEOUT").length;
+      for (const hit of result.hits) {
+        // A document scores as its best hit: later hits of the same document add nothing.
+        const documentId = corpus.documentIdOf.get(hit.ref.id) ?? hit.ref.id;
+        if (!seen.has(documentId)) {
+          seen.add(documentId);
+          ranked.push(documentId);
+        }
+      }
+      if (ranked.length >= 100 || !result.pageInfo.hasNextPage || !result.pageInfo.endCursor) break;
+      after = result.pageInfo.endCursor;
+    }
     totalMs += performance.now() - started;
-    failedProviders += result.providers.filter((report) => report.status === "ERROR" || report.status === "TIMEOUT").length;
-    run.set(
-      query.id,
-      result.hits.map((hit) => corpus.documentIdOf.get(hit.ref.id) ?? hit.ref.id),
-    );
+    run.set(query.id, ranked.slice(0, 100));
   }
   const scores = evaluateRun(run, dataset.qrels, [10, 100]);
   return {
