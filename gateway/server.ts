@@ -23,6 +23,7 @@ import { trackForDrain } from "../lib/http-drain.js";
 import type { Logger } from "../lib/logger.js";
 import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
 import { gatewayAuthentication } from "./authentication.js";
+import { documentUpload, DOCUMENT_UPLOAD_PATH } from "./document-upload.js";
 import { graphiQLPage } from "./graphiql-page.js";
 import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
 import { specConformance } from "./spec-conformance.js";
@@ -56,6 +57,8 @@ export interface GatewayOptions {
   deduplicateInflightRequests?: boolean;
   /** How long `stop()` lets in-flight requests finish before cutting them (default 10 s). */
   drainTimeoutMs?: number;
+  /** `POST /documents` (multipart upload, see document-upload.ts); absent means off. */
+  documentUpload?: { maxFileBytes: number } | null;
   /** Whole-response caching of `search` (see response-cache.ts); absent or TTL 0 means off. */
   responseCache?: ResponseCacheOptions | null;
   /** What one request may cost, checked before planning (default: DEFAULT_OPERATION_LIMITS). */
@@ -158,8 +161,33 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const graphiql = options.production ? null : graphiQLPage(async () => runtime.fetch(new Request(`http://gateway${GRAPHQL_PATH}`, { headers: { accept: "text/html" } })));
 
+  const upload = options.documentUpload
+    ? documentUpload({
+        maxFileBytes: options.documentUpload.maxFileBytes,
+        graphqlUrl: `http://gateway${GRAPHQL_PATH}`,
+        execute: async (request) => runtime.fetch(request),
+        corsHeaders: (origin) =>
+          origin && allowedOrigins.has(origin)
+            ? {
+                "access-control-allow-origin": origin,
+                "access-control-allow-credentials": "true",
+                "access-control-allow-headers": "authorization, content-type, x-request-id",
+                "access-control-allow-methods": "POST, OPTIONS",
+                "access-control-max-age": String(CORS_PREFLIGHT_MAX_AGE_SECONDS),
+                vary: "Origin",
+              }
+            : null,
+      })
+    : null;
+
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
+    if (path === DOCUMENT_UPLOAD_PATH && upload) {
+      return void upload(request, response).catch((error: unknown) => {
+        logger.error("document upload failed", error);
+        if (!response.headersSent) sendJson(response, 500, { errors: [{ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR" } }] });
+      });
+    }
     if (path === GRAPHQL_PATH && graphiql?.wants(request)) {
       return void graphiql.serve(request, response).catch((error: unknown) => {
         logger.error("GraphiQL page failed", error);

@@ -56,6 +56,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
       upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
       drainTimeoutMs: config.shutdown.drainTimeoutMs,
       auth: config.auth,
+      documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
       responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
       operationLimits: config.operationLimits,
       rateLimit: config.rateLimit,

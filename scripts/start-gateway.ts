@@ -35,6 +35,7 @@ runMain(async () => {
     upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
     drainTimeoutMs: config.shutdown.drainTimeoutMs,
     auth: config.auth,
+    documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
     responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
     operationLimits: config.operationLimits,
     rateLimit: config.rateLimit,

@@ -74,7 +74,8 @@ describe("npm run bench, smoke run at a tiny size", () => {
 
     const latency = readJson("latency.json").entries[0];
     expect(latency.totalErrors).toBe(0);
-    expect(Object.keys(latency.service.cacheOff.providers).sort()).toEqual(["conversations.keyword", "conversations.semantic"]);
+    // Every domain's providers are asked (the documents domain's answer nothing here: the corpus has no documents).
+    expect(Object.keys(latency.service.cacheOff.providers)).toEqual(expect.arrayContaining(["conversations.keyword", "conversations.semantic"]));
     expect(latency.service.cacheOff.fused.p50).toBeGreaterThan(0);
     expect(latency.service.cacheOff.cachedShare).toBe(0);
     expect(latency.service.cacheOn.cachedShare).toBe(1);

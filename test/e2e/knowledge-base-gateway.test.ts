@@ -3,6 +3,7 @@
  * uploads, access scopes (own, shared with a team, private, other organizations), deletion,
  * and the errors a bad upload gets.
  */
+import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { loadConfig } from "../../lib/config.js";
@@ -120,5 +121,52 @@ describe("documents through the gateway", () => {
     expect((await upload(owner, { fileName: "a.txt", contentBase64: content, shareWithTeamId: "finance" })).errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.shareWithTeamId" });
     const tooLarge = await upload(owner, { fileName: "big.txt", contentBase64: "A".repeat(14_000_004) });
     expect(tooLarge.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", reason: "FILE_TOO_LARGE" });
+  });
+});
+
+describe("POST /documents (multipart upload)", () => {
+  const endpoint = () => stack.gateway.url.replace("/graphql", "/documents");
+  const form = (content: string | Uint8Array, fileName: string, fields: Record<string, string> = {}) => {
+    const body = new FormData();
+    body.set("file", new Blob([typeof content === "string" ? content : new Uint8Array(content)], { type: fileName.endsWith(".pdf") ? "application/pdf" : "text/markdown" }), fileName);
+    for (const [name, value] of Object.entries(fields)) body.set(name, value);
+    return body;
+  };
+
+  it("accepts a browser-style form upload and answers with the new document", async () => {
+    const response = await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}` }, body: form("# Oncall\n\nPage the secondary after 15 minutes.", "oncall.md", { category: "runbooks", shareWithTeamId: "platform-team" }) });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data: { uploadDocument: Record<string, unknown> } };
+    expect(body.data.uploadDocument).toMatchObject({ fileName: "oncall.md", format: "MARKDOWN", category: "runbooks", sharedWithTeamId: "platform-team", status: "PENDING" });
+    const pdf = await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}` }, body: form(await pdfWithText(["Escalation policy"]), "escalation.pdf") });
+    expect(((await pdf.json()) as { data: { uploadDocument: { format: string } } }).data.uploadDocument.format).toBe("PDF");
+  });
+
+  it("refuses an upload without a token (401), without a file (400), not as a form (415), and too large (413) before reading it", async () => {
+    expect((await fetch(endpoint(), { method: "POST", body: form("hello", "a.md") })).status).toBe(401);
+    const noFile = new FormData();
+    noFile.set("category", "x");
+    expect((await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}` }, body: noFile })).status).toBe(400);
+    expect((await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" }, body: "{}" })).status).toBe(415);
+    // The gateway answers 413 from the declared length alone, before reading any of the body.
+    const tooLarge = await new Promise<number>((resolve, reject) => {
+      const request = http.request(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}`, "content-type": "multipart/form-data; boundary=x", "content-length": String(50 * 1024 * 1024) } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on("error", reject);
+      request.write("--x\r\n");
+    });
+    expect(tooLarge).toBe(413);
+    const corrupt = await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}` }, body: form("%PDF-1.7 broken", "broken.pdf") });
+    const corruptBody = (await corrupt.json()) as { errors: { extensions: Record<string, unknown> }[] };
+    expect(corruptBody.errors[0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", reason: "CORRUPT_FILE" });
+  });
+
+  it("answers a CORS preflight for listed origins only", async () => {
+    const allowed = await fetch(endpoint(), { method: "OPTIONS", headers: { origin: "http://localhost:3000", "access-control-request-method": "POST" } });
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("http://localhost:3000");
+    const other = await fetch(endpoint(), { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
   });
 });

@@ -1,0 +1,116 @@
+/**
+ * `POST /documents`: a plain HTTP upload for browsers and scripts, beside the GraphQL
+ * `uploadDocument` mutation (which takes the file as base64). A form with a `file` field
+ * (multipart/form-data, what `<input type="file">` and `fetch(url, { body: formData })` send),
+ * plus optional `category` and `shareWithTeamId` fields:
+ *
+ *   curl -H "authorization: Bearer $TOKEN" -F file=@runbook.md -F category=runbooks \
+ *     http://127.0.0.1:4000/documents
+ *
+ * The request becomes the `uploadDocument` mutation and runs through the gateway runtime itself,
+ * so identity, rate limits (charged by size), operation limits and the knowledge-base subgraph's
+ * checks apply unchanged; the answer is that mutation's GraphQL response. The body is bounded
+ * before it is parsed: a declared Content-Length over the limit is refused at once, and reading
+ * stops at the limit whatever the client declared.
+ */
+import type http from "node:http";
+
+export interface DocumentUploadOptions {
+  /** Largest file accepted (the knowledge-base subgraph's limit, DOCUMENT_MAX_BYTES). */
+  maxFileBytes: number;
+  /** Runs a GraphQL request through the gateway runtime. */
+  execute(request: Request): Promise<Response>;
+  /** The runtime's GraphQL endpoint, as a URL the runtime accepts (e.g. http://gateway/graphql). */
+  graphqlUrl: string;
+  /** CORS headers for the request's origin, or null when the origin is not allowed. */
+  corsHeaders(origin: string | undefined): Record<string, string> | null;
+}
+
+export const DOCUMENT_UPLOAD_PATH = "/documents";
+
+/** Room for the multipart boundaries, part headers and the small text fields around the file. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+
+const UPLOAD_MUTATION = `mutation UploadDocument($input: UploadDocumentInput!) {
+  uploadDocument(input: $input) {
+    id fileName format mediaType category sharedWithTeamId sizeBytes contentHash status
+    progress { indexedChunks totalChunks }
+    createdAt
+  }
+}`;
+
+export function documentUpload(options: DocumentUploadOptions) {
+  const maxBodyBytes = options.maxFileBytes + FORM_OVERHEAD_BYTES;
+
+  return async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const cors = options.corsHeaders(request.headers.origin);
+    if (request.method === "OPTIONS") {
+      response.writeHead(cors ? 204 : 403, { ...(cors ?? {}), "content-length": "0" });
+      return void response.end();
+    }
+    const refuse = (status: number, code: string, message: string, extra: Record<string, string> = {}) => {
+      response.writeHead(status, { "content-type": "application/json; charset=utf-8", ...(cors ?? {}), ...extra });
+      response.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+    };
+    if (request.method !== "POST") return refuse(405, "BAD_REQUEST", `Send the file with POST ${DOCUMENT_UPLOAD_PATH} as multipart/form-data.`, { allow: "POST, OPTIONS" });
+    const contentType = request.headers["content-type"] ?? "";
+    if (!/^multipart\/form-data\b/i.test(contentType)) {
+      return refuse(415, "BAD_USER_INPUT", "Send a multipart/form-data body with the file in a field named `file` (and optionally `category` and `shareWithTeamId`).");
+    }
+    const declared = Number(request.headers["content-length"] ?? NaN);
+    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      request.resume();
+      return refuse(413, "BAD_USER_INPUT", `The upload is ${declared.toLocaleString("en-US")} bytes; files up to ${options.maxFileBytes.toLocaleString("en-US")} bytes are accepted.`, { connection: "close" });
+    }
+    const body = await readBounded(request, maxBodyBytes);
+    if (body === null) return refuse(413, "BAD_USER_INPUT", `The upload is larger than ${options.maxFileBytes.toLocaleString("en-US")} bytes, the most accepted.`, { connection: "close" });
+
+    let form: FormData;
+    try {
+      form = await new Response(new Blob([new Uint8Array(body)]), { headers: { "content-type": contentType } }).formData();
+    } catch {
+      return refuse(400, "BAD_USER_INPUT", "The body is not valid multipart/form-data.");
+    }
+    const file = form.get("file");
+    if (!file || typeof file === "string") return refuse(400, "BAD_USER_INPUT", "The form has no file: send it in a field named `file`.");
+    const text = (name: string) => {
+      const value = form.get(name);
+      return typeof value === "string" && value.trim() !== "" ? value : undefined;
+    };
+    const input = {
+      fileName: file.name || "upload",
+      ...(file.type ? { mediaType: file.type.split(";")[0]!.trim() } : {}),
+      contentBase64: Buffer.from(await file.arrayBuffer()).toString("base64"),
+      ...(text("category") !== undefined ? { category: text("category") } : {}),
+      ...(text("shareWithTeamId") !== undefined ? { shareWithTeamId: text("shareWithTeamId") } : {}),
+    };
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "application/graphql-response+json, application/json" };
+    if (request.headers.authorization) headers.authorization = request.headers.authorization;
+    if (typeof request.headers["x-request-id"] === "string") headers["x-request-id"] = request.headers["x-request-id"];
+    const answer = await options.execute(
+      new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify({ query: UPLOAD_MUTATION, variables: { input } }) }),
+    );
+    const answerHeaders: Record<string, string> = { ...(cors ?? {}) };
+    for (const name of ["content-type", "retry-after"]) {
+      const value = answer.headers.get(name);
+      if (value) answerHeaders[name] = value;
+    }
+    response.writeHead(answer.status, answerHeaders);
+    response.end(Buffer.from(await answer.arrayBuffer()));
+  };
+}
+
+/** The request's body, or null once it passes `limit` bytes (the rest is not read). */
+async function readBounded(request: http.IncomingMessage, limit: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      request.destroy();
+      return null;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
