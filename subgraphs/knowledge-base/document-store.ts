@@ -15,10 +15,11 @@ import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Document, DocumentChunk } from "../../generated/prisma/client.js";
 import type { DocumentFormat, DocumentStatus } from "../../generated/prisma/enums.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
+import { readStructure, storableStructure, type DocumentStructure } from "../../lib/documents/document-structure.js";
 import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
-export type { Document, DocumentChunk, DocumentFormat, DocumentStatus };
+export type { Document, DocumentChunk, DocumentFormat, DocumentStatus, DocumentStructure };
 
 /** Limits the schema's CHECK constraints enforce too; checked here first for a clear error. */
 export const MAX_FILE_NAME_LENGTH = 255;
@@ -38,6 +39,14 @@ export interface NewDocument {
   knowledgeBaseId?: string | null;
   /** The extracted text, when the upload path extracted it already. */
   text?: string | null;
+  /** Its sections and pages as extraction found them (stored bounded with the text; see lib/documents/document-structure.ts). */
+  structure?: DocumentStructure | null;
+}
+
+/** A content hash's stored text, with its structure when one is stored and fits the text. */
+export interface StoredContent {
+  text: string;
+  structure: DocumentStructure | null;
 }
 
 export interface CreatedDocument {
@@ -145,15 +154,10 @@ export class DocumentStore {
     return this.scoped(tenant.organizationId, async (tx) => {
       await ensureMember(tx, tenant);
       if (input.knowledgeBaseId) await requireLocalKnowledgeBase(tx, tenant, input.knowledgeBaseId);
-      // Concurrent uploads of one file must not collide on the key: insert-or-nothing, and the
-      // row count says whether the content was there already (a concurrent insert of the same
-      // key waits for the other transaction, then counts as existing).
+      // Concurrent uploads of one file must not collide on the key: see insertContent.
       const contentExisted =
         input.text != null
-          ? (await tx.$executeRaw`
-              INSERT INTO document_contents (organization_id, content_hash, text)
-              VALUES (${tenant.organizationId}, ${input.contentHash}, ${input.text})
-              ON CONFLICT (organization_id, content_hash) DO NOTHING`) === 0
+          ? !(await insertContent(tx, tenant.organizationId, input.contentHash, input.text, input.structure ?? null))
           : (await tx.documentContent.count({ where: { organizationId: tenant.organizationId, contentHash: input.contentHash } })) > 0;
       const document = await tx.document.create({
         data: {
@@ -173,20 +177,29 @@ export class DocumentStore {
     });
   }
 
-  /** Stores the extracted text of a content hash, unless the organization has it already. */
-  async saveContent(organizationId: string, contentHash: string, text: string): Promise<void> {
-    await this.scoped(organizationId, (tx) => tx.$executeRaw`
-      INSERT INTO document_contents (organization_id, content_hash, text)
-      VALUES (${organizationId}, ${contentHash}, ${text})
-      ON CONFLICT (organization_id, content_hash) DO NOTHING`);
+  /**
+   * Stores the extracted text of a content hash (with its structure), unless the organization
+   * has it already; a text stored without a structure gains this one.
+   */
+  async saveContent(organizationId: string, contentHash: string, text: string, structure: DocumentStructure | null = null): Promise<void> {
+    await this.scoped(organizationId, (tx) => insertContent(tx, organizationId, contentHash, text, structure));
   }
 
   /** The extracted text stored for a content hash, or null when none is stored yet. */
   async contentText(organizationId: string, contentHash: string): Promise<string | null> {
+    return (await this.content(organizationId, contentHash))?.text ?? null;
+  }
+
+  /**
+   * The extracted text and structure stored for a content hash, or null when none is stored
+   * yet. `structure` is null for rows stored before structures were (and for texts whose
+   * headings, if any, are in the text itself), and for a stored one that does not fit the text.
+   */
+  async content(organizationId: string, contentHash: string): Promise<StoredContent | null> {
     const row = await this.scoped(organizationId, (tx) =>
-      tx.documentContent.findUnique({ where: { organizationId_contentHash: { organizationId, contentHash } }, select: { text: true } }),
+      tx.documentContent.findUnique({ where: { organizationId_contentHash: { organizationId, contentHash } }, select: { text: true, structure: true } }),
     );
-    return row?.text ?? null;
+    return row ? { text: row.text, structure: readStructure(row.structure, row.text) } : null;
   }
 
   /**
@@ -263,6 +276,25 @@ export class DocumentStore {
         AND d.organization_id = ${tenant.organizationId}
         AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${tenant.teamIds}::text[]))`);
   }
+}
+
+/**
+ * Inserts a content row unless the organization has the hash already; returns whether it was
+ * inserted. An existing row without a structure gains the new one (rows stored before the
+ * column existed, re-uploaded): the same hash is the same bytes, so the same structure.
+ * Insert-or-nothing, because concurrent uploads of one file must not collide on the key (a
+ * concurrent insert of the same key waits for the other transaction, then counts as existing).
+ */
+async function insertContent(tx: TenantTransaction, organizationId: string, contentHash: string, text: string, structure: DocumentStructure | null): Promise<boolean> {
+  const stored = structure ? storableStructure(text, structure) : null;
+  const json = stored ? JSON.stringify(stored) : null;
+  const rows = await tx.$queryRaw<{ inserted: boolean }[]>`
+    INSERT INTO document_contents (organization_id, content_hash, text, structure)
+    VALUES (${organizationId}, ${contentHash}, ${text}, ${json}::jsonb)
+    ON CONFLICT (organization_id, content_hash) DO UPDATE SET structure = EXCLUDED.structure
+      WHERE document_contents.structure IS NULL AND EXCLUDED.structure IS NOT NULL
+    RETURNING (xmax = 0) AS inserted`;
+  return rows[0]?.inserted === true;
 }
 
 /** The access scope as a Prisma filter: the caller's organization, and their own or their teams' documents. */

@@ -4,7 +4,7 @@
  * naming the field and the problem (`extensions.reason` carries the document error's code, e.g.
  * CORRUPT_FILE, NO_TEXT_LAYER): the size is checked on the base64 text before it is decoded, the
  * file is read into text in a worker thread (lib/documents), and only then is the document
- * created, with its text stored once per organization. Chunking, embedding and keyword
+ * created, with its text (and its sections and pages) stored once per organization. Chunking, embedding and keyword
  * indexing happen in the background (the document indexer), so the request returns at once.
  */
 import { createHash } from "node:crypto";
@@ -20,6 +20,8 @@ export interface UploadDocumentInput {
   contentBase64: string;
   category?: string | null;
   shareWithTeamId?: string | null;
+  /** A LOCAL knowledge base the caller may see (the store checks it). */
+  knowledgeBaseId?: string | null;
 }
 
 const MEDIA_TYPES: Record<DocumentFormat, string> = {
@@ -70,7 +72,10 @@ export async function uploadDocument(store: DocumentStore, tenant: TenantContext
     sizeBytes: bytes.length,
     contentHash: createHash("sha256").update(bytes).digest("hex"),
     teamId,
+    knowledgeBaseId: input.knowledgeBaseId ?? null,
     text: extracted.text,
+    // Pages and Word headings are not in the text itself: stored beside it for the indexer.
+    structure: { sections: extracted.sections, pages: extracted.pages },
   });
   return document;
 }

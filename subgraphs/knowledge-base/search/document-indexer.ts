@@ -184,14 +184,15 @@ export class DocumentIndexer implements BackgroundIndexer {
     try {
       const document = await this.load(organizationId, documentId);
       if (!document) throw new DocumentGone();
-      const text = await this.store.contentText(organizationId, document.content_hash);
-      if (text === null) {
+      const content = await this.store.content(organizationId, document.content_hash);
+      if (content === null) {
         // An upload path that creates the document before saving its text races us: wait for it.
         if (job.attempts < this.maxAttempts) return await this.retryLater(job, "the extracted text is not stored yet");
         throw new PermanentFailure(`The extracted text of "${document.file_name}" is missing; upload the file again.`);
       }
       await this.progress(job, { status: "INDEXING", chunksIndexed: 0, chunksTotal: null });
-      const { chunks } = await chunkDocument({ text, sections: sectionsOf(document.format, text) }, this.chunking);
+      const { text, structure } = content;
+      const { chunks } = await chunkDocument({ text, sections: structure?.sections ?? sectionsOf(document.format, text), pages: structure?.pages ?? [] }, this.chunking);
       if (chunks.length === 0) throw new PermanentFailure(`"${document.file_name}" has no text to index; upload a file with content.`);
 
       const rows: NewChunk[] = chunks.map((chunk) => ({
@@ -331,9 +332,10 @@ export class DocumentIndexer implements BackgroundIndexer {
 }
 
 /**
- * The sections of a stored text. Only the text is stored per content hash, so structure is
- * recovered from it: Markdown headings are in the text itself; a PDF's pages and a DOCX's
- * heading styles are not, so those are indexed as one section (no heading path, no page).
+ * The sections of a text stored without its structure (rows from before the structure column,
+ * texts whose extraction found nothing to add): Markdown headings are in the text itself; a
+ * PDF's pages and a DOCX's heading styles are not, so those are indexed as one section (no
+ * heading path, no page).
  */
 function sectionsOf(format: DocumentFormat, text: string): DocumentSection[] {
   return format === "markdown" ? markdownSections(text) : [{ headingPath: [], start: 0, end: text.length }];
