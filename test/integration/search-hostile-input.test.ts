@@ -62,6 +62,8 @@ describe("control characters in the query", () => {
       expect(result.providers.map((provider) => [provider.name, provider.status, provider.error])).toEqual([
         ["conversations.keyword", "OK", null],
         ["conversations.semantic", alpha === 1 ? "SKIPPED" : "OK", alpha === 1 ? expect.any(String) : null],
+        ["documents.keyword", "OK", null],
+        ["documents.semantic", alpha === 1 ? "SKIPPED" : "OK", alpha === 1 ? expect.any(String) : null],
       ]);
       if (alpha === 1) expect(result.hits[0]?.ref.id).toBe(ids.deadlock);
     }
