@@ -1,11 +1,14 @@
 /**
- * Seeds the demo organization `npm start` shows on first run: a handful of users and teams
- * and a few hundred generated conversations (see conversations.ts), written through the same
- * tables and triggers as real traffic, so their search vectors and counters are real too.
+ * Seeds the demo organization `npm start` shows on first run: a handful of users and teams,
+ * a few hundred generated conversations (see conversations.ts), written through the same
+ * tables and triggers as real traffic, so their search vectors and counters are real too, and
+ * a few dozen Markdown and PDF documents with an "Engineering handbook" knowledge base,
+ * uploaded through the knowledge-base subgraph's own upload path (see document-seed.ts).
  */
 import type { Database } from "../database/connect.js";
 import { countTokens } from "../text/token-count.js";
 import { demoConversations } from "./conversations.js";
+import { seedDemoDocuments } from "./document-seed.js";
 
 export const DEMO_ORGANIZATION = { id: "org_demo", name: "Demo Organization" } as const;
 
@@ -27,13 +30,27 @@ export const DEMO_TEAMS = [
 ] as const;
 
 export interface SeedResult {
+  /** true when this run added conversations or documents */
   seeded: boolean;
+  /** conversations added, or those already there when none were */
   conversations: number;
   messages: number;
+  /** documents uploaded, or those already there when none were */
+  documents: number;
 }
 
-/** Seeds only an empty demo organization: running it again (every `npm start`) changes nothing. */
+/**
+ * Seeds what the demo organization lacks: conversations when it has none, documents when it has
+ * none (so a database seeded before documents existed gets them too). Running it again (every
+ * `npm start`) changes nothing.
+ */
 export async function seedDemoOrganization(database: Database, options: { conversations?: number; seed?: number } = {}): Promise<SeedResult> {
+  const conversations = await seedDemoConversations(database, options);
+  const documents = await seedDemoDocuments(database, { organizationId: DEMO_ORGANIZATION.id, users: DEMO_USERS, teams: DEMO_TEAMS });
+  return { ...conversations, seeded: conversations.seeded || documents.seeded, documents: documents.documents };
+}
+
+async function seedDemoConversations(database: Database, options: { conversations?: number; seed?: number }): Promise<Omit<SeedResult, "documents">> {
   const { prisma } = database;
   const existing = await prisma.conversation.count({ where: { organizationId: DEMO_ORGANIZATION.id } });
   if (existing > 0) return { seeded: false, conversations: existing, messages: 0 };
