@@ -33,7 +33,7 @@ import {
 } from "@aws-sdk/client-s3vectors";
 import type { PutInputVector } from "@aws-sdk/client-s3vectors";
 import type { AwsCredentialIdentityProvider } from "@smithy/types";
-import type { EntityType, VectorChunk, VectorMatch, VectorSearchOptions, VectorStore } from "../retrieval/vector-stores/vector-store.js";
+import { replaceEachEntity, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore } from "../retrieval/vector-stores/vector-store.js";
 import { AwsBackendError, toAwsBackendError } from "./errors.js";
 
 export const PUT_BATCH_SIZE = 100;
@@ -147,6 +147,11 @@ export class S3VectorsStore implements VectorStore {
       );
     }
     await this.deleteKeys(indexName, stale);
+  }
+
+  /** One replaceEntity per entity: each keeps its own chunk-count record (see above). */
+  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[]): Promise<void> {
+    return replaceEachEntity(this, organizationId, entityType, model, entities);
   }
 
   async deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void> {

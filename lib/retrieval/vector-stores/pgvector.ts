@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { withTenantScope } from "../../database/tenant-scope.js";
 import type { Database } from "../../database/connect.js";
-import type { EntityType, VectorChunk, VectorMatch, VectorSearchOptions, VectorStore } from "./vector-store.js";
+import { assertDistinctEntities, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore } from "./vector-store.js";
 
 /** How many chunks to pull per wanted entity before collapsing chunks to entities. */
 const CHUNKS_PER_ENTITY = 4;
@@ -48,6 +48,29 @@ export class PgVectorStore implements VectorStore {
         SELECT ${organizationId}, ${entityType}, ${entityId}::uuid, chunk.index, ${model}, chunk.hash, chunk.vector::vector
         FROM unnest(${chunks.map((chunk) => chunk.chunkIndex)}::int[], ${chunks.map((chunk) => chunk.contentHash)}::text[], ${chunks.map((chunk) => toVectorLiteral(chunk.vector))}::text[])
           AS chunk(index, hash, vector)`;
+    });
+  }
+
+  /** One transaction, one DELETE and one INSERT however many entities (an indexer's slice). */
+  async replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[]): Promise<void> {
+    if (entities.length === 0) return;
+    assertDistinctEntities(entities);
+    const rows = entities.flatMap((entity) => entity.chunks.map((chunk) => ({ entityId: entity.entityId, chunk })));
+    await withTenantScope(this.database.prisma, organizationId, async (tx) => {
+      await tx.$executeRaw`
+        DELETE FROM embedding_chunks
+        WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND model = ${model}
+          AND entity_id = ANY(${entities.map((entity) => entity.entityId)}::uuid[])`;
+      if (rows.length === 0) return;
+      await tx.$executeRaw`
+        INSERT INTO embedding_chunks (organization_id, entity_type, entity_id, chunk_index, model, content_hash, embedding)
+        SELECT ${organizationId}, ${entityType}, chunk.entity_id, chunk.index, ${model}, chunk.hash, chunk.vector::vector
+        FROM unnest(
+          ${rows.map((row) => row.entityId)}::uuid[],
+          ${rows.map((row) => row.chunk.chunkIndex)}::int[],
+          ${rows.map((row) => row.chunk.contentHash)}::text[],
+          ${rows.map((row) => toVectorLiteral(row.chunk.vector))}::text[]
+        ) AS chunk(entity_id, index, hash, vector)`;
     });
   }
 

@@ -14,6 +14,12 @@ export interface VectorChunk {
   vector: number[];
 }
 
+/** One entity's chunks, for {@link VectorStore.replaceEntities}. */
+export interface EntityVectors {
+  entityId: string;
+  chunks: VectorChunk[];
+}
+
 export interface VectorMatch {
   entityType: EntityType;
   entityId: string;
@@ -36,6 +42,12 @@ export interface VectorStore {
   ensureReady(model: string, dimensions: number): Promise<void>;
   /** Replaces all of an entity's chunks for this model with `chunks` (an empty list removes them). */
   replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[]): Promise<void>;
+  /**
+   * replaceEntity for many entities of one type at once (an indexer's slice of document
+   * chunks): pgvector does it in one transaction of two statements, stores without
+   * transactions one entity after another. An entity id must not appear twice.
+   */
+  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[]): Promise<void>;
   /** Removes an entity's chunks for every model. */
   deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void>;
   /**
@@ -45,4 +57,25 @@ export interface VectorStore {
   search(organizationId: string, model: string, vector: number[], options: VectorSearchOptions): Promise<VectorMatch[]>;
   /** Releases connections the store opened itself. */
   close?(): Promise<void>;
+}
+
+/** replaceEntities for a store that has no batch write: each entity on its own, side by side. */
+export async function replaceEachEntity(
+  store: Pick<VectorStore, "replaceEntity">,
+  organizationId: string,
+  entityType: EntityType,
+  model: string,
+  entities: readonly EntityVectors[],
+): Promise<void> {
+  assertDistinctEntities(entities);
+  await Promise.all(entities.map((entity) => store.replaceEntity(organizationId, entityType, entity.entityId, model, entity.chunks)));
+}
+
+/** Two writes of one entity in a batch would race (or, in SQL, collide): refuse the batch. */
+export function assertDistinctEntities(entities: readonly EntityVectors[]): void {
+  const seen = new Set<string>();
+  for (const { entityId } of entities) {
+    if (seen.has(entityId)) throw new Error(`replaceEntities: entity ${entityId} appears twice in one batch; pass each entity once with all its chunks`);
+    seen.add(entityId);
+  }
 }

@@ -36,7 +36,7 @@ import type {
   TimeoutParams,
   WeaviateClient,
 } from "weaviate-client";
-import type { EntityType, VectorChunk, VectorMatch, VectorSearchOptions, VectorStore } from "./vector-store.js";
+import { replaceEachEntity, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore } from "./vector-store.js";
 
 /** Every collection this store owns starts with this: it is how `deleteEntity` finds them. */
 export const COLLECTION_PREFIX = "ContextChunk_";
@@ -333,6 +333,11 @@ export class WeaviateVectorStore implements VectorStore {
         throw new Error(`${errors.length} of ${objects.length} chunks were rejected: ${sample}`);
       }
     });
+  }
+
+  /** Weaviate has no transaction to share: one replaceEntity per entity. */
+  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[]): Promise<void> {
+    return replaceEachEntity(this, organizationId, entityType, model, entities);
   }
 
   async deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void> {

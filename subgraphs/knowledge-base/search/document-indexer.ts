@@ -214,10 +214,12 @@ export class DocumentIndexer implements BackgroundIndexer {
         const ids = written.slice(start, start + this.embedSlice);
         const vectors = await this.embedder.embed(rows.slice(start, start + ids.length).map((row) => row.text));
         if (vectors.length !== ids.length) throw new Error(`the embedder returned ${vectors.length} vectors for ${ids.length} texts`);
-        // Each chunk is its own entity in the vector store (hits point at chunks, not documents).
-        await Promise.all(ids.map((id, index) =>
-          this.vectorStore.replaceEntity(organizationId, "document_chunk", id, this.embedder.model, [{ chunkIndex: 0, contentHash: rows[start + index]!.contentHash, vector: vectors[index]! }]),
-        ));
+        // Each chunk is its own entity in the vector store (hits point at chunks, not documents);
+        // the slice's entities are written together (pgvector: one transaction, two statements).
+        await this.vectorStore.replaceEntities(organizationId, "document_chunk", this.embedder.model, ids.map((id, index) => ({
+          entityId: id,
+          chunks: [{ chunkIndex: 0, contentHash: rows[start + index]!.contentHash, vector: vectors[index]! }],
+        })));
         await this.progress(job, { chunksIndexed: start + ids.length });
         // A local model computes on this thread: let requests have a turn between model calls.
         await new Promise<void>((resolve) => setImmediate(resolve));
