@@ -63,6 +63,8 @@ describe("search through the gateway", () => {
     expect(result.providers.map((p: { name: string; status: string }) => [p.name, p.status])).toEqual([
       ["conversations.keyword", "OK"],
       ["conversations.semantic", "OK"],
+      ["documents.keyword", "OK"],
+      ["documents.semantic", "OK"],
     ]);
     expect(result.pageInfo.hasNextPage).toBe(true);
   });
@@ -105,10 +107,10 @@ describe("search through the gateway", () => {
 
   it("honours the alpha extremes", async () => {
     const keywordOnly = (await graphql(stack.gateway.url, SEARCH, { input: { query: "kafka", alpha: 1 } }, { token })).data!.search;
-    expect(keywordOnly.providers.map((p: { status: string }) => p.status)).toEqual(["OK", "SKIPPED"]);
+    expect(keywordOnly.providers.map((p: { status: string }) => p.status)).toEqual(["OK", "SKIPPED", "OK", "SKIPPED"]);
     expect(keywordOnly.hits.every((hit: { explanation: { provider: string }[] }) => hit.explanation.every((c) => c.provider === "conversations.keyword"))).toBe(true);
     const semanticOnly = (await graphql(stack.gateway.url, SEARCH, { input: { query: "kafka", alpha: 0 } }, { token })).data!.search;
-    expect(semanticOnly.providers.map((p: { status: string }) => p.status)).toEqual(["SKIPPED", "OK"]);
+    expect(semanticOnly.providers.map((p: { status: string }) => p.status)).toEqual(["SKIPPED", "OK", "SKIPPED", "OK"]);
   });
 
   it("rejects bad input with BAD_USER_INPUT naming the field, through the gateway", async () => {
