@@ -14,8 +14,8 @@ runMain(async () => {
     const result = await seedDemoOrganization(database, { conversations: Number(values.conversations) });
     process.stdout.write(
       result.seeded
-        ? `Seeded ${DEMO_ORGANIZATION.id}: ${result.conversations} conversations, ${result.messages} messages\n`
-        : `${DEMO_ORGANIZATION.id} already has ${result.conversations} conversations: nothing to do\n`,
+        ? `Seeded ${DEMO_ORGANIZATION.id}: ${result.conversations} conversations, ${result.messages} messages, ${result.documents} documents\n`
+        : `${DEMO_ORGANIZATION.id} already has ${result.conversations} conversations and ${result.documents} documents: nothing to do\n`,
     );
   } finally {
     await database.close();

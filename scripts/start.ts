@@ -25,7 +25,10 @@ const SEARCH_QUERY = `query Search {
   search(input: { query: "why does the order service deadlock?", alpha: 0.5, limit: 10 }) {
     hits {
       score
-      item { ... on Conversation { id title updatedAt } }
+      item {
+        ... on Conversation { id title updatedAt }
+        ... on DocumentChunk { id headingPath page document { fileName category } }
+      }
       explanation { provider rank contribution }
     }
     providers { name status tookMs returned error }
@@ -47,7 +50,7 @@ runMain(async () => {
   let devToken: string | null = null;
   if (config.demo.seed) {
     const seeded = await seedDemoOrganization(database, { conversations: config.demo.conversations });
-    if (seeded.seeded) logger.info(`seeded ${DEMO_ORGANIZATION.name}: ${seeded.conversations} conversations, ${seeded.messages} messages`);
+    if (seeded.seeded) logger.info(`seeded ${DEMO_ORGANIZATION.name}: ${seeded.conversations} conversations, ${seeded.messages} messages, ${seeded.documents} documents`);
     if (!config.production) {
       const user = DEMO_USERS[0];
       devToken = await signToken(

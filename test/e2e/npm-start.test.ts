@@ -60,6 +60,25 @@ function start(): Promise<Started> {
   });
 }
 
+/**
+ * Searches a demo topic until one of the hits is a chunk of `fileName`: the background indexer
+ * writes the demo documents' chunks seconds after start. Bounded: 80 tries a second apart, each
+ * with a different limit so that neither the gateway's nor the search subgraph's result cache
+ * answers with a page from before the document was indexed.
+ */
+async function documentFound(url: string, token: string | null, query: string, fileName: string): Promise<string[]> {
+  let seen: string[] = [];
+  for (let attempt = 0; attempt < 80; attempt++) {
+    const response = await graphql(url, `query ($query: String!, $limit: Int!) { search(input: { query: $query, limit: $limit }) {
+      hits { item { __typename ... on DocumentChunk { document { fileName } } } }
+    } }`, { query, limit: 20 + attempt }, { token });
+    seen = (response.data?.search?.hits ?? []).flatMap((hit: { item: { __typename: string; document?: { fileName: string } } }) => (hit.item.document ? [hit.item.document.fileName] : []));
+    if (seen.includes(fileName)) return seen;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  return seen;
+}
+
 function exitOf(child: ChildProcess): Promise<{ code: number | null }> {
   return new Promise((resolve) => child.once("exit", (code) => resolve({ code })));
 }
@@ -78,7 +97,7 @@ describe("npm start", () => {
   it("comes up on a fresh database, serves the printed example, and drains on SIGTERM", async () => {
     const first = await start();
     try {
-      expect(first.output).toMatch(/seeded Demo Organization: 40 conversations/);
+      expect(first.output).toMatch(/seeded Demo Organization: 40 conversations, \d+ messages, \d+ documents/);
       expect(first.token).toBeTruthy();
       // The printed curl command's body, sent as printed.
       const body = JSON.parse(/-d '([^']+)'/.exec(first.output)![1]!) as { query: string };
@@ -87,6 +106,8 @@ describe("npm start", () => {
       expect(response.data!.conversations.totalCount).toBe(40);
       expect(response.data!.conversations.nodes).toHaveLength(5);
       expect(response.data!.conversations.nodes[0].title.length).toBeGreaterThan(2);
+      // A first search on a demo topic finds the demo documents beside the conversations.
+      expect(await documentFound(first.url, first.token, "deadlock detected in the order service", "postgres-deadlocks-runbook.md")).toContain("postgres-deadlocks-runbook.md");
 
       if (!postgres) {
         // A second process on the same embedded database must fail loudly, not corrupt it.
