@@ -116,6 +116,7 @@ describe("the demo organization's documents", () => {
     const inHandbook = rows.filter((row) => row.knowledge_base_id === handbook!.id);
     expect(inHandbook.map((row) => row.file_name).sort()).toEqual(library.documents.filter((document) => document.inHandbook).map((document) => document.fileName).sort());
     expect(new Set(inHandbook.map((row) => row.format))).toEqual(new Set(["markdown", "pdf"]));
+    expect(new Set(inHandbook.map((row) => (row.team_id ? "shared" : "private")))).toEqual(new Set(["shared", "private"]));
     expect(rows.filter((row) => row.knowledge_base_id !== null && row.knowledge_base_id !== handbook!.id)).toEqual([]);
   });
 

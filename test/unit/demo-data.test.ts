@@ -5,6 +5,8 @@ import {
   type DemoConversation,
   type DemoMessage,
 } from "../../lib/demo-data/conversations.js";
+import { loadDemoLibrary, renderDemoDocument, renderMarkdown } from "../../lib/demo-data/documents.js";
+import { DEMO_TEAMS, DEMO_USERS } from "../../lib/demo-data/seed.js";
 
 const DAY_MS = 86_400_000;
 const DEFAULT_NOW = new Date("2026-11-01T12:00:00Z");
@@ -254,5 +256,54 @@ describe("demo conversation generator", () => {
       expect(messages).toBeGreaterThan(100_000 * 2);
       expect(performance.now() - started).toBeLessThan(30_000);
     });
+  });
+});
+
+describe("demo documents (documents.json)", () => {
+  const { knowledgeBase, documents } = loadDemoLibrary();
+  const teamsOf = (userId: string) => DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(userId)).map((team) => team.id as string);
+  const kind = (document: (typeof documents)[number]) => `${document.fileName.endsWith(".pdf") ? "pdf" : "markdown"}/${document.sharedWithTeam ? "shared" : "private"}`;
+
+  it("are a few dozen, with unique Markdown or PDF file names", () => {
+    expect(documents.length).toBeGreaterThanOrEqual(24);
+    expect(duplicateCount(documents.map((document) => document.fileName))).toBe(0);
+    for (const document of documents) expect(document.fileName).toMatch(/^[a-z0-9-]+\.(md|pdf)$/);
+  });
+
+  it("belong to demo users and are shared only with one of their owner's teams", () => {
+    const users = new Set<string>(DEMO_USERS.map((user) => user.id));
+    for (const document of documents) {
+      expect(users).toContain(document.owner);
+      if (document.sharedWithTeam !== null) expect(teamsOf(document.owner)).toContain(document.sharedWithTeam);
+    }
+  });
+
+  it("are about topics the demo conversations talk about", () => {
+    const topics = new Set(sample2000.map((conversation) => conversation.topic));
+    for (const document of documents) expect(topics).toContain(document.topic);
+  });
+
+  it("come in both formats, shared and private, in the handbook and outside it", () => {
+    const all = new Set(documents.map(kind));
+    expect(all).toEqual(new Set(["markdown/shared", "markdown/private", "pdf/shared", "pdf/private"]));
+    const handbook = documents.filter((document) => document.inHandbook);
+    expect(new Set(handbook.map((document) => kind(document).split("/")[0]))).toEqual(new Set(["markdown", "pdf"]));
+    expect(new Set(handbook.map((document) => kind(document).split("/")[1]))).toEqual(new Set(["shared", "private"]));
+    expect(handbook.length).toBeLessThan(documents.length);
+    expect(knowledgeBase.name).toBe("Engineering handbook");
+  });
+
+  it("render as Markdown with the title and every section heading", () => {
+    const markdown = renderMarkdown(documents[0]!);
+    expect(markdown.startsWith(`# ${documents[0]!.title}\n`)).toBe(true);
+    for (const section of documents[0]!.sections) expect(markdown).toContain(`\n## ${section.heading}\n`);
+  });
+
+  it("render as PDFs with the same bytes every time, so their content hash is stable", async () => {
+    const pdf = documents.find((document) => document.fileName.endsWith(".pdf"))!;
+    const [a, b] = [await renderDemoDocument(pdf), await renderDemoDocument(pdf)];
+    expect(a.mediaType).toBe("application/pdf");
+    expect(Buffer.from(a.bytes.subarray(0, 5)).toString("latin1")).toBe("%PDF-");
+    expect(Buffer.from(a.bytes).equals(Buffer.from(b.bytes))).toBe(true);
   });
 });
