@@ -19,11 +19,13 @@ import { parseBenchArgs, type BenchOptions, type ScenarioName } from "./options.
 import { machineInfo, writeScenarioEntry, type EntryBase, type RunInfo } from "./report.js";
 import type { Scenario } from "./scenario.js";
 import { batchingScenario } from "./scenarios/batching.js";
+import { documentIngestionScenario } from "./scenarios/document-ingestion.js";
 import { gatewayScenario } from "./scenarios/gateway.js";
 import { hostileLoadScenario } from "./scenarios/hostile-load.js";
 import { indexingLatencyScenario } from "./scenarios/indexing-latency.js";
 import { ingestionScenario } from "./scenarios/ingestion.js";
 import { latencyScenario } from "./scenarios/latency.js";
+import { mixedSearchScenario } from "./scenarios/mixed-search.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
 import { writeSummary } from "./summary.js";
@@ -37,6 +39,8 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   indexing: indexingLatencyScenario as unknown as Scenario<EntryBase>,
   hostile: hostileLoadScenario as unknown as Scenario<EntryBase>,
   "tenant-scope": tenantScopeScenario as unknown as Scenario<EntryBase>,
+  "document-ingestion": documentIngestionScenario as unknown as Scenario<EntryBase>,
+  "mixed-search": mixedSearchScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {
