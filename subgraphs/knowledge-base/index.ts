@@ -9,23 +9,63 @@ import { parse } from "graphql";
 import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
+import { AwsCredentialSource } from "../../lib/aws/credentials.js";
+import { silentLogger, type Logger } from "../../lib/logger.js";
+import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
+import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
 import { DocumentStore } from "./document-store.js";
+import { createKnowledgeBaseLoaders, type KnowledgeBaseLoaders } from "./knowledge-base-resolvers.js";
+import { KnowledgeBaseStore } from "./knowledge-base-store.js";
+import { KnowledgeQueries } from "./knowledge-queries.js";
+import { KnowledgeQueryLog } from "./knowledge-query-log.js";
 import { createDocumentLoaders, type DocumentLoaders } from "./loaders.js";
 import { resolvers, type KnowledgeBaseContext } from "./resolvers.js";
+import { documentSearch } from "./search.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
-export function knowledgeBaseSubgraph({ database, config }: { database: Database; config: Config }): SubgraphDefinition<KnowledgeBaseContext> {
+export interface KnowledgeBaseSubgraph extends SubgraphDefinition<KnowledgeBaseContext> {
+  /** The knowledge query log (tests flush it). */
+  knowledgeQueryLog: KnowledgeQueryLog;
+}
+
+export function knowledgeBaseSubgraph({ database, config, logger = silentLogger }: { database: Database; config: Config; logger?: Logger }): KnowledgeBaseSubgraph {
   const documents = new DocumentStore(database.prisma);
+  const knowledgeBases = new KnowledgeBaseStore(database.prisma);
+  // Knowledge queries rank documents with the documents domain's own providers; the indexer
+  // that search.ts also builds is never started here (the search subgraph runs it).
+  const embedder = createEmbedder(config.search, database);
+  const vectorStore = createVectorStore(config.search, database);
+  const { providers: documentProviders } = documentSearch({ database, embedder, vectorStore, logger: logger.child("knowledge-queries") });
+  const credentials = new AwsCredentialSource({ keyring: config.secrets.keyring ?? undefined, sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined } });
+  const log = new KnowledgeQueryLog(database, logger.child("knowledge-query-log"));
+  const knowledge = new KnowledgeQueries({
+    documents,
+    knowledgeBases,
+    documentProviders,
+    credentials,
+    bedrockEndpoint: config.knowledgeBase.awsEndpoints.bedrockAgentRuntime,
+    sourceTimeoutMs: config.search.providerTimeoutMs,
+    log,
+  });
   return {
     name: "knowledge-base",
     typeDefs: parse(fs.readFileSync(SCHEMA_PATH, "utf8")),
     resolvers,
     createContext(base: RequestContext): KnowledgeBaseContext {
       let loaders: DocumentLoaders | null = null;
+      let knowledgeBaseLoaders: KnowledgeBaseLoaders | null = null;
       return {
         ...base,
         documents,
+        prisma: database.prisma,
+        knowledgeBases,
+        knowledge,
+        keyring: config.secrets.keyring,
+        knowledgeBaseLoaders() {
+          knowledgeBaseLoaders ??= createKnowledgeBaseLoaders(knowledgeBases, base.requireTenant());
+          return knowledgeBaseLoaders;
+        },
         maxDocumentBytes: config.knowledgeBase.maxDocumentBytes,
         loaders() {
           loaders ??= createDocumentLoaders(documents, base.requireTenant());
@@ -36,5 +76,11 @@ export function knowledgeBaseSubgraph({ database, config }: { database: Database
     async checkHealth() {
       await database.prisma.$queryRaw`SELECT 1`;
     },
+    async stop() {
+      await log.flush();
+      credentials.close();
+      await vectorStore.close?.();
+    },
+    knowledgeQueryLog: log,
   };
 }

@@ -11,7 +11,7 @@ import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { KnowledgeBase, KnowledgeBaseCapability } from "../../generated/prisma/client.js";
 import type { AwsCredentialMode, KnowledgeBaseBackend, KnowledgeBaseScope, KnowledgeBaseStatus } from "../../generated/prisma/enums.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
-import { badUserInput, notFound } from "../../lib/graphql/errors.js";
+import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
 export type { AwsCredentialMode, KnowledgeBase, KnowledgeBaseBackend, KnowledgeBaseCapability, KnowledgeBaseScope, KnowledgeBaseStatus };
@@ -54,6 +54,16 @@ export interface CapabilityMappingInput {
 }
 
 export type CapabilityMapping = KnowledgeBaseCapability & { knowledgeBase: KnowledgeBase };
+
+/** Where a page of knowledge bases ends, in listing order (scope, name, id). */
+export interface KnowledgeBasePageCursor {
+  scope: KnowledgeBaseScope;
+  name: string;
+  id: string;
+}
+
+/** Listing order: the enum's order in PostgreSQL, which the migration declares PLATFORM, COMPANY, TEAM. */
+const SCOPE_ORDER: readonly KnowledgeBaseScope[] = ["PLATFORM", "COMPANY", "TEAM"];
 
 export class KnowledgeBaseStore {
   constructor(private readonly prisma: PrismaClient) {}
@@ -111,6 +121,68 @@ export class KnowledgeBaseStore {
     return this.scoped(tenant.organizationId, (db) =>
       db.knowledgeBase.findMany({ where: visibleTo(tenant), orderBy: [{ scope: "asc" }, { name: "asc" }, { id: "asc" }] }),
     );
+  }
+
+  /** A page of `list`, after `after`, optionally of one scope. */
+  listPage(tenant: TenantContext, take: number, after: KnowledgeBasePageCursor | null, scope: KnowledgeBaseScope | null): Promise<KnowledgeBase[]> {
+    const where: Prisma.KnowledgeBaseWhereInput[] = [visibleTo(tenant)];
+    if (scope) where.push({ scope });
+    if (after) {
+      // Prisma has no `gt` on enums: the scopes after the cursor's are listed instead.
+      const laterScopes = SCOPE_ORDER.slice(SCOPE_ORDER.indexOf(after.scope) + 1);
+      where.push({
+        OR: [
+          ...(laterScopes.length > 0 ? [{ scope: { in: [...laterScopes] } }] : []),
+          { scope: after.scope, name: { gt: after.name } },
+          { scope: after.scope, name: after.name, id: { gt: after.id } },
+        ],
+      });
+    }
+    return this.scoped(tenant.organizationId, (db) =>
+      db.knowledgeBase.findMany({ where: { AND: where }, orderBy: [{ scope: "asc" }, { name: "asc" }, { id: "asc" }], take }),
+    );
+  }
+
+  /** Of `ids`, those with the organization's own AWS keys stored: one statement. Reads no secret. */
+  async withStoredKeys(tenant: TenantContext, ids: readonly string[]): Promise<Set<string>> {
+    const rows = await this.scoped(tenant.organizationId, (db) =>
+      db.knowledgeBaseCredentials.findMany({ where: { knowledgeBaseId: { in: [...ids] }, organizationId: tenant.organizationId }, select: { knowledgeBaseId: true } }),
+    );
+    return new Set(rows.map((row) => row.knowledgeBaseId));
+  }
+
+  /**
+   * Stores the organization's own AWS keys (already sealed) for one of its BEDROCK or
+   * S3VECTORS knowledge bases and switches it to USER_KEYS. Anyone who may query a company or
+   * team knowledge base may set its keys: there is no per-knowledge-base owner.
+   */
+  async setUserKeys(tenant: TenantContext, id: string, sealedSecret: string): Promise<KnowledgeBase> {
+    return this.scoped(tenant.organizationId, async (tx) => {
+      const base = await this.writable(tx, tenant, id, "store keys for");
+      if (base.backend === "LOCAL") throw badUserInput("id", `knowledge base ${id} is LOCAL: it calls no AWS service, so it takes no AWS keys.`);
+      await tx.knowledgeBaseCredentials.upsert({
+        where: { knowledgeBaseId: id },
+        create: { knowledgeBaseId: id, organizationId: tenant.organizationId, sealedSecret },
+        update: { sealedSecret, updatedAt: new Date() },
+      });
+      return tx.knowledgeBase.update({ where: { id }, data: { credentialMode: "USER_KEYS", roleArn: null, updatedAt: new Date() } });
+    });
+  }
+
+  /** Deletes one of the organization's knowledge bases; its mappings and keys go with it (cascade), its documents stay. */
+  async delete(tenant: TenantContext, id: string): Promise<void> {
+    await this.scoped(tenant.organizationId, async (tx) => {
+      await this.writable(tx, tenant, id, "delete");
+      await tx.knowledgeBase.delete({ where: { id } });
+    });
+  }
+
+  // Private: a knowledge base the caller may change: visible, and their organization's (platform ones are read-only to tenants).
+  private async writable(tx: TenantTransaction, tenant: TenantContext, id: string, what: string): Promise<KnowledgeBase> {
+    const base = await tx.knowledgeBase.findFirst({ where: { id, ...visibleTo(tenant) } });
+    if (!base) throw notFound("KnowledgeBase", id);
+    if (base.scope === "PLATFORM") throw forbidden(`knowledge base ${id} is curated by the platform; you cannot ${what} it.`);
+    return base;
   }
 
   /** Knowledge bases among `ids` the caller may query: one statement (for DataLoader). */

@@ -8,12 +8,13 @@ import { DateTime } from "../../lib/graphql/date-time.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
-import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { Document, DocumentChunk, DocumentStore } from "./document-store.js";
+import { knowledgeBaseResolvers, type KnowledgeContext } from "./knowledge-base-resolvers.js";
+import type { KnowledgeBase } from "./knowledge-base-store.js";
 import type { DocumentLoaders } from "./loaders.js";
 import { uploadDocument, type UploadDocumentInput } from "./upload.js";
 
-export interface KnowledgeBaseContext extends RequestContext {
+export interface KnowledgeBaseContext extends KnowledgeContext {
   documents: DocumentStore;
   /** Created on first use, after the tenant is known. */
   loaders(): DocumentLoaders;
@@ -39,6 +40,7 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
   DocumentFormat: { TEXT: "text", MARKDOWN: "markdown", PDF: "pdf", DOCX: "docx" },
 
   Query: {
+    ...knowledgeBaseResolvers.Query,
     _entities: resolveEntityReferences,
     document(_source, args: { id: string }, context) {
       context.requireTenant();
@@ -56,8 +58,11 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
   },
 
   Mutation: {
+    ...knowledgeBaseResolvers.Mutation,
     uploadDocument(_source, args: { input: UploadDocumentInput }, context) {
-      return uploadDocument(context.documents, context.requireTenant(), args.input, context.maxDocumentBytes);
+      const tenant = context.requireTenant();
+      const knowledgeBaseId = args.input.knowledgeBaseId ? requireUuid(args.input.knowledgeBaseId, "input.knowledgeBaseId") : null;
+      return uploadDocument(context.documents, tenant, { ...args.input, knowledgeBaseId }, context.maxDocumentBytes);
     },
     async deleteDocument(_source, args: { id: string }, context) {
       const tenant = context.requireTenant();
@@ -83,6 +88,21 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
       return toConnection(rows, first, afterIndex >= 0, chunkCursor);
     },
   },
+
+  KnowledgeBase: {
+    ...knowledgeBaseResolvers.KnowledgeBase,
+    async documents(base: KnowledgeBase, args: { first?: number | null; after?: string | null }, context) {
+      const tenant = context.requireTenant();
+      const first = validatePageSize(args.first, "first", 20);
+      const after = args.after ? decodeDocumentCursor(args.after) : null;
+      if (base.backend !== "LOCAL") return toConnection([], first, after !== null, documentCursor);
+      const rows = await context.documents.listPage(tenant, first + 1, after, { knowledgeBaseId: base.id });
+      return toConnection(rows, first, after !== null, documentCursor);
+    },
+  },
+  KnowledgeBaseBackend: knowledgeBaseResolvers.KnowledgeBaseBackend,
+  CapabilityMapping: knowledgeBaseResolvers.CapabilityMapping,
+  KnowledgeBaseUsage: knowledgeBaseResolvers.KnowledgeBaseUsage,
 
   DocumentChunk: {
     __resolveReference(reference: { id?: unknown }, context: KnowledgeBaseContext) {

@@ -1,0 +1,226 @@
+/**
+ * Resolvers for knowledge bases, capabilities, the agent-facing knowledge queries and their
+ * analytics (schema.graphql). resolvers.ts merges them with the document resolvers. Tenancy and
+ * access scopes live in the stores; here are argument checks and the schema's shapes.
+ */
+import DataLoader from "dataloader";
+import { GraphQLError } from "graphql";
+import { sealUserKeys } from "../../lib/aws/credentials.js";
+import type { SecretKeyring } from "../../lib/secrets/keyring.js";
+import { badUserInput } from "../../lib/graphql/errors.js";
+import { decodeCursor, encodeCursor, isUuid, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
+import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
+import type { PrismaClient } from "../../generated/prisma/client.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+import { knowledgeAnalytics } from "./knowledge-analytics.js";
+import type { KnowledgeBase, KnowledgeBasePageCursor, KnowledgeBaseScope, KnowledgeBaseStore } from "./knowledge-base-store.js";
+import type { KnowledgeQueries } from "./knowledge-queries.js";
+
+export interface KnowledgeBaseLoaders {
+  knowledgeBaseById: DataLoader<string, KnowledgeBase | null>;
+  /** Whether the organization's own AWS keys are stored for a knowledge base. */
+  hasStoredKeys: DataLoader<string, boolean>;
+}
+
+export interface KnowledgeContext extends RequestContext {
+  prisma: PrismaClient;
+  knowledgeBases: KnowledgeBaseStore;
+  knowledge: KnowledgeQueries;
+  /** Seals user keys; null when SECRETS_ENCRYPTION_KEYS is not configured. */
+  keyring: SecretKeyring | null;
+  knowledgeBaseLoaders(): KnowledgeBaseLoaders;
+}
+
+export function createKnowledgeBaseLoaders(store: KnowledgeBaseStore, tenant: TenantContext): KnowledgeBaseLoaders {
+  return {
+    knowledgeBaseById: new DataLoader(async (ids: readonly string[]) => {
+      // An id that is not a UUID cannot exist; asking PostgreSQL would only raise a cast error.
+      const valid = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+      const rows = valid.length > 0 ? await store.findByIds(tenant, valid) : [];
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+    }, { maxBatchSize: 1000 }),
+    hasStoredKeys: new DataLoader(async (ids: readonly string[]) => {
+      const stored = await store.withStoredKeys(tenant, ids);
+      return ids.map((id) => stored.has(id));
+    }, { maxBatchSize: 1000 }),
+  };
+}
+
+const SCOPES: readonly KnowledgeBaseScope[] = ["PLATFORM", "COMPANY", "TEAM"];
+const MAX_QUERY_CHARACTERS = 1000;
+const ACCESS_KEY_ID = /^[A-Z0-9]{16,128}$/;
+
+const knowledgeBaseCursor = (row: KnowledgeBase) => encodeCursor("b", [row.scope, row.name, row.id]);
+
+function decodeKnowledgeBaseCursor(after: string): KnowledgeBasePageCursor {
+  return decodeCursor(after, "b", "after", ([scope, name, id]) =>
+    SCOPES.includes(scope as KnowledgeBaseScope) && typeof name === "string" && isUuid(id) ? { scope: scope as KnowledgeBaseScope, name, id: id as string } : null,
+  );
+}
+
+/** A knowledge query's text: 1 to 1,000 characters once trimmed; control characters become spaces. */
+function knowledgeQueryText(query: string, field: string): string {
+  const text = query.replace(/[\u0000-\u001f\u007f]/g, " ").trim();
+  if (text.length === 0) throw badUserInput(field, "must not be empty.");
+  if (text.length > MAX_QUERY_CHARACTERS) throw badUserInput(field, `must be at most ${MAX_QUERY_CHARACTERS} characters (got ${text.length}).`);
+  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)) throw badUserInput(field, "must be valid Unicode (it has an unpaired surrogate).");
+  return text;
+}
+
+function limitOf(limit: number | null | undefined, field: string): number {
+  const value = limit ?? 10;
+  if (!Number.isInteger(value) || value < 1 || value > 100) throw badUserInput(field, `must be an integer from 1 to 100 (got ${value}).`);
+  return value;
+}
+
+interface CreateKnowledgeBaseArgs {
+  name: string;
+  description?: string | null;
+  scope: KnowledgeBaseScope;
+  teamId?: string | null;
+  category?: string | null;
+  backend: "LOCAL" | "BEDROCK" | "S3VECTORS";
+  region?: string | null;
+  bedrockKnowledgeBaseId?: string | null;
+  s3VectorsBucket?: string | null;
+  s3VectorsIndex?: string | null;
+  credentialMode?: "PLATFORM" | "USER_KEYS" | "ASSUME_ROLE" | null;
+  roleArn?: string | null;
+}
+
+export const knowledgeBaseResolvers = {
+  Query: {
+    knowledgeBase(_source: unknown, args: { id: string }, context: KnowledgeContext) {
+      context.requireTenant();
+      return context.knowledgeBaseLoaders().knowledgeBaseById.load(requireUuid(args.id, "id"));
+    },
+    async knowledgeBases(_source: unknown, args: { first?: number | null; after?: string | null; scope?: KnowledgeBaseScope | null }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      const first = validatePageSize(args.first, "first", 20);
+      const after = args.after ? decodeKnowledgeBaseCursor(args.after) : null;
+      const rows = await context.knowledgeBases.listPage(tenant, first + 1, after, args.scope ?? null);
+      const loader = context.knowledgeBaseLoaders().knowledgeBaseById;
+      for (const row of rows.slice(0, first)) loader.prime(row.id, row);
+      return toConnection(rows, first, after !== null, knowledgeBaseCursor);
+    },
+    queryKnowledgeBase(_source: unknown, args: { input: { query: string; knowledgeBaseId?: string | null; limit?: number | null } }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      const { input } = args;
+      const knowledgeBaseId = input.knowledgeBaseId ? requireUuid(input.knowledgeBaseId, "input.knowledgeBaseId") : null;
+      return context.knowledge.queryKnowledgeBase(tenant, knowledgeQueryText(input.query, "input.query"), limitOf(input.limit, "input.limit"), knowledgeBaseId);
+    },
+    queryPlatformKnowledge(_source: unknown, args: { capability: string; query: string; limit?: number | null }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      if (args.capability.length < 1 || args.capability.length > 100) throw badUserInput("capability", `must be 1 to 100 characters (got ${args.capability.length}).`);
+      return context.knowledge.queryPlatformKnowledge(tenant, args.capability, knowledgeQueryText(args.query, "query"), limitOf(args.limit, "limit"));
+    },
+    knowledgeAnalytics(_source: unknown, args: { from: Date; to: Date }, context: KnowledgeContext) {
+      return knowledgeAnalytics(context.prisma, context.requireTenant(), args.from, args.to);
+    },
+  },
+
+  Mutation: {
+    async createKnowledgeBase(_source: unknown, args: { input: CreateKnowledgeBaseArgs }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      const { input } = args;
+      if (input.credentialMode === "USER_KEYS") {
+        throw badUserInput("input.credentialMode", "create it with PLATFORM or ASSUME_ROLE, then store your keys with setKnowledgeBaseCredentials (which switches it to USER_KEYS).");
+      }
+      try {
+        return await context.knowledgeBases.create(tenant, {
+          name: input.name,
+          description: input.description ?? null,
+          scope: input.scope,
+          teamId: input.teamId ?? null,
+          category: input.category ?? null,
+          backend: input.backend,
+          awsRegion: input.region ?? null,
+          bedrockKnowledgeBaseId: input.bedrockKnowledgeBaseId ?? null,
+          s3VectorsBucket: input.s3VectorsBucket ?? null,
+          s3VectorsIndex: input.s3VectorsIndex ?? null,
+          credentialMode: input.credentialMode ?? null,
+          roleArn: input.roleArn ?? null,
+        });
+      } catch (error) {
+        throw inInput(error);
+      }
+    },
+    async setKnowledgeBaseCredentials(_source: unknown, args: { id: string; accessKeyId: string; secretAccessKey: string }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      if (!context.keyring) {
+        throw new GraphQLError("This deployment cannot store AWS keys: SECRETS_ENCRYPTION_KEYS is not configured. Ask its operator to set it, or use credential mode ASSUME_ROLE.", {
+          extensions: { code: "SECRETS_NOT_CONFIGURED" },
+        });
+      }
+      if (!ACCESS_KEY_ID.test(args.accessKeyId)) throw badUserInput("accessKeyId", "must be an AWS access key id: 16 to 128 capital letters and digits (e.g. AKIA…).");
+      if (args.secretAccessKey.length < 16 || args.secretAccessKey.length > 256 || /\s/.test(args.secretAccessKey)) {
+        throw badUserInput("secretAccessKey", "must be an AWS secret access key: 16 to 256 characters without spaces.");
+      }
+      const sealed = sealUserKeys(context.keyring, tenant.organizationId, { accessKeyId: args.accessKeyId, secretAccessKey: args.secretAccessKey });
+      const updated = await context.knowledgeBases.setUserKeys(tenant, id, sealed);
+      const loaders = context.knowledgeBaseLoaders();
+      loaders.hasStoredKeys.prime(id, true);
+      return updated;
+    },
+    async deleteKnowledgeBase(_source: unknown, args: { id: string }, context: KnowledgeContext) {
+      const id = requireUuid(args.id, "id");
+      await context.knowledgeBases.delete(context.requireTenant(), id);
+      return { id };
+    },
+    mapCapability(_source: unknown, args: { capability: string; knowledgeBaseId: string; priority?: number | null; maxResults?: number | null; minScore?: number | null }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      return context.knowledgeBases.mapCapability(tenant, {
+        capability: args.capability,
+        knowledgeBaseId: requireUuid(args.knowledgeBaseId, "knowledgeBaseId"),
+        priority: args.priority ?? 0,
+        maxResults: args.maxResults ?? 5,
+        minScore: args.minScore ?? 0,
+      });
+    },
+  },
+
+  KnowledgeBase: {
+    __resolveReference(reference: { id?: unknown }, context: KnowledgeContext) {
+      if (typeof reference.id !== "string") throw badUserInput("id", `must be a UUID string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
+      context.requireTenant();
+      return context.knowledgeBaseLoaders().knowledgeBaseById.load(reference.id);
+    },
+    backend(base: KnowledgeBase) {
+      if (base.backend === "BEDROCK") return { __typename: "BedrockBackend", kind: "BEDROCK", knowledgeBaseId: base.bedrockKnowledgeBaseId, region: base.awsRegion };
+      if (base.backend === "S3VECTORS") return { __typename: "S3VectorsBackend", kind: "S3VECTORS", bucket: base.s3VectorsBucket, index: base.s3VectorsIndex, region: base.awsRegion };
+      return { __typename: "LocalBackend", kind: "LOCAL" };
+    },
+    async credentials(base: KnowledgeBase, _args: unknown, context: KnowledgeContext) {
+      if (!base.credentialMode) return null;
+      // Platform knowledge bases never carry an organization's keys (their credentials are the platform's).
+      const hasStoredKeys = base.scope === "PLATFORM" ? false : await context.knowledgeBaseLoaders().hasStoredKeys.load(base.id);
+      return { mode: base.credentialMode, roleArn: base.roleArn, hasStoredKeys };
+    },
+  },
+
+  KnowledgeBaseBackend: {
+    __resolveType: (backend: { __typename: string }) => backend.__typename,
+  },
+
+  CapabilityMapping: {
+    knowledgeBase(mapping: { knowledgeBaseId: string }, _args: unknown, context: KnowledgeContext) {
+      return context.knowledgeBaseLoaders().knowledgeBaseById.load(mapping.knowledgeBaseId);
+    },
+  },
+
+  KnowledgeBaseUsage: {
+    knowledgeBase(usage: { knowledgeBaseId: string | null }, _args: unknown, context: KnowledgeContext) {
+      return usage.knowledgeBaseId ? context.knowledgeBaseLoaders().knowledgeBaseById.load(usage.knowledgeBaseId) : null;
+    },
+  },
+};
+
+/** The store names fields as the model does (`name`, `awsRegion`); the client sent them inside `input`, under the schema's names. */
+function inInput(error: unknown): unknown {
+  if (!(error instanceof GraphQLError) || error.extensions.code !== "BAD_USER_INPUT" || typeof error.extensions.field !== "string") return error;
+  const renamed: Record<string, string> = { awsRegion: "region" };
+  const field = `input.${renamed[error.extensions.field] ?? error.extensions.field}`;
+  return badUserInput(field, error.message.replace(/^[^:]*: /, ""));
+}
