@@ -88,13 +88,16 @@ export class KnowledgeQueryLog {
 
   private async write(batch: KnowledgeQueryEntry[]): Promise<void> {
     const failures: unknown[] = [];
-    const written = await this.insert(batch.map(toRow), failures);
+    const written: Row[] = [];
+    await this.insert(batch.map(toRow), written, failures);
     if (failures.length > 0) {
       const reason = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
-      this.logger.warn(`could not write ${batch.length - written} of ${batch.length} knowledge query log entries: ${reason}`);
+      this.logger.warn(`could not write ${batch.length - written.length} of ${batch.length} knowledge query log entries: ${reason}`);
     }
+    // Only rows that were written count: a row the database refused (say, a malformed id) must
+    // not make the UPDATE fail for the whole batch, nor count a query nobody can see in the log.
     const counts = new Map<string, number>();
-    for (const entry of batch) if (entry.knowledgeBaseId) counts.set(entry.knowledgeBaseId, (counts.get(entry.knowledgeBaseId) ?? 0) + 1);
+    for (const row of written) if (row.knowledgeBaseId) counts.set(row.knowledgeBaseId, (counts.get(row.knowledgeBaseId) ?? 0) + 1);
     if (counts.size === 0) return;
     try {
       const ids = [...counts.keys()];
@@ -109,17 +112,18 @@ export class KnowledgeQueryLog {
   }
 
   // Private: one INSERT; if refused, each half on its own down to single rows, so only the rows refused alone are lost.
-  private async insert(rows: Row[], failures: unknown[]): Promise<number> {
+  private async insert(rows: Row[], written: Row[], failures: unknown[]): Promise<void> {
     try {
       await this.database.prisma.knowledgeQuery.createMany({ data: rows });
-      return rows.length;
+      written.push(...rows);
     } catch (error) {
       if (rows.length === 1) {
         failures.push(error);
-        return 0;
+        return;
       }
       const middle = Math.ceil(rows.length / 2);
-      return (await this.insert(rows.slice(0, middle), failures)) + (await this.insert(rows.slice(middle), failures));
+      await this.insert(rows.slice(0, middle), written, failures);
+      await this.insert(rows.slice(middle), written, failures);
     }
   }
 }
