@@ -79,6 +79,9 @@ export const DEFAULT_OPERATION_LIMITS: OperationLimits = {
   fieldCosts: {
     // A fan-out to every search provider: several SQL statements and an embedding per call.
     "Query.search": 500,
+    // The documents' providers, like search; a capability query also asks every mapped knowledge base (Bedrock calls).
+    "Query.queryKnowledgeBase": 500,
+    "Query.queryPlatformKnowledge": 2_000,
     // One extra SQL count per connection.
     "ConversationConnection.totalCount": 10,
   },

@@ -257,6 +257,15 @@ describe("knowledge bases", () => {
     expect(tooLong.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "to" });
   });
 
+  it("prices knowledge queries like searches: a document of many aliased capability queries is refused before any is asked", async () => {
+    const before = standIn.requests.length;
+    const aliases = Array.from({ length: 20 }, (_, index) => `q${index}: queryPlatformKnowledge(capability: "billing-support", query: "refunds", limit: 1) { tookMs }`).join("\n");
+    const response = await gql(ada, `{ ${aliases} }`);
+    expect(response.status).toBe(400);
+    expect(errorCodes(response)).toEqual(["OPERATION_LIMIT_EXCEEDED"]);
+    expect(standIn.requests.length).toBe(before);
+  });
+
   it("deletes a knowledge base with its mappings, keeping its documents", async () => {
     const deleted = await gql(ada, `mutation($id: ID!) { deleteKnowledgeBase(id: $id) { id } }`, { id: ids.local });
     expect(deleted.errors).toBeUndefined();
