@@ -68,6 +68,27 @@ function knowledgeQueryText(query: string, field: string): string {
   return text;
 }
 
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * A text argument as PostgreSQL can store it: NUL is refused by the driver and an unpaired
+ * surrogate is not Unicode, and either would otherwise surface as an internal error.
+ */
+function storableText<T extends string | null | undefined>(value: T, field: string): T {
+  if (typeof value !== "string") return value;
+  const nul = value.indexOf("\u0000");
+  if (nul >= 0) throw badUserInput(field, `must not contain NUL bytes (found one at index ${nul}).`);
+  const surrogate = UNPAIRED_SURROGATE.exec(value);
+  if (surrogate) throw badUserInput(field, `must be valid Unicode: unpaired surrogate U+${surrogate[0].charCodeAt(0).toString(16).toUpperCase()} at index ${surrogate.index}.`);
+  return value;
+}
+
+function capabilityName(value: string, field: string): string {
+  storableText(value, field);
+  if (value.length < 1 || value.length > 100) throw badUserInput(field, `must be 1 to 100 characters (got ${value.length}).`);
+  return value;
+}
+
 function limitOf(limit: number | null | undefined, field: string): number {
   const value = limit ?? 10;
   if (!Number.isInteger(value) || value < 1 || value > 100) throw badUserInput(field, `must be an integer from 1 to 100 (got ${value}).`);
@@ -112,8 +133,7 @@ export const knowledgeBaseResolvers = {
     },
     queryPlatformKnowledge(_source: unknown, args: { capability: string; query: string; limit?: number | null }, context: KnowledgeContext) {
       const tenant = context.requireTenant();
-      if (args.capability.length < 1 || args.capability.length > 100) throw badUserInput("capability", `must be 1 to 100 characters (got ${args.capability.length}).`);
-      return context.knowledge.queryPlatformKnowledge(tenant, args.capability, knowledgeQueryText(args.query, "query"), limitOf(args.limit, "limit"));
+      return context.knowledge.queryPlatformKnowledge(tenant, capabilityName(args.capability, "capability"), knowledgeQueryText(args.query, "query"), limitOf(args.limit, "limit"));
     },
     knowledgeAnalytics(_source: unknown, args: { from: Date; to: Date }, context: KnowledgeContext) {
       return knowledgeAnalytics(context.prisma, context.requireTenant(), args.from, args.to);
@@ -124,6 +144,9 @@ export const knowledgeBaseResolvers = {
     async createKnowledgeBase(_source: unknown, args: { input: CreateKnowledgeBaseArgs }, context: KnowledgeContext) {
       const tenant = context.requireTenant();
       const { input } = args;
+      for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn"] as const) {
+        storableText(input[field], `input.${field}`);
+      }
       if (input.credentialMode === "USER_KEYS") {
         throw badUserInput("input.credentialMode", "create it with PLATFORM or ASSUME_ROLE, then store your keys with setKnowledgeBaseCredentials (which switches it to USER_KEYS).");
       }
@@ -172,7 +195,7 @@ export const knowledgeBaseResolvers = {
     mapCapability(_source: unknown, args: { capability: string; knowledgeBaseId: string; priority?: number | null; maxResults?: number | null; minScore?: number | null }, context: KnowledgeContext) {
       const tenant = context.requireTenant();
       return context.knowledgeBases.mapCapability(tenant, {
-        capability: args.capability,
+        capability: capabilityName(args.capability, "capability"),
         knowledgeBaseId: requireUuid(args.knowledgeBaseId, "knowledgeBaseId"),
         priority: args.priority ?? 0,
         maxResults: args.maxResults ?? 5,

@@ -266,6 +266,21 @@ describe("knowledge bases", () => {
     expect(standIn.requests.length).toBe(before);
   });
 
+  it("refuses NUL bytes and unpaired surrogates in every new text argument, naming the field", async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      [CREATE, { input: { name: "nul\u0000name", scope: "COMPANY", backend: "LOCAL" } }, "input.name"],
+      [CREATE, { input: { name: "ok", description: "lone \ud800", scope: "COMPANY", backend: "LOCAL" } }, "input.description"],
+      [CREATE, { input: { name: "ok", category: "c\u0000", scope: "COMPANY", backend: "LOCAL" } }, "input.category"],
+      [`mutation($c: String!, $id: ID!) { mapCapability(capability: $c, knowledgeBaseId: $id) { priority } }`, { c: "cap\u0000", id: ids.bedrock }, "capability"],
+      [PLATFORM_QUERY, { capability: "cap\u0000", query: "refunds" }, "capability"],
+      [PLATFORM_QUERY, { capability: "\udc00", query: "refunds" }, "capability"],
+    ];
+    for (const [query, variables, field] of cases) {
+      const response = await gql(ada, query, variables);
+      expect(response.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field });
+    }
+  });
+
   it("deletes a knowledge base with its mappings, keeping its documents", async () => {
     const deleted = await gql(ada, `mutation($id: ID!) { deleteKnowledgeBase(id: $id) { id } }`, { id: ids.local });
     expect(deleted.errors).toBeUndefined();
