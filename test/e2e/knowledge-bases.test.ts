@@ -7,6 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import fc from "fast-check";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { startStack, type RunningStack } from "../../lib/stack.js";
@@ -279,6 +280,34 @@ describe("knowledge bases", () => {
       const response = await gql(ada, query, variables);
       expect(response.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field });
     }
+  });
+
+  it("answers hostile text in every knowledge argument normally or with a coded client error, never a 5xx", async () => {
+    const prober = await tokenFor("org-kb-props", "pat", ["t1"]);
+    const made = await gql(prober, CREATE, { input: { name: "Probe target", scope: "COMPANY", backend: "LOCAL" } });
+    const target = made.data!.createKnowledgeBase.id;
+    const hostile = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 300 }),
+      fc.constantFrom("\u0000", "\ud800", "\udfff x", "' OR 1=1 --", "a & b | !c <-> d:*", "%_\\", "x".repeat(1001), " \t\n ", ""),
+    );
+    const operations = [
+      (text: string) => gql(prober, PLATFORM_QUERY, { capability: text, query: text }),
+      (text: string) => gql(prober, PLATFORM_QUERY, { capability: "probe", query: text }),
+      (text: string) => gql(prober, `query($q: String!, $id: ID) { queryKnowledgeBase(input: { query: $q, knowledgeBaseId: $id }) { passages { score } } }`, { q: text, id: target }),
+      (text: string) => gql(prober, CREATE, { input: { name: text, description: text, category: text, scope: "COMPANY", backend: "LOCAL" } }),
+      (text: string) => gql(prober, `mutation($c: String!, $id: ID!) { mapCapability(capability: $c, knowledgeBaseId: $id) { priority } }`, { c: text, id: target }),
+      (text: string) => gql(prober, `query($id: ID!) { knowledgeBase(id: $id) { id } }`, { id: text }),
+      (text: string) => gql(prober, `query($after: String) { knowledgeBases(after: $after) { nodes { id } } }`, { after: text }),
+    ];
+    const clientCodes = new Set(["BAD_USER_INPUT", "NOT_FOUND", "FORBIDDEN", "OPERATION_LIMIT_EXCEEDED", "GRAPHQL_VALIDATION_FAILED", "BAD_REQUEST"]);
+    await fc.assert(
+      fc.asyncProperty(hostile, fc.nat(operations.length - 1), async (text, which) => {
+        const response = await operations[which]!(text);
+        expect(response.status).toBeLessThan(500);
+        for (const code of errorCodes(response)) expect(clientCodes).toContain(code);
+      }),
+      { numRuns: 60, seed: 20_261_201 },
+    );
   });
 
   it("deletes a knowledge base with its mappings, keeping its documents", async () => {
