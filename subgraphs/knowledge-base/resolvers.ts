@@ -79,6 +79,8 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
       return context.loaders().documentById.load(reference.id);
     },
     sharedWithTeamId: (document: Document) => document.teamId,
+    knowledgeBase: (document: Document, _args: unknown, context: KnowledgeBaseContext) =>
+      document.knowledgeBaseId ? context.knowledgeBaseLoaders().knowledgeBaseById.load(document.knowledgeBaseId) : null,
     progress: (document: Document) => ({ indexedChunks: document.chunksIndexed, totalChunks: document.chunksTotal ?? 0 }),
     async chunks(document: Document, args: { first?: number | null; after?: string | null }, context) {
       const tenant = context.requireTenant();

@@ -159,8 +159,8 @@ describe("knowledge bases", () => {
     });
     expect(await untilReady(ada, ids.document!)).toBe("READY");
     expect(await untilReady(ada, outside.data!.uploadDocument.id)).toBe("READY");
-    const listed = await gql(ada, `query($id: ID!) { knowledgeBase(id: $id) { documents { nodes { id fileName } } } }`, { id: ids.local });
-    expect(listed.data!.knowledgeBase.documents.nodes).toEqual([{ id: ids.document, fileName: "refund-policy.md" }]);
+    const listed = await gql(ada, `query($id: ID!) { knowledgeBase(id: $id) { documents { nodes { id fileName knowledgeBase { id } } } } }`, { id: ids.local });
+    expect(listed.data!.knowledgeBase.documents.nodes).toEqual([{ id: ids.document, fileName: "refund-policy.md", knowledgeBase: { id: ids.local } }]);
 
     for (const [id, priority] of [[ids.local!, 1], [ids.bedrock!, 2]] as const) {
       const mapped = await gql(ada, `mutation($id: ID!, $priority: Int!) { mapCapability(capability: "billing-support", knowledgeBaseId: $id, priority: $priority, maxResults: 3, minScore: 0.2) { priority knowledgeBase { id } } }`, { id, priority });
