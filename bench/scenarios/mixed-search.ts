@@ -195,7 +195,7 @@ export const mixedSearchScenario: Scenario<MixedSearchEntry> = {
         `**${entryHeading(entry)}** — mixed / conversations only: one at a time p50 ${formatRatio(entry.ratios.serviceP50)}, p99 ${formatRatio(entry.ratios.serviceP99)}; ` +
           `1 connection p50 ${formatRatio(entry.ratios.oneConnectionP50)}, p99 ${formatRatio(entry.ratios.oneConnectionP99)}; ` +
           `under load p50 ${formatRatio(entry.ratios.underLoadP50)}, p99 ${formatRatio(entry.ratios.underLoadP99)}, throughput ${formatRatio(entry.ratios.underLoadThroughput)}. ` +
-          `${(entry.modes.mixed.service.documentHitShare * 100).toFixed(0)}% of mixed hits were document chunks. Documents: ${formatCount(entry.documents.ready)} READY, ${formatCount(entry.documents.chunks)} chunks, loaded in ${entry.documents.loadSeconds.toFixed(1)} s. ` +
+          `${(entry.modes.mixed.service.documentHitShare * 100).toFixed(0)}% of mixed hits were document chunks. Documents: ${formatCount(entry.documents.ready)} READY, ${formatCount(entry.documents.chunks)} chunks, loaded in ${entry.documents.loadSeconds.toFixed(1)} s (HNSW rebuild ${entry.documents.hnswSeconds.toFixed(1)} s of it). ` +
           `Providers (one at a time, mixed, p50): ${Object.entries(entry.modes.mixed.service.providers).map(([name, summary]) => `${name} ${formatMs(summary.p50)}`).join(", ")}. Errors: ${entry.totalErrors}.`,
         "",
         renderConditions(entry),
