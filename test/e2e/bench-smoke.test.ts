@@ -14,8 +14,13 @@ import { parseBenchArgs, SCENARIO_NAMES } from "../../bench/options.js";
 import { runBenchmarks } from "../../bench/run.js";
 import { usingPostgres } from "../support/database.js";
 
-/** Every scenario but the hostile-load one, which alone takes ~19 s even at this size (it is run by `npm run bench`). */
-const SMOKE_SCENARIOS = SCENARIO_NAMES.filter((name) => name !== "hostile").join(",");
+/**
+ * Every scenario but the hostile-load one, which alone takes ~19 s even at this size, and the
+ * document ones (~45 s each at this size: they generate, upload and index files; their loader is
+ * tested in test/integration/bench-documents.test.ts). `npm run bench` runs them all.
+ */
+const SLOW_SCENARIOS: readonly string[] = ["hostile", "document-ingestion", "mixed-search"];
+const SMOKE_SCENARIOS = SCENARIO_NAMES.filter((name) => !SLOW_SCENARIOS.includes(name)).join(",");
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-smoke-"));
 const database = usingPostgres ? "postgres" : "pglite";
 
