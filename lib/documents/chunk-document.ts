@@ -152,6 +152,14 @@ function sentenceUnits(text: string, from: number, to: number): Unit[] {
   return units;
 }
 
+/** Whether a UTF-16 code unit is whitespace, as `\s` in a JavaScript regular expression means it. */
+function isWhitespace(code: number): boolean {
+  return (
+    code === 0x20 || (code >= 0x09 && code <= 0x0d) || code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff
+  );
+}
+
 /** Pieces of a unit too big for one chunk: words, over-long words cut, tokens shared by length. */
 function splitUnit(text: string, unit: Unit, maxTokens: number, maxChars: number): Unit[] {
   const length = unit.end - unit.start;
@@ -159,12 +167,16 @@ function splitUnit(text: string, unit: Unit, maxTokens: number, maxChars: number
   // The longest piece that fits a chunk on its own by both measures.
   const pieceCap = Math.max(1, Math.min(maxChars, Math.floor(maxTokens / tokensPerChar)));
   const pieces: Unit[] = [];
-  const word = /\S+/g;
-  word.lastIndex = unit.start;
-  let match: RegExpExecArray | null;
-  while ((match = word.exec(text)) !== null && match.index < unit.end) {
-    const wordEnd = Math.min(match.index + match[0].length, unit.end);
-    for (let start = match.index; start < wordEnd; ) {
+  // Words are found by a plain scan, not a regular expression: V8's backtracking stack gave out
+  // ("Maximum call stack size exceeded") matching /\S+/ over a 5 MB word.
+  let position = unit.start;
+  while (position < unit.end) {
+    while (position < unit.end && isWhitespace(text.charCodeAt(position))) position += 1;
+    if (position >= unit.end) break;
+    const wordStart = position;
+    while (position < unit.end && !isWhitespace(text.charCodeAt(position))) position += 1;
+    const wordEnd = position;
+    for (let start = wordStart; start < wordEnd; ) {
       let end = Math.min(start + pieceCap, wordEnd);
       // Never cut a surrogate pair in two.
       if (end < wordEnd && end > start + 1 && isLowSurrogate(text.charCodeAt(end))) end -= 1;
