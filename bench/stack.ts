@@ -1,7 +1,7 @@
 /**
  * The product's pieces as the benchmarks run them: both subgraphs on their own ports (port 0:
  * the OS picks free ones) and, in front, as many gateways as a scenario needs, one after the
- * other, over the same running subgraphs. lib/stack.ts starts subgraphs and gateway together;
+ * other, over the same running subgraphs. app/stack.ts starts subgraphs and gateway together;
  * here the subgraphs stay up while the gateway's planner and in-flight merging change, so every
  * configuration is measured against the same warm subgraphs, and the search subgraph's service
  * object stays reachable for in-process latency measurements.
@@ -84,7 +84,7 @@ export async function startBenchSubgraphs(database: Database, config: Config): P
     throw error;
   }
   try {
-    // The same composition lib/stack.ts runs, with the addresses the subgraphs actually got.
+    // The same composition app/stack.ts runs, with the addresses the subgraphs actually got.
     const supergraphSdl = await composeFromConfig(
       readSupergraphConfig(config.gateway.supergraphConfigPath, { CONVERSATIONS_URL: conversationsServer.url, SEARCH_URL: searchServer.url }),
     );

@@ -1,9 +1,10 @@
 /** `npm run db:seed [-- --conversations 300]`: migrates, then seeds the demo organization if it is empty. */
 import { parseArgs } from "node:util";
+import { seedDemoOrganization } from "../app/demo-seed.js";
 import { loadConfig } from "../lib/config.js";
 import { openDatabase } from "../lib/database/connect.js";
 import { migrate } from "../lib/database/migrate.js";
-import { DEMO_ORGANIZATION, seedDemoOrganization } from "../lib/demo-data/seed.js";
+import { DEMO_ORGANIZATION } from "../lib/demo-data/organization.js";
 import { runMain } from "../lib/shutdown.js";
 
 runMain(async () => {

@@ -3,14 +3,15 @@
  * PGlite unless DATABASE_URL is set): migrate, seed the demo organization on first run, start
  * every subgraph and the gateway, and print how to try it.
  */
+import { seedDemoOrganization } from "../app/demo-seed.js";
+import { startStack } from "../app/stack.js";
 import { loadConfig } from "../lib/config.js";
 import { openDatabase } from "../lib/database/connect.js";
 import { migrate } from "../lib/database/migrate.js";
-import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS, seedDemoOrganization } from "../lib/demo-data/seed.js";
+import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../lib/demo-data/organization.js";
 import { createLogger } from "../lib/logger.js";
 import { exitOnSignals, runMain } from "../lib/shutdown.js";
 import { closeWorkerPools } from "../lib/workers/pool.js";
-import { startStack } from "../lib/stack.js";
 import { signToken } from "../lib/tenancy/token.js";
 
 const EXAMPLE_QUERY = `query RecentConversations {

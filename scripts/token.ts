@@ -4,7 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { loadConfig } from "../lib/config.js";
-import { DEMO_ORGANIZATION, DEMO_USERS } from "../lib/demo-data/seed.js";
+import { DEMO_ORGANIZATION, DEMO_USERS } from "../lib/demo-data/organization.js";
 import { runMain } from "../lib/shutdown.js";
 import { signToken } from "../lib/tenancy/token.js";
 

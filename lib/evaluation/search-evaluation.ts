@@ -3,14 +3,32 @@
  * become conversations of a throwaway organization (title + one message), the triggers build
  * the keyword index, the indexer embeds them, and every query goes through SearchService with
  * the real providers and fusion, exactly as `Query.search` runs it (minus HTTP and the cache).
+ * lib/ sits below subgraphs/, so the service comes in from the caller (scripts/eval.ts) as an
+ * EvaluatedSearch: only the part of SearchService's shape the evaluation reads.
  */
 import { randomUUID } from "node:crypto";
 import type { Database } from "../database/connect.js";
 import type { TenantContext } from "../tenancy/token.js";
 import type { BackgroundIndexer } from "../retrieval/search-provider.js";
-import type { SearchService } from "../../subgraphs/search/search-service.js";
 import type { BeirDataset } from "./beir.js";
 import { evaluateRun } from "./metrics.js";
+
+/**
+ * What the evaluation asks of the search it measures: one page of fused hits per call, with a
+ * cursor to the next page and a status per provider. subgraphs/search's SearchService has this
+ * shape (TypeScript checks it where scripts/eval.ts passes the service in).
+ */
+export interface EvaluatedSearch {
+  search(
+    tenant: TenantContext,
+    input: { query: string; alpha: number; limit: number; after: string | null; providers?: string[] },
+  ): Promise<{
+    hits: readonly { ref: { id: string } }[];
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    /** "ERROR" and "TIMEOUT" count as failed providers */
+    providers: readonly { status: string }[];
+  }>;
+}
 
 export interface IngestedCorpus {
   tenant: TenantContext;
@@ -78,7 +96,7 @@ export interface EvaluateOptions {
 
 /** Runs every query at one alpha and scores the fused ranking. */
 export async function evaluateAlpha(
-  service: SearchService,
+  service: EvaluatedSearch,
   dataset: BeirDataset,
   corpus: IngestedCorpus,
   alpha: number,

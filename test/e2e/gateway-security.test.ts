@@ -14,7 +14,7 @@ import { startGateway } from "../../gateway/server.js";
 import { loadConfig, APOLLO_SANDBOX_ORIGIN, type Config } from "../../lib/config.js";
 import type { RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
 import { silentLogger } from "../../lib/logger.js";
-import { startStack, type RunningStack } from "../../lib/stack.js";
+import { startStack, type RunningStack } from "../../app/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from "@jes
 import { loadConfig } from "../../lib/config.js";
 import { startSubgraph } from "../../lib/graphql/subgraph-server.js";
 import { silentLogger } from "../../lib/logger.js";
-import { startStack } from "../../lib/stack.js";
+import { startStack } from "../../app/stack.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { conversationsSubgraph } from "../../subgraphs/conversations/index.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { serverAudits } from "graphql-http";
 import { loadConfig, type Config } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
-import { startStack, type RunningStack } from "../../lib/stack.js";
+import { startStack, type RunningStack } from "../../app/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { TEST_AUTH } from "../support/tenants.js";
 

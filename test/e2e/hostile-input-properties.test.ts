@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import fc from "fast-check";
 import { loadConfig } from "../../lib/config.js";
 import { encodeCursor } from "../../lib/graphql/pagination.js";
-import { startStack, type RunningStack } from "../../lib/stack.js";
+import { startStack, type RunningStack } from "../../app/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { postRaw, type RawResponse } from "../support/graphql.js";
 import { recordingLogger } from "../support/recording-logger.js";

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import fc from "fast-check";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
-import { startStack, type RunningStack } from "../../lib/stack.js";
+import { startStack, type RunningStack } from "../../app/stack.js";
 import { AwsStandIn } from "../support/aws/aws-stand-in.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
-import { startStack, type RunningStack } from "../../lib/stack.js";
+import { startStack, type RunningStack } from "../../app/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";

@@ -7,8 +7,9 @@
  * them back without a second handbook.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { seedDemoOrganization, type SeedResult } from "../../app/demo-seed.js";
 import { loadDemoLibrary } from "../../lib/demo-data/documents.js";
-import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS, seedDemoOrganization, type SeedResult } from "../../lib/demo-data/seed.js";
+import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../../lib/demo-data/organization.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import type { SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";

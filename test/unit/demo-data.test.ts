@@ -6,7 +6,7 @@ import {
   type DemoMessage,
 } from "../../lib/demo-data/conversations.js";
 import { loadDemoLibrary, renderDemoDocument, renderMarkdown } from "../../lib/demo-data/documents.js";
-import { DEMO_TEAMS, DEMO_USERS } from "../../lib/demo-data/seed.js";
+import { DEMO_TEAMS, DEMO_USERS } from "../../lib/demo-data/organization.js";
 
 const DAY_MS = 86_400_000;
 const DEFAULT_NOW = new Date("2026-11-01T12:00:00Z");

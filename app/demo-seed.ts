@@ -1,33 +1,17 @@
 /**
- * Seeds the demo organization `npm start` shows on first run: a handful of users and teams,
- * a few hundred generated conversations (see conversations.ts), written through the same
- * tables and triggers as real traffic, so their search vectors and counters are real too, and
- * a few dozen Markdown and PDF documents with an "Engineering handbook" knowledge base,
- * uploaded through the knowledge-base subgraph's own upload path (see document-seed.ts).
+ * Seeds the demo organization `npm start` shows on first run: a handful of users and teams
+ * (lib/demo-data/organization.ts), a few hundred generated conversations
+ * (lib/demo-data/conversations.ts), written through the same tables and triggers as real
+ * traffic, so their search vectors and counters are real too, and a few dozen Markdown and PDF
+ * documents with an "Engineering handbook" knowledge base, uploaded through the knowledge-base
+ * subgraph's own upload path (see demo-document-seed.ts). It is product assembly, so it sits in
+ * app/: the generators and the corpus below it in lib/demo-data are plain data.
  */
-import type { Database } from "../database/connect.js";
-import { countTokens } from "../text/token-count.js";
-import { demoConversations } from "./conversations.js";
-import { seedDemoDocuments } from "./document-seed.js";
-
-export const DEMO_ORGANIZATION = { id: "org_demo", name: "Demo Organization" } as const;
-
-export const DEMO_USERS = [
-  { id: "user_ada", name: "Ada Lovelace", email: "ada@demo.example" },
-  { id: "user_grace", name: "Grace Hopper", email: "grace@demo.example" },
-  { id: "user_alan", name: "Alan Turing", email: "alan@demo.example" },
-  { id: "user_katherine", name: "Katherine Johnson", email: "katherine@demo.example" },
-  { id: "user_linus", name: "Linus Pauling", email: "linus@demo.example" },
-  { id: "user_margaret", name: "Margaret Hamilton", email: "margaret@demo.example" },
-  { id: "user_edsger", name: "Edsger Dijkstra", email: "edsger@demo.example" },
-  { id: "user_barbara", name: "Barbara Liskov", email: "barbara@demo.example" },
-] as const;
-
-export const DEMO_TEAMS = [
-  { id: "team_platform", name: "Platform", members: ["user_ada", "user_grace", "user_margaret", "user_edsger"] },
-  { id: "team_research", name: "Research", members: ["user_alan", "user_katherine", "user_linus"] },
-  { id: "team_product", name: "Product", members: ["user_ada", "user_barbara", "user_katherine"] },
-] as const;
+import type { Database } from "../lib/database/connect.js";
+import { demoConversations } from "../lib/demo-data/conversations.js";
+import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../lib/demo-data/organization.js";
+import { countTokens } from "../lib/text/token-count.js";
+import { seedDemoDocuments } from "./demo-document-seed.js";
 
 export interface SeedResult {
   /** true when this run added conversations or documents */

@@ -2,13 +2,15 @@
  * The whole product in one process, as `npm start` runs it: every subgraph on its own port,
  * the supergraph composed from supergraph.yaml with their real addresses, and the gateway in
  * front. Production runs the same pieces as separate processes (start:subgraph, start:gateway).
+ * It lives in app/, above lib/, subgraphs/ and gateway/, because it is the one place that
+ * needs all of them.
  */
-import { composeFromConfig } from "./composition/compose.js";
-import { readSupergraphConfig } from "./composition/supergraph-config.js";
-import type { Config } from "./config.js";
-import type { Database } from "./database/connect.js";
-import { startSubgraph, type RunningSubgraph } from "./graphql/subgraph-server.js";
-import type { Logger } from "./logger.js";
+import { composeFromConfig } from "../lib/composition/compose.js";
+import { readSupergraphConfig } from "../lib/composition/supergraph-config.js";
+import type { Config } from "../lib/config.js";
+import type { Database } from "../lib/database/connect.js";
+import { startSubgraph, type RunningSubgraph } from "../lib/graphql/subgraph-server.js";
+import type { Logger } from "../lib/logger.js";
 import { startGateway, type GatewayOptions, type RunningGateway } from "../gateway/server.js";
 import { SUBGRAPHS } from "../subgraphs/index.js";
 

@@ -1,20 +1,19 @@
 /**
- * Seeds the demo organization's documents (documents.json, rendered by documents.ts) and its
- * LOCAL "Engineering handbook" knowledge base, through the same code a user's upload runs:
- * `uploadDocument` reads each file in a worker and stores a PENDING document, and the search
- * subgraph's background indexer chunks and embeds it later, as it does the demo conversations.
- * So seeding takes a few seconds, and keyword search finds the documents once indexed.
+ * Seeds the demo organization's documents (lib/demo-data/documents.json, rendered by
+ * lib/demo-data/documents.ts) and its LOCAL "Engineering handbook" knowledge base, through the
+ * same code a user's upload runs: the knowledge-base subgraph's DocumentIngestion reads each file
+ * in a worker and stores a PENDING document, and the search subgraph's background indexer chunks
+ * and embeds it later, as it does the demo conversations. So seeding takes a few seconds, and
+ * keyword search finds the documents once indexed.
  *
- * This is product assembly, like lib/stack.ts: it reaches into the knowledge-base subgraph's
- * public stores because the demo must be made of real uploads, not of rows written beside them.
+ * This is product assembly, like app/stack.ts: the demo must be made of real uploads, not of rows
+ * written beside them, so it goes through the subgraph's public ingestion module.
  */
-import type { PrismaClient } from "../../generated/prisma/client.js";
-import { DocumentStore, type CreatedDocument, type NewDocument } from "../../subgraphs/knowledge-base/document-store.js";
-import { KnowledgeBaseStore } from "../../subgraphs/knowledge-base/knowledge-base-store.js";
-import { uploadDocument } from "../../subgraphs/knowledge-base/upload.js";
-import type { Database } from "../database/connect.js";
-import type { TenantContext } from "../tenancy/token.js";
-import { loadDemoLibrary, renderDemoDocument, type DemoDocument, type DemoLibrary } from "./documents.js";
+import type { PrismaClient } from "../generated/prisma/client.js";
+import type { Database } from "../lib/database/connect.js";
+import { loadDemoLibrary, renderDemoDocument, type DemoDocument, type DemoLibrary } from "../lib/demo-data/documents.js";
+import type { TenantContext } from "../lib/tenancy/token.js";
+import { DocumentIngestion } from "../subgraphs/knowledge-base/ingestion.js";
 
 export interface DemoOrganizationMembers {
   organizationId: string;
@@ -48,21 +47,23 @@ export async function seedDemoDocuments(database: Database, members: DemoOrganiz
     return tenant;
   };
 
-  const handbook = await findOrCreateHandbook(prisma, library, tenantFor(library.documents.find((document) => document.inHandbook) ?? library.documents[0]!));
-  const plainStore = new DocumentStore(prisma);
-  const handbookStore = new KnowledgeBaseDocumentStore(prisma, handbook);
+  const ingestion = new DocumentIngestion(prisma, MAX_DEMO_DOCUMENT_BYTES);
+  const handbook = await findOrCreateHandbook(prisma, ingestion, library, tenantFor(library.documents.find((document) => document.inHandbook) ?? library.documents[0]!));
 
   let documents = 0;
   const queue = [...library.documents];
   const uploadNext = async (): Promise<void> => {
     for (let document = queue.shift(); document; document = queue.shift()) {
       const file = await renderDemoDocument(document);
-      await uploadDocument(
-        document.inHandbook ? handbookStore : plainStore,
-        tenantFor(document),
-        { fileName: file.fileName, mediaType: file.mediaType, contentBase64: Buffer.from(file.bytes).toString("base64"), category: document.category, shareWithTeamId: document.sharedWithTeam },
-        MAX_DEMO_DOCUMENT_BYTES,
-      );
+      await ingestion.upload(tenantFor(document), {
+        fileName: file.fileName,
+        mediaType: file.mediaType,
+        contentBase64: Buffer.from(file.bytes).toString("base64"),
+        category: document.category,
+        shareWithTeamId: document.sharedWithTeam,
+        // The store checks that the handbook is a LOCAL knowledge base the uploader may see.
+        knowledgeBaseId: document.inHandbook ? handbook : null,
+      });
       documents++;
     }
   };
@@ -70,32 +71,14 @@ export async function seedDemoDocuments(database: Database, members: DemoOrganiz
   return { seeded: true, documents, knowledgeBaseId: handbook };
 }
 
-/**
- * `uploadDocument` takes no knowledge base (a user's upload is a plain document), so handbook
- * documents go through a store that files every document it creates into the handbook; the
- * store itself still checks that the knowledge base is a LOCAL one the uploader may see.
- */
-class KnowledgeBaseDocumentStore extends DocumentStore {
-  constructor(
-    prisma: PrismaClient,
-    private readonly knowledgeBaseId: string,
-  ) {
-    super(prisma);
-  }
-
-  override create(tenant: TenantContext, input: NewDocument): Promise<CreatedDocument> {
-    return super.create(tenant, { ...input, knowledgeBaseId: this.knowledgeBaseId });
-  }
-}
-
 /** An earlier run may have stopped after creating the handbook: reuse it rather than make a second. */
-async function findOrCreateHandbook(prisma: PrismaClient, library: DemoLibrary, creator: TenantContext): Promise<string> {
+async function findOrCreateHandbook(prisma: PrismaClient, ingestion: DocumentIngestion, library: DemoLibrary, creator: TenantContext): Promise<string> {
   const found = await prisma.knowledgeBase.findFirst({
     where: { organizationId: creator.organizationId, name: library.knowledgeBase.name, backend: "LOCAL", scope: "COMPANY" },
     select: { id: true },
   });
   if (found) return found.id;
-  const created = await new KnowledgeBaseStore(prisma).create(creator, {
+  const created = await ingestion.createKnowledgeBase(creator, {
     name: library.knowledgeBase.name,
     description: library.knowledgeBase.description,
     scope: "COMPANY",
