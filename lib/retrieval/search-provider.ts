@@ -58,6 +58,13 @@ export interface DomainSearch {
   liveEntities?(tenant: TenantContext, refs: EntityRef[]): Promise<Set<string>>;
   /** Keeps the domain's search indexes current, off the request path. */
   readonly indexer?: BackgroundIndexer;
+  /**
+   * Told of every page of hits returned to `tenant` (any type; the domain picks its own), after
+   * the answer is built. Must return at once: usage counts and the like are written in batches.
+   */
+  onPage?(tenant: TenantContext, refs: readonly EntityRef[]): void;
+  /** Writes what it buffered and releases what it opened (shutdown). */
+  close?(): Promise<void>;
 }
 
 export interface BackgroundIndexer {

@@ -1,6 +1,6 @@
 /**
- * The knowledge-base subgraph: owns Document and DocumentChunk (and, next, knowledge bases on
- * local, Bedrock and S3 Vectors backends). Its contract is schema.graphql beside this file;
+ * The knowledge-base subgraph: owns Document, DocumentChunk, KnowledgeBase (on local, Bedrock
+ * and S3 Vectors backends) and KnowledgeBasePassage (what search retrieved from the remote ones). Its contract is schema.graphql beside this file;
  * `knowledgeBaseSubgraph(dependencies)` is what `startSubgraph` serves. Its search providers are
  * offered to the unified search through ./search.ts.
  */
@@ -18,6 +18,8 @@ import { createKnowledgeBaseLoaders, type KnowledgeBaseLoaders } from "./knowled
 import { KnowledgeBaseStore } from "./knowledge-base-store.js";
 import { KnowledgeQueries } from "./knowledge-queries.js";
 import { KnowledgeQueryLog } from "./knowledge-query-log.js";
+import { PassageStore } from "./passage-store.js";
+import { RemoteKnowledgeBases } from "./remote-knowledge-bases.js";
 import { createDocumentLoaders, type DocumentLoaders } from "./loaders.js";
 import { resolvers, type KnowledgeBaseContext } from "./resolvers.js";
 import { documentSearch } from "./search.js";
@@ -39,15 +41,16 @@ export function knowledgeBaseSubgraph({ database, config, logger = silentLogger 
   const { providers: documentProviders } = documentSearch({ database, embedder, vectorStore, logger: logger.child("knowledge-queries") });
   const credentials = new AwsCredentialSource({ keyring: config.secrets.keyring ?? undefined, sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined } });
   const log = new KnowledgeQueryLog(database, logger.child("knowledge-query-log"));
-  const knowledge = new KnowledgeQueries({
-    documents,
+  const remote = new RemoteKnowledgeBases({
     knowledgeBases,
-    documentProviders,
     credentials,
-    bedrockEndpoint: config.knowledgeBase.awsEndpoints.bedrockAgentRuntime,
-    sourceTimeoutMs: config.search.providerTimeoutMs,
-    log,
+    embedder,
+    endpoints: config.knowledgeBase.awsEndpoints,
+    timeoutMs: config.search.providerTimeoutMs,
+    logger: logger.child("knowledge-queries"),
   });
+  const knowledge = new KnowledgeQueries({ documents, knowledgeBases, documentProviders, remote, sourceTimeoutMs: config.search.providerTimeoutMs, log });
+  const passages = new PassageStore(database.prisma);
   return {
     name: "knowledge-base",
     typeDefs: parse(fs.readFileSync(SCHEMA_PATH, "utf8")),
@@ -63,7 +66,7 @@ export function knowledgeBaseSubgraph({ database, config, logger = silentLogger 
         knowledge,
         keyring: config.secrets.keyring,
         knowledgeBaseLoaders() {
-          knowledgeBaseLoaders ??= createKnowledgeBaseLoaders(knowledgeBases, base.requireTenant());
+          knowledgeBaseLoaders ??= createKnowledgeBaseLoaders(knowledgeBases, passages, base.requireTenant());
           return knowledgeBaseLoaders;
         },
         maxDocumentBytes: config.knowledgeBase.maxDocumentBytes,

@@ -15,11 +15,15 @@ import type { TenantContext } from "../../lib/tenancy/token.js";
 import { knowledgeAnalytics } from "./knowledge-analytics.js";
 import type { KnowledgeBase, KnowledgeBasePageCursor, KnowledgeBaseScope, KnowledgeBaseStore } from "./knowledge-base-store.js";
 import type { KnowledgeQueries } from "./knowledge-queries.js";
+import { isPassageId, type PassageStore, type StoredPassage } from "./passage-store.js";
 
 export interface KnowledgeBaseLoaders {
   knowledgeBaseById: DataLoader<string, KnowledgeBase | null>;
   /** Whether the organization's own AWS keys are stored for a knowledge base. */
   hasStoredKeys: DataLoader<string, boolean>;
+  /** How many of a LOCAL knowledge base's documents (that the caller may see) are PENDING or INDEXING. */
+  documentsIndexing: DataLoader<string, number>;
+  passageById: DataLoader<string, StoredPassage | null>;
 }
 
 export interface KnowledgeContext extends RequestContext {
@@ -31,7 +35,7 @@ export interface KnowledgeContext extends RequestContext {
   knowledgeBaseLoaders(): KnowledgeBaseLoaders;
 }
 
-export function createKnowledgeBaseLoaders(store: KnowledgeBaseStore, tenant: TenantContext): KnowledgeBaseLoaders {
+export function createKnowledgeBaseLoaders(store: KnowledgeBaseStore, passages: PassageStore, tenant: TenantContext): KnowledgeBaseLoaders {
   return {
     knowledgeBaseById: new DataLoader(async (ids: readonly string[]) => {
       // An id that is not a UUID cannot exist; asking PostgreSQL would only raise a cast error.
@@ -43,6 +47,15 @@ export function createKnowledgeBaseLoaders(store: KnowledgeBaseStore, tenant: Te
     hasStoredKeys: new DataLoader(async (ids: readonly string[]) => {
       const stored = await store.withStoredKeys(tenant, ids);
       return ids.map((id) => stored.has(id));
+    }, { maxBatchSize: 1000 }),
+    documentsIndexing: new DataLoader(async (ids: readonly string[]) => {
+      const counts = await store.documentsIndexing(tenant, ids);
+      return ids.map((id) => counts.get(id) ?? 0);
+    }, { maxBatchSize: 1000 }),
+    passageById: new DataLoader(async (ids: readonly string[]) => {
+      const rows = await passages.findByIds(tenant, ids);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return ids.map((id) => byId.get(id) ?? null);
     }, { maxBatchSize: 1000 }),
   };
 }
@@ -108,6 +121,7 @@ interface CreateKnowledgeBaseArgs {
   s3VectorsIndex?: string | null;
   credentialMode?: "PLATFORM" | "USER_KEYS" | "ASSUME_ROLE" | null;
   roleArn?: string | null;
+  embeddingModel?: string | null;
 }
 
 export const knowledgeBaseResolvers = {
@@ -144,7 +158,7 @@ export const knowledgeBaseResolvers = {
     async createKnowledgeBase(_source: unknown, args: { input: CreateKnowledgeBaseArgs }, context: KnowledgeContext) {
       const tenant = context.requireTenant();
       const { input } = args;
-      for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn"] as const) {
+      for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn", "embeddingModel"] as const) {
         storableText(input[field], `input.${field}`);
       }
       if (input.credentialMode === "USER_KEYS") {
@@ -164,6 +178,7 @@ export const knowledgeBaseResolvers = {
           s3VectorsIndex: input.s3VectorsIndex ?? null,
           credentialMode: input.credentialMode ?? null,
           roleArn: input.roleArn ?? null,
+          embeddingModel: input.embeddingModel ?? null,
         });
       } catch (error) {
         throw inInput(error);
@@ -210,6 +225,16 @@ export const knowledgeBaseResolvers = {
       context.requireTenant();
       return context.knowledgeBaseLoaders().knowledgeBaseById.load(reference.id);
     },
+    /** LOCAL knowledge bases read SYNCING while documents the caller may see are being indexed; the others keep what their last query found. */
+    async status(base: KnowledgeBase, _args: unknown, context: KnowledgeContext) {
+      if (base.backend !== "LOCAL" || base.status === "ERROR") return base.status;
+      return (await context.knowledgeBaseLoaders().documentsIndexing.load(base.id)) > 0 ? "SYNCING" : base.status;
+    },
+    async statusReason(base: KnowledgeBase, _args: unknown, context: KnowledgeContext) {
+      if (base.backend !== "LOCAL" || base.status === "ERROR") return base.statusReason;
+      const indexing = await context.knowledgeBaseLoaders().documentsIndexing.load(base.id);
+      return indexing > 0 ? `${indexing} document${indexing === 1 ? " is" : "s are"} being indexed` : base.statusReason;
+    },
     backend(base: KnowledgeBase) {
       if (base.backend === "BEDROCK") return { __typename: "BedrockBackend", kind: "BEDROCK", knowledgeBaseId: base.bedrockKnowledgeBaseId, region: base.awsRegion };
       if (base.backend === "S3VECTORS") return { __typename: "S3VectorsBackend", kind: "S3VECTORS", bucket: base.s3VectorsBucket, index: base.s3VectorsIndex, region: base.awsRegion };
@@ -220,6 +245,18 @@ export const knowledgeBaseResolvers = {
       // Platform knowledge bases never carry an organization's keys (their credentials are the platform's).
       const hasStoredKeys = base.scope === "PLATFORM" ? false : await context.knowledgeBaseLoaders().hasStoredKeys.load(base.id);
       return { mode: base.credentialMode, roleArn: base.roleArn, hasStoredKeys };
+    },
+  },
+
+  KnowledgeBasePassage: {
+    __resolveReference(reference: { id?: unknown }, context: KnowledgeContext) {
+      if (typeof reference.id !== "string") throw badUserInput("id", `must be a passage id string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
+      context.requireTenant();
+      // An id this subgraph could not have issued names nothing: null, like a passage pruned since.
+      return isPassageId(reference.id) ? context.knowledgeBaseLoaders().passageById.load(reference.id) : null;
+    },
+    knowledgeBase(passage: StoredPassage, _args: unknown, context: KnowledgeContext) {
+      return context.knowledgeBaseLoaders().knowledgeBaseById.load(passage.knowledgeBaseId);
     },
   },
 

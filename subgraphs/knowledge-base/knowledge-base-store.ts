@@ -123,6 +123,55 @@ export class KnowledgeBaseStore {
     );
   }
 
+  /**
+   * The BEDROCK and S3VECTORS knowledge bases the caller may query, in listing order, at most
+   * `limit` (the unified search asks each of them).
+   */
+  listRemote(tenant: TenantContext, limit: number): Promise<KnowledgeBase[]> {
+    return this.scoped(tenant.organizationId, (db) =>
+      db.knowledgeBase.findMany({
+        where: { AND: [visibleTo(tenant), { backend: { in: ["BEDROCK", "S3VECTORS"] } }] },
+        orderBy: [{ scope: "asc" }, { name: "asc" }, { id: "asc" }],
+        take: limit,
+      }),
+    );
+  }
+
+  /**
+   * Records how one of the organization's own knowledge bases last answered: ERROR with the
+   * reason after a lasting failure (`failure`), ACTIVE after a success. Platform knowledge
+   * bases are not the tenant's to mark (and row-level security would refuse the write).
+   */
+  async setHealth(tenant: TenantContext, id: string, failure: string | null): Promise<void> {
+    await this.scoped(tenant.organizationId, (db) =>
+      db.knowledgeBase.updateMany({
+        where: { id, organizationId: tenant.organizationId },
+        data: failure === null ? { status: "ACTIVE", statusReason: null } : { status: "ERROR", statusReason: failure.slice(0, 500) },
+      }),
+    );
+  }
+
+  /**
+   * Of these LOCAL knowledge bases, how many of each one's documents the caller may see are
+   * still waiting for or in indexing: one statement (for DataLoader). Those knowledge bases
+   * read SYNCING until their documents are READY or FAILED.
+   */
+  async documentsIndexing(tenant: TenantContext, ids: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.scoped(tenant.organizationId, (db) =>
+      db.document.groupBy({
+        by: ["knowledgeBaseId"],
+        where: {
+          knowledgeBaseId: { in: [...ids] },
+          organizationId: tenant.organizationId,
+          status: { in: ["PENDING", "INDEXING"] },
+          OR: [{ ownerId: tenant.userId }, ...(tenant.teamIds.length > 0 ? [{ teamId: { in: [...tenant.teamIds] } }] : [])],
+        },
+        _count: { _all: true },
+      }),
+    );
+    return new Map(rows.flatMap((row) => (row.knowledgeBaseId ? [[row.knowledgeBaseId, row._count._all] as const] : [])));
+  }
+
   /** A page of `list`, after `after`, optionally of one scope. */
   listPage(tenant: TenantContext, take: number, after: KnowledgeBasePageCursor | null, scope: KnowledgeBaseScope | null): Promise<KnowledgeBase[]> {
     const where: Prisma.KnowledgeBaseWhereInput[] = [visibleTo(tenant)];
@@ -268,6 +317,9 @@ function visibleTo(tenant: TenantContext): Prisma.KnowledgeBaseWhereInput {
 function validateKnowledgeBase(input: NewKnowledgeBase): void {
   if (input.name.trim().length === 0) throw badUserInput("name", "must not be empty.");
   if (input.name.length > MAX_KNOWLEDGE_BASE_NAME_LENGTH) throw badUserInput("name", `must be at most ${MAX_KNOWLEDGE_BASE_NAME_LENGTH} characters (got ${input.name.length}).`);
+  if (input.embeddingModel && (input.embeddingModel.length > 200 || input.embeddingModel.trim().length === 0)) {
+    throw badUserInput("embeddingModel", `must be a model id of 1 to 200 characters (got ${input.embeddingModel.length}).`);
+  }
   if (input.category !== null && input.category.length > MAX_CATEGORY_LENGTH) {
     throw badUserInput("category", `must be at most ${MAX_CATEGORY_LENGTH} characters (got ${input.category.length}).`);
   }

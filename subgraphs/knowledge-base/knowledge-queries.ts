@@ -2,37 +2,19 @@
  * The agent-facing knowledge queries: `queryKnowledgeBase` (the caller's documents, or one LOCAL
  * knowledge base's) and `queryPlatformKnowledge` (the knowledge bases a capability maps to, in
  * priority order). Documents are searched with the documents domain's own providers (from
- * ./search.ts), their rankings fused with weighted RRF; Bedrock knowledge bases are asked with
- * Retrieve under their credential mode. Each source runs under its own timeout and reports its
+ * ./search.ts), their rankings fused with weighted RRF; BEDROCK and S3VECTORS knowledge bases are asked
+ * through remote-knowledge-bases.ts under their credential modes. Each source runs under its own timeout and reports its
  * own status, so one failing knowledge base never costs the others their answer. Every source
  * asked is logged (knowledge-query-log.ts) after the answer is built, off the response path.
  */
-import { retrieve, type RetrievedPassage } from "../../lib/aws/bedrock-knowledge-base.js";
-import type { AwsCredentialSettings, AwsCredentialSource } from "../../lib/aws/credentials.js";
-import { AwsBackendError } from "../../lib/aws/errors.js";
 import type { ProviderHit, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import type { DocumentStore } from "./document-store.js";
 import type { KnowledgeBase, KnowledgeBaseStore } from "./knowledge-base-store.js";
 import type { KnowledgeQueryLog } from "./knowledge-query-log.js";
+import type { KnowledgePassage, RemoteKnowledgeBases, SourceAnswer, SourceReport, SourceStatus } from "./remote-knowledge-bases.js";
 
-export type SourceStatus = "OK" | "DEGRADED" | "RATE_LIMITED" | "ACCESS_DENIED" | "BAD_REQUEST" | "NOT_FOUND" | "TIMEOUT" | "UNSUPPORTED" | "ERROR";
-
-export interface KnowledgePassage {
-  text: string;
-  score: number;
-  source: { documentId: string | null; chunkId: string | null; fileName: string | null; uri: string | null; headingPath: string[]; page: number | null };
-  knowledgeBase: KnowledgeBase | null;
-}
-
-export interface SourceReport {
-  knowledgeBase: KnowledgeBase | null;
-  provider: string;
-  status: SourceStatus;
-  returned: number;
-  error: string | null;
-  tookMs: number;
-}
+export type { KnowledgePassage, SourceReport, SourceStatus };
 
 export interface KnowledgeQueryResult {
   passages: KnowledgePassage[];
@@ -45,9 +27,8 @@ export interface KnowledgeQueryDependencies {
   knowledgeBases: KnowledgeBaseStore;
   /** The documents domain's providers (keyword and semantic), from ./search.ts. */
   documentProviders: readonly SearchProvider[];
-  credentials: AwsCredentialSource;
-  /** Bedrock Agent Runtime's endpoint override (stand-ins, VPC endpoints). */
-  bedrockEndpoint: string | null;
+  /** BEDROCK and S3VECTORS knowledge bases, under their credential modes. */
+  remote: RemoteKnowledgeBases;
   /** Each source's time budget. */
   sourceTimeoutMs: number;
   log: KnowledgeQueryLog;
@@ -97,8 +78,7 @@ export class KnowledgeQueries {
       }
       return this.askDocuments(tenant, query, limit, base, minScore);
     }
-    if (base.backend === "BEDROCK") return this.askBedrock(tenant, base, query, limit, minScore);
-    return unsupported(base, "s3vectors", "S3VECTORS knowledge bases cannot be queried yet");
+    return this.deps.remote.ask(tenant, base, query, limit, minScore);
   }
 
   private async askDocuments(tenant: TenantContext, query: string, limit: number, base: KnowledgeBase | null, minScore: number): Promise<SourceAnswer> {
@@ -143,51 +123,6 @@ export class KnowledgeQueries {
     };
   }
 
-  private async askBedrock(tenant: TenantContext, base: KnowledgeBase, query: string, limit: number, minScore: number): Promise<SourceAnswer> {
-    const started = performance.now();
-    const report = (status: SourceStatus, returned: number, error: string | null): SourceReport => ({ knowledgeBase: base, provider: "bedrock", status, returned, error, tookMs: Math.round(performance.now() - started) });
-    try {
-      const settings = await this.credentialSettings(tenant, base);
-      const found: RetrievedPassage[] = await retrieve({
-        knowledgeBaseId: base.bedrockKnowledgeBaseId!,
-        region: base.awsRegion!,
-        query,
-        numberOfResults: limit,
-        credentials: this.deps.credentials.providerFor(settings, tenant.organizationId),
-        timeoutMs: this.deps.sourceTimeoutMs,
-        endpoint: this.deps.bedrockEndpoint ?? undefined,
-      });
-      const passages = found
-        .filter((passage) => passage.score >= minScore)
-        .slice(0, limit)
-        .map((passage): KnowledgePassage => ({
-          text: passage.text,
-          score: passage.score,
-          source: { documentId: null, chunkId: null, fileName: null, uri: uriOf(passage), headingPath: [], page: pageOf(passage.metadata) },
-          knowledgeBase: base,
-        }));
-      return { passages, report: report("OK", passages.length, null) };
-    } catch (error) {
-      if (error instanceof AwsBackendError) return { passages: [], report: report(error.status, 0, error.message) };
-      throw error;
-    }
-  }
-
-  // Private: the knowledge base's credential mode as lib/aws/credentials.ts takes it; user keys are read sealed and opened only there.
-  private async credentialSettings(tenant: TenantContext, base: KnowledgeBase): Promise<AwsCredentialSettings> {
-    switch (base.credentialMode) {
-      case "USER_KEYS": {
-        const sealedKeys = await this.deps.knowledgeBases.sealedCredentials(tenant, base.id);
-        if (!sealedKeys) throw new AwsBackendError("ACCESS_DENIED", `knowledge base ${base.id} uses your organization's AWS keys and none are stored: set them with setKnowledgeBaseCredentials`);
-        return { mode: "user-keys", sealedKeys };
-      }
-      case "ASSUME_ROLE":
-        return { mode: "assume-role", roleArn: base.roleArn! };
-      default:
-        return { mode: "platform" };
-    }
-  }
-
   // Private: one log row per source asked, written after the answer is built (the log batches; nothing here waits).
   private log(tenant: TenantContext, query: string, answers: SourceAnswer[]): void {
     for (const { passages, report } of answers) {
@@ -204,11 +139,6 @@ export class KnowledgeQueries {
       });
     }
   }
-}
-
-interface SourceAnswer {
-  passages: KnowledgePassage[];
-  report: SourceReport;
 }
 
 function unsupported(base: KnowledgeBase, provider: string, error: string): SourceAnswer {
@@ -245,14 +175,4 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
-}
-
-function uriOf(passage: RetrievedPassage): string | null {
-  const source = passage.source as { uri?: string | null; url?: string; id?: string };
-  return source.uri ?? source.url ?? source.id ?? null;
-}
-
-function pageOf(metadata: Record<string, unknown>): number | null {
-  const page = metadata["x-amz-bedrock-kb-document-page-number"];
-  return typeof page === "number" && Number.isInteger(page) ? page : null;
 }

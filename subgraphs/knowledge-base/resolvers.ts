@@ -103,6 +103,7 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
     },
   },
   KnowledgeBaseBackend: knowledgeBaseResolvers.KnowledgeBaseBackend,
+  KnowledgeBasePassage: knowledgeBaseResolvers.KnowledgeBasePassage,
   CapabilityMapping: knowledgeBaseResolvers.CapabilityMapping,
   KnowledgeBaseUsage: knowledgeBaseResolvers.KnowledgeBaseUsage,
 

@@ -1,10 +1,15 @@
 /**
- * The documents domain's part in the unified search: BM25 over document chunks, vectors of
- * document chunks, the check that a cached hit's chunk still exists and is the caller's to see,
- * the indexer that turns PENDING documents into chunks off the request path, and the usage
- * counter search hits feed. The search subgraph reaches this domain through this module only
- * (see subgraphs/search/providers/registry.ts); everything under ./search/ is internal.
+ * The knowledge-base subgraph's part in the unified search, in two domains:
+ * - documents: BM25 over document chunks, vectors of document chunks, the check that a cached
+ *   hit's chunk still exists and is the caller's to see, the indexer that turns PENDING
+ *   documents into chunks off the request path, and the usage counter search hits feed;
+ * - knowledge bases: the `knowledge-bases` provider over every BEDROCK and S3VECTORS knowledge
+ *   base the caller may query, whose hits are KnowledgeBasePassage entities.
+ * The search subgraph reaches this subgraph through this module only (see
+ * subgraphs/search/providers/registry.ts); everything under ./search/ is internal.
  */
+import type { Config } from "../../lib/config.js";
+import { AwsCredentialSource } from "../../lib/aws/credentials.js";
 import type { Database } from "../../lib/database/connect.js";
 import { documentChunkingFor } from "../../lib/documents/chunk-document.js";
 import type { Logger } from "../../lib/logger.js";
@@ -13,8 +18,12 @@ import type { DomainSearch } from "../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { DocumentStore } from "./document-store.js";
+import { KnowledgeBaseStore } from "./knowledge-base-store.js";
+import { isPassageId, PassageStore } from "./passage-store.js";
+import { RemoteKnowledgeBases } from "./remote-knowledge-bases.js";
 import { DocumentIndexer, type DocumentIndexerOptions } from "./search/document-indexer.js";
 import { DocumentsKeywordProvider } from "./search/keyword-provider.js";
+import { KnowledgeBasesProvider, type KnowledgeBasesProviderOptions } from "./search/knowledge-bases-provider.js";
 import { DocumentsSemanticProvider } from "./search/semantic-provider.js";
 import { DocumentUsageRecorder } from "./search/usage-recorder.js";
 import { visibleChunkIds } from "./search/visible-chunks.js";
@@ -60,5 +69,51 @@ export function documentSearch({ database, embedder, vectorStore, logger, indexe
     indexer,
     recordUsage: (tenant, chunkIds) => usage.record(tenant, chunkIds),
     flushUsage: () => usage.flush(),
+    // Documents count how often search returns their chunks.
+    onPage(tenant, refs) {
+      const chunkIds = refs.filter((ref) => ref.typename === "DocumentChunk").map((ref) => ref.id);
+      if (chunkIds.length > 0) usage.record(tenant, chunkIds);
+    },
+    close: () => usage.flush(),
+  };
+}
+
+export interface KnowledgeBaseSearchDependencies {
+  database: Database;
+  config: Config;
+  /** Embeds queries for S3VECTORS knowledge bases. */
+  embedder: Embedder;
+  logger: Logger;
+  /** Provider settings (tests; the defaults suit production). */
+  provider?: KnowledgeBasesProviderOptions;
+}
+
+export type KnowledgeBaseSearch = DomainSearch;
+
+/** The `knowledge-bases` provider and the check that a cached KnowledgeBasePassage hit is still the caller's to see. */
+export function knowledgeBaseSearch({ database, config, embedder, logger, provider }: KnowledgeBaseSearchDependencies): KnowledgeBaseSearch {
+  const knowledgeBases = new KnowledgeBaseStore(database.prisma);
+  const passages = new PassageStore(database.prisma);
+  const credentials = new AwsCredentialSource({ keyring: config.secrets.keyring ?? undefined, sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined } });
+  const remote = new RemoteKnowledgeBases({
+    knowledgeBases,
+    credentials,
+    embedder,
+    endpoints: config.knowledgeBase.awsEndpoints,
+    timeoutMs: config.search.providerTimeoutMs,
+    logger: logger.child("knowledge-bases"),
+  });
+  return {
+    domain: "knowledge-bases",
+    providers: [new KnowledgeBasesProvider(knowledgeBases, remote, passages, logger.child("knowledge-bases"), provider)],
+    async liveEntities(tenant, refs) {
+      const ids = refs.filter((ref) => ref.typename === "KnowledgeBasePassage" && isPassageId(ref.id)).map((ref) => ref.id);
+      if (ids.length === 0) return new Set();
+      const live = await passages.findByIds(tenant, ids);
+      return new Set(live.map((passage) => `KnowledgeBasePassage:${passage.id}`));
+    },
+    async close() {
+      credentials.close();
+    },
   };
 }

@@ -51,7 +51,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   const vectorStore = dependencies.vectorStore ?? createVectorStore(config.search, database);
   const cache = dependencies.cache ?? createResultCache({ redisUrl: config.search.redisUrl, redisKeyPrefix: config.search.redisKeyPrefix, ttlSeconds: config.search.cacheTtlSeconds, logger });
   const queryLog = new QueryLog(database, logger);
-  const domains = createSearchDomains({ database, embedder, vectorStore, logger });
+  const domains = createSearchDomains({ database, config, embedder, vectorStore, logger });
   const all = Object.values(domains);
   // A cached page is re-checked by every domain, each answering for its own types.
   const liveEntities: LiveEntityFilter = async (tenant, refs) => {
@@ -66,10 +66,9 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     providerTimeoutMs: config.search.providerTimeoutMs,
     queryLog,
     logger,
-    // Documents count how often search returns their chunks (batched, off the response path).
+    // Domains learn what search returned (documents count their chunks' usage), off the response path.
     onPage: (tenant, refs) => {
-      const chunkIds = refs.filter((ref) => ref.typename === "DocumentChunk").map((ref) => ref.id);
-      if (chunkIds.length > 0) domains.documents.recordUsage(tenant, chunkIds);
+      for (const domain of all) domain.onPage?.(tenant, refs);
     },
   });
   const indexer = domains.conversations.indexer;
@@ -95,7 +94,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     },
     async stop() {
       await Promise.all(indexers.map((domainIndexer) => domainIndexer.stop()));
-      await Promise.all([queryLog.flush(), domains.documents.flushUsage()]);
+      await Promise.all([queryLog.flush(), ...all.map((domain) => domain.close?.())]);
       await cache.close();
       await vectorStore.close?.();
     },

@@ -9,6 +9,7 @@ import type { GraphQLError } from "graphql";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { DocumentStore } from "../../subgraphs/knowledge-base/document-store.js";
+import { PassageStore } from "../../subgraphs/knowledge-base/passage-store.js";
 import { KnowledgeBaseStore, PLATFORM_ORGANIZATION_ID, type KnowledgeBase, type NewKnowledgeBase } from "../../subgraphs/knowledge-base/knowledge-base-store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
@@ -155,5 +156,71 @@ describe("knowledge query log", () => {
     }
     const acmeQueries = await withTenantScope(db.database.prisma, "acme", (tx) => tx.$queryRawUnsafe<{ query: string }[]>(`SELECT query FROM knowledge_queries`));
     expect(acmeQueries).toEqual([{ query: "refund policy" }]);
+  });
+});
+
+describe("remote knowledge bases and their health", () => {
+  it("lists only BEDROCK and S3VECTORS knowledge bases the caller may query, bounded", async () => {
+    expect((await store.listRemote(ann, 10)).map((kb) => kb.name)).toEqual(["Platform policies", "Acme contracts"]);
+    expect((await store.listRemote(ann, 1)).map((kb) => kb.name)).toEqual(["Platform policies"]);
+    expect((await store.listRemote(gus, 10)).map((kb) => kb.name)).toEqual(["Platform policies"]);
+  });
+
+  it("marks an organization's own knowledge base ERROR and back, and cannot touch the platform's or another organization's", async () => {
+    await store.setHealth(ann, acmeBedrock.id, "access denied");
+    expect(await store.get(ann, acmeBedrock.id)).toMatchObject({ status: "ERROR", statusReason: "access denied" });
+    await store.setHealth(ann, acmeBedrock.id, null);
+    expect(await store.get(ann, acmeBedrock.id)).toMatchObject({ status: "ACTIVE", statusReason: null });
+    await store.setHealth(ann, platformPolicies.id, "nope");
+    await store.setHealth(ann, globexSecret.id, "nope");
+    expect(await store.get(ann, platformPolicies.id)).toMatchObject({ status: "ACTIVE", statusReason: null });
+    expect(await store.get(gus, globexSecret.id)).toMatchObject({ status: "ACTIVE", statusReason: null });
+  });
+
+  it("counts a LOCAL knowledge base's documents still being indexed, within the caller's scope", async () => {
+    const documents = new DocumentStore(db.database.prisma);
+    const syncing = await store.create(ann, local("Being filled", { scope: "TEAM", teamId: "support" }));
+    const upload = (who: TenantContext, name: string, teamId: string | null) =>
+      documents.create(who, { fileName: name, mediaType: "text/plain", format: "text", category: null, sizeBytes: 5, contentHash: name.padEnd(64, "0").slice(0, 64).replace(/[^0-9a-f]/g, "a"), teamId, knowledgeBaseId: syncing.id, text: "hello" });
+    await upload(ann, "private.txt", null);
+    await upload(ann, "shared.txt", "support");
+    const counts = async (who: TenantContext) => (await store.documentsIndexing(who, [syncing.id, acmeHandbook.id])).get(syncing.id) ?? 0;
+    expect(await counts(ann)).toBe(2);
+    // A teammate counts the shared one only; another organization nothing.
+    expect(await counts(tenant("acme", "cat", ["support"]))).toBe(1);
+    expect(await counts(gus)).toBe(0);
+  });
+});
+
+describe("passages retrieved from remote knowledge bases", () => {
+  it("stores each passage once per organization, cleaned, and shows it only where its knowledge base is visible", async () => {
+    const passages = new PassageStore(db.database.prisma);
+    const rows = [
+      { knowledgeBaseId: acmeBedrock.id, text: "Contract renewals need 30 days' notice.", uri: "s3://contracts/renewals.pdf", page: 4 },
+      { knowledgeBaseId: acmeBedrock.id, text: "Bad\u0000text\udc00 here" + "x".repeat(9_000), uri: null, page: -3 },
+    ];
+    const ids = await passages.upsert(ann, rows);
+    expect(await passages.upsert(ann, rows)).toEqual(ids);
+    // The same passage retrieved by another organization is another row, not a shared one.
+    const [platformId] = await passages.upsert(gus, [{ knowledgeBaseId: platformPolicies.id, text: "Platform passage", uri: null, page: null }]);
+    const [annPlatformId] = await passages.upsert(ann, [{ knowledgeBaseId: platformPolicies.id, text: "Platform passage", uri: null, page: null }]);
+    expect(platformId).not.toBe(annPlatformId);
+
+    const stored = await passages.findByIds(ann, [...ids, platformId!, annPlatformId!, "not-an-id"]);
+    expect(stored.map((passage) => passage.id).sort()).toEqual([...ids, annPlatformId!].sort());
+    const cleaned = stored.find((passage) => passage.id === ids[1])!;
+    expect(cleaned.text.startsWith("Bad\ufffdtext\ufffd here")).toBe(true);
+    expect(cleaned.text.length).toBe(8_000);
+    expect(cleaned.page).toBeNull();
+    expect(await passages.findByIds(gus, ids)).toEqual([]);
+    expect((await passages.findByIds(gus, [platformId!])).map((passage) => passage.text)).toEqual(["Platform passage"]);
+  });
+
+  it("drops passages a day after their last retrieval", async () => {
+    const passages = new PassageStore(db.database.prisma);
+    const [old] = await passages.upsert(bob, [{ knowledgeBaseId: platformPolicies.id, text: "Old passage", uri: null, page: null }]);
+    await db.database.prisma.knowledgeBasePassage.update({ where: { id: old! }, data: { retrievedAt: new Date(Date.now() - 25 * 3_600_000) } });
+    await passages.upsert(bob, [{ knowledgeBaseId: platformPolicies.id, text: "New passage", uri: null, page: null }]);
+    expect(await db.database.prisma.knowledgeBasePassage.findUnique({ where: { id: old! } })).toBeNull();
   });
 });

@@ -5,15 +5,17 @@
  * internals, so the search subgraph knows no domain's tables. Adding a domain: its public
  * module, and one line here.
  */
+import type { Config } from "../../../lib/config.js";
 import type { Database } from "../../../lib/database/connect.js";
 import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { conversationSearch, type ConversationSearch } from "../../conversations/search.js";
-import { documentSearch, type DocumentSearch } from "../../knowledge-base/search.js";
+import { documentSearch, knowledgeBaseSearch, type DocumentSearch, type KnowledgeBaseSearch } from "../../knowledge-base/search.js";
 
 export interface DomainDependencies {
   database: Database;
+  config: Config;
   embedder: Embedder;
   vectorStore: VectorStore;
   logger: Logger;
@@ -22,11 +24,13 @@ export interface DomainDependencies {
 export interface SearchDomains {
   conversations: ConversationSearch;
   documents: DocumentSearch;
+  knowledgeBases: KnowledgeBaseSearch;
 }
 
 export function createSearchDomains(dependencies: DomainDependencies): SearchDomains {
   return {
     conversations: conversationSearch(dependencies),
     documents: documentSearch(dependencies),
+    knowledgeBases: knowledgeBaseSearch(dependencies),
   };
 }

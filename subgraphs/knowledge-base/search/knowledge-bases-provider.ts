@@ -1,0 +1,93 @@
+/**
+ * `knowledge-bases`: the unified search's provider over every BEDROCK and S3VECTORS knowledge
+ * base the caller may query (the platform's, the organization's, their teams'), asked side by
+ * side under the provider's deadline and merged by rank (weighted RRF with equal weights: one
+ * Bedrock score and one cosine similarity are not on the same scale, but first place is first
+ * place). Its hits are `KnowledgeBasePassage` entities, stored as they are retrieved
+ * (passage-store.ts) so the gateway can load them from this subgraph like any other item.
+ *
+ * LOCAL knowledge bases are not asked here: their documents are the organization's documents,
+ * which `documents.keyword` and `documents.semantic` already rank; asking them twice would give
+ * their chunks two votes.
+ *
+ * Listing the knowledge bases costs a statement, and most organizations have none: the list is
+ * kept per (organization, teams) for a few seconds, so a new or deleted knowledge base shows in
+ * search after at most that long. A knowledge base that fails is left out of this search (its
+ * reason is logged and shows in its `status` when it lasts); the provider itself fails only when
+ * every knowledge base it asked did, with their reasons.
+ */
+import { LRUCache } from "lru-cache";
+import type { Logger } from "../../../lib/logger.js";
+import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import type { TenantContext } from "../../../lib/tenancy/token.js";
+import type { KnowledgeBase, KnowledgeBaseStore } from "../knowledge-base-store.js";
+import { fuseByRank } from "../knowledge-queries.js";
+import type { PassageStore } from "../passage-store.js";
+import type { RemoteKnowledgeBases } from "../remote-knowledge-bases.js";
+
+/** Knowledge bases asked per search at most, in listing order (platform, company, team; by name). */
+export const MAX_KNOWLEDGE_BASES_PER_SEARCH = 8;
+/** Passages asked of each knowledge base at most (Bedrock and S3 Vectors both cap at 100). */
+const MAX_PER_KNOWLEDGE_BASE = 50;
+
+export interface KnowledgeBasesProviderOptions {
+  /** How long a caller's list of knowledge bases is reused. Default 5 s; 0 lists on every search. */
+  listTtlMs?: number;
+}
+
+export class KnowledgeBasesProvider implements SearchProvider {
+  readonly name = "knowledge-bases";
+  readonly kind = "SEMANTIC" as const;
+  readonly description = "Passages from the Bedrock and S3 Vectors knowledge bases you may query (the platform's, your organization's and your teams'), merged by rank.";
+  private readonly lists: LRUCache<string, KnowledgeBase[]> | null;
+
+  constructor(
+    private readonly knowledgeBases: KnowledgeBaseStore,
+    private readonly remote: RemoteKnowledgeBases,
+    private readonly passages: PassageStore,
+    private readonly logger: Logger,
+    options: KnowledgeBasesProviderOptions = {},
+  ) {
+    const ttl = options.listTtlMs ?? 5_000;
+    this.lists = ttl > 0 ? new LRUCache({ max: 10_000, ttl }) : null;
+  }
+
+  async search({ tenant, query, window, signal }: ProviderRequest): Promise<ProviderHit[]> {
+    const bases = await this.queryable(tenant);
+    if (bases.length === 0) return [];
+    const perBase = Math.min(MAX_PER_KNOWLEDGE_BASE, window);
+    const answers = await Promise.all(bases.map((base) => this.remote.ask(tenant, base, query, perBase, 0, signal)));
+    const failed = answers.filter((answer) => answer.report.status !== "OK");
+    for (const { report } of failed) this.logger.warn(`knowledge base ${report.knowledgeBase?.id} left out of a search: ${report.status} ${report.error ?? ""}`);
+    if (failed.length === answers.length) {
+      throw new Error(failed.map(({ report }) => `${report.knowledgeBase?.name}: ${report.status}${report.error ? ` (${report.error})` : ""}`).join("; "));
+    }
+
+    const rows = answers.flatMap(({ passages }) =>
+      passages.map((passage) => ({ knowledgeBaseId: passage.knowledgeBase!.id, text: passage.text, uri: passage.source.uri, page: passage.source.page, score: passage.score })),
+    );
+    if (rows.length === 0) return [];
+    const ids = await this.passages.upsert(tenant, rows);
+    const scoreOf = new Map<string, number>();
+    let offset = 0;
+    const lists = answers.map(({ passages }) => {
+      const listIds = ids.slice(offset, offset + passages.length);
+      passages.forEach((passage, index) => scoreOf.has(listIds[index]!) || scoreOf.set(listIds[index]!, passage.score));
+      offset += passages.length;
+      return { weight: 1, ids: listIds };
+    });
+    return fuseByRank(lists)
+      .slice(0, window)
+      .map((hit) => ({ ref: { typename: "KnowledgeBasePassage", id: hit.id }, nativeScore: scoreOf.get(hit.id) ?? 0 }));
+  }
+
+  /** The caller's remote knowledge bases, reused for a few seconds per (organization, teams). */
+  private async queryable(tenant: TenantContext): Promise<KnowledgeBase[]> {
+    const key = `${tenant.organizationId}\u0000${[...tenant.teamIds].sort().join("\u0000")}`;
+    const cached = this.lists?.get(key);
+    if (cached) return cached;
+    const bases = await this.knowledgeBases.listRemote(tenant, MAX_KNOWLEDGE_BASES_PER_SEARCH);
+    this.lists?.set(key, bases);
+    return bases;
+  }
+}
