@@ -11,6 +11,7 @@ import type { Config } from "../lib/config.js";
 import type { Database } from "../lib/database/connect.js";
 import { startSubgraph, type RunningSubgraph } from "../lib/graphql/subgraph-server.js";
 import type { Logger } from "../lib/logger.js";
+import { createEmbedder } from "../lib/retrieval/embeddings/index.js";
 import { startGateway, type GatewayOptions, type RunningGateway } from "../gateway/server.js";
 import { SUBGRAPHS } from "../subgraphs/index.js";
 
@@ -30,11 +31,13 @@ export interface StackOptions {
 
 export async function startStack({ config, database, logger, gateway: gatewayExtras }: StackOptions): Promise<RunningStack> {
   const subgraphs: RunningSubgraph[] = [];
+  // One embedder for the subgraphs that embed (search, knowledge-base): one model in memory.
+  const embedder = createEmbedder(config.search, database);
   try {
     for (const [name, define] of Object.entries(SUBGRAPHS)) {
       const endpoint = config.subgraphs[name as keyof Config["subgraphs"]];
       subgraphs.push(
-        await startSubgraph(await define({ database, config, logger: logger.child(name) }), {
+        await startSubgraph(await define({ database, config, logger: logger.child(name), embedder }), {
           host: config.host,
           port: endpoint.port,
           auth: config.auth,

@@ -6,6 +6,7 @@ import type { Config } from "../lib/config.js";
 import type { Database } from "../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../lib/graphql/subgraph-server.js";
 import type { Logger } from "../lib/logger.js";
+import type { Embedder } from "../lib/retrieval/embeddings/embedder.js";
 import { conversationsSubgraph } from "./conversations/index.js";
 import { knowledgeBaseSubgraph } from "./knowledge-base/index.js";
 import { searchSubgraph } from "./search/index.js";
@@ -14,6 +15,12 @@ export interface SubgraphDependencies {
   database: Database;
   config: Config;
   logger: Logger;
+  /**
+   * One embedder for every subgraph of a process (`npm start` runs them all in one): the local
+   * model is loaded once, in one worker pool, and query embeddings are cached once. Each
+   * subgraph builds its own from config when it runs alone.
+   */
+  embedder?: Embedder;
 }
 
 export type SubgraphName = keyof Config["subgraphs"];

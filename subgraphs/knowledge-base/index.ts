@@ -11,6 +11,7 @@ import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
 import { AwsCredentialSource } from "../../lib/aws/credentials.js";
 import { silentLogger, type Logger } from "../../lib/logger.js";
+import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
 import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
 import { DocumentStore } from "./document-store.js";
@@ -31,12 +32,12 @@ export interface KnowledgeBaseSubgraph extends SubgraphDefinition<KnowledgeBaseC
   knowledgeQueryLog: KnowledgeQueryLog;
 }
 
-export function knowledgeBaseSubgraph({ database, config, logger = silentLogger }: { database: Database; config: Config; logger?: Logger }): KnowledgeBaseSubgraph {
+export function knowledgeBaseSubgraph({ database, config, logger = silentLogger, embedder: sharedEmbedder }: { database: Database; config: Config; logger?: Logger; embedder?: Embedder | undefined }): KnowledgeBaseSubgraph {
   const documents = new DocumentStore(database.prisma);
   const knowledgeBases = new KnowledgeBaseStore(database.prisma);
   // Knowledge queries rank documents with the documents domain's own providers; the indexer
   // that search.ts also builds is never started here (the search subgraph runs it).
-  const embedder = createEmbedder(config.search, database);
+  const embedder = sharedEmbedder ?? createEmbedder(config.search, database);
   const vectorStore = createVectorStore(config.search, database);
   const { providers: documentProviders } = documentSearch({ database, embedder, vectorStore, logger: logger.child("knowledge-queries") });
   const credentials = new AwsCredentialSource({ keyring: config.secrets.keyring ?? undefined, sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined } });
