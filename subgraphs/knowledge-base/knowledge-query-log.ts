@@ -1,9 +1,9 @@
 /**
  * Writes one knowledge_queries row per source a knowledge query asked, without making the query
- * wait: entries are buffered and written in batches (one multi-row INSERT every half second, or
- * sooner when 200 wait), like the search subgraph's query log. A batch the database refuses is
- * retried in halves, so one bad row never costs the others theirs; a failed write is logged and
- * dropped, never reported to the caller.
+ * wait: entries go through a BatchedWriter (lib/database/batched-writer.ts), one multi-row INSERT
+ * every half second or sooner when 200 wait, like the search subgraph's query log. A batch the
+ * database refuses is retried in halves, so one bad row never costs the others theirs; a failed
+ * write is logged and dropped, never reported to the caller.
  *
  * The same flush raises the knowledge bases' query_count, one UPDATE per batch. It runs as the
  * tables' owner, outside any tenant scope, on purpose: a platform knowledge base belongs to the
@@ -11,6 +11,7 @@
  * so a tenant-scoped UPDATE would silently count nothing for exactly the knowledge bases that
  * are asked most. Only ids that a tenant-scoped read just resolved reach this statement.
  */
+import { BatchedWriter } from "../../lib/database/batched-writer.js";
 import type { Database } from "../../lib/database/connect.js";
 import type { Logger } from "../../lib/logger.js";
 
@@ -31,7 +32,7 @@ export interface KnowledgeQueryEntry {
 
 const FLUSH_INTERVAL_MS = 500;
 const MAX_BATCH = 200;
-/** Beyond this many unwritten entries (the database is down), the oldest are dropped rather than eating memory. */
+/** Beyond this many unwritten entries (the database is down or slow), the oldest are dropped rather than eating memory. */
 const MAX_BUFFERED = 10_000;
 const MAX_INT4 = 2_147_483_647;
 
@@ -56,46 +57,34 @@ function toRow(entry: KnowledgeQueryEntry) {
 type Row = ReturnType<typeof toRow>;
 
 export class KnowledgeQueryLog {
-  private buffer: KnowledgeQueryEntry[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly writer: BatchedWriter<Row>;
 
-  constructor(private readonly database: Database, private readonly logger: Logger) {}
+  constructor(private readonly database: Database, private readonly logger: Logger) {
+    this.writer = new BatchedWriter<Row>({
+      rowsName: "knowledge query log entries",
+      logger,
+      write: async (rows) => void (await database.prisma.knowledgeQuery.createMany({ data: rows })),
+      // Only rows that were written count: a row the database refused (say, a malformed id) must
+      // not make the UPDATE fail for the whole batch, nor count a query nobody can see in the log.
+      afterWrite: (written) => this.raiseQueryCounts(written),
+      maxBatch: MAX_BATCH,
+      flushIntervalMs: FLUSH_INTERVAL_MS,
+      maxBuffered: MAX_BUFFERED,
+      whenFull: "drop-oldest",
+    });
+  }
 
   record(entry: KnowledgeQueryEntry): void {
-    if (this.buffer.length >= MAX_BUFFERED) this.buffer.shift();
-    this.buffer.push(entry);
-    if (this.buffer.length >= MAX_BATCH) void this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
-      // A pending log write must not keep a finished process alive.
-      this.timer.unref();
-    }
+    this.writer.record(toRow(entry));
   }
 
   /** Writes everything recorded so far (on a timer, on shutdown, in tests). */
   flush(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    const batch = this.buffer;
-    this.buffer = [];
-    // Chained so batches land in order and shutdown can wait for the last one.
-    this.writing = this.writing.then(() => (batch.length > 0 ? this.write(batch) : undefined));
-    return this.writing;
+    return this.writer.flush();
   }
 
-  private async write(batch: KnowledgeQueryEntry[]): Promise<void> {
-    const failures: unknown[] = [];
-    const written: Row[] = [];
-    await this.insert(batch.map(toRow), written, failures);
-    if (failures.length > 0) {
-      const reason = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
-      this.logger.warn(`could not write ${batch.length - written.length} of ${batch.length} knowledge query log entries: ${reason}`);
-    }
-    // Only rows that were written count: a row the database refused (say, a malformed id) must
-    // not make the UPDATE fail for the whole batch, nor count a query nobody can see in the log.
+  // Private: one UPDATE per batch, as the tables' owner (see the top of this file).
+  private async raiseQueryCounts(written: Row[]): Promise<void> {
     const counts = new Map<string, number>();
     for (const row of written) if (row.knowledgeBaseId) counts.set(row.knowledgeBaseId, (counts.get(row.knowledgeBaseId) ?? 0) + 1);
     if (counts.size === 0) return;
@@ -108,22 +97,6 @@ export class KnowledgeQueryLog {
         WHERE base.id = counted.id`;
     } catch (error) {
       this.logger.warn(`could not raise the query counts of ${counts.size} knowledge bases: ${(error as Error).message}`);
-    }
-  }
-
-  // Private: one INSERT; if refused, each half on its own down to single rows, so only the rows refused alone are lost.
-  private async insert(rows: Row[], written: Row[], failures: unknown[]): Promise<void> {
-    try {
-      await this.database.prisma.knowledgeQuery.createMany({ data: rows });
-      written.push(...rows);
-    } catch (error) {
-      if (rows.length === 1) {
-        failures.push(error);
-        return;
-      }
-      const middle = Math.ceil(rows.length / 2);
-      await this.insert(rows.slice(0, middle), written, failures);
-      await this.insert(rows.slice(middle), written, failures);
     }
   }
 }

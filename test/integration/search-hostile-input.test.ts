@@ -137,7 +137,7 @@ describe("the query log", () => {
     expect(await queriesOf("log-c")).toEqual(Array.from({ length: 7 }, (_, i) => `row ${i}`));
     expect(await queriesOf("log-d")).toEqual(["kept"]);
     expect(logger.lines).toHaveLength(1);
-    expect(logger.lines[0]).toMatch(/could not write 1 search query log entr/);
+    expect(logger.lines[0]).toMatch(/could not write 1 of 9 search query log entries: simulated refusal of one row/);
   });
 });
 
