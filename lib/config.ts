@@ -71,6 +71,21 @@ export interface KnowledgeBaseConfig {
 
 export type EmbedderKind = "local" | "openai" | "hashing";
 
+/** Where document and conversation vectors live (VECTOR_STORE). */
+export type VectorStoreKind = "pgvector" | "weaviate" | "s3vectors";
+
+/** Amazon S3 Vectors as the vector store: one bucket, an index per embedding model (lib/aws/s3-vectors-store.ts). */
+export interface S3VectorsConfig {
+  /** S3_VECTORS_BUCKET: the vector bucket, created beforehand (the store creates indexes, never buckets). */
+  bucket: string;
+  /** S3_VECTORS_REGION, else AWS_REGION, else us-east-1. */
+  region: string;
+  /** S3_VECTORS_INDEX_PREFIX; null: the store's default ("context-search"). */
+  indexPrefix: string | null;
+  /** AWS_ENDPOINT_URL_S3VECTORS (a VPC endpoint or a stand-in); null: AWS's regional endpoint. */
+  endpoint: string | null;
+}
+
 export interface SearchConfig {
   /** Each provider's time budget; a slower provider is reported as TIMEOUT and left out. */
   providerTimeoutMs: number;
@@ -82,7 +97,11 @@ export interface SearchConfig {
   redisKeyPrefix: string;
   embedder: EmbedderKind;
   openai: { apiKey: string | null; baseUrl: string | null; model: string; dimensions: number | null };
+  /** Which vector store createVectorStore builds; its settings are `weaviate` or `s3Vectors` below. */
+  vectorStore: VectorStoreKind;
   weaviate: { url: string; apiKey: string | null; grpcPort: number | null } | null;
+  /** Set exactly when vectorStore is s3vectors. */
+  s3Vectors: S3VectorsConfig | null;
   /** Run the background indexer in this process. */
   indexer: boolean;
 }
@@ -142,6 +161,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError("REDIS_URL", `must be a redis:// or rediss:// URL, got "${redactUrl(redisUrl)}"`);
   const weaviateUrl = str(env, "WEAVIATE_URL");
   if (weaviateUrl && !/^https?:\/\//.test(weaviateUrl)) throw new ConfigError("WEAVIATE_URL", `must be an http:// or https:// URL, got "${weaviateUrl}"`);
+  const vectorStore = oneOf(env, "VECTOR_STORE", ["pgvector", "weaviate", "s3vectors"] as const, weaviateUrl ? "weaviate" : "pgvector");
+  if (vectorStore === "weaviate" && !weaviateUrl) throw new ConfigError("VECTOR_STORE", "is weaviate, but WEAVIATE_URL is not set");
+  const s3Vectors = vectorStore === "s3vectors" ? s3VectorsConfig(env) : null;
   const embedder = oneOf(env, "EMBEDDER", ["local", "openai", "hashing"] as const, openaiKey ? "openai" : "local");
   if (embedder === "openai" && !openaiKey) throw new ConfigError("EMBEDDER", "is openai, but OPENAI_API_KEY is not set");
   const queryPlanner = oneOf(env, "QUERY_PLANNER", ["rust", "js"] as const, "rust");
@@ -210,9 +232,11 @@ export function loadConfig(env: Env = process.env): Config {
         model: str(env, "OPENAI_EMBEDDING_MODEL") ?? "text-embedding-3-small",
         dimensions: str(env, "OPENAI_EMBEDDING_DIMENSIONS") ? int(env, "OPENAI_EMBEDDING_DIMENSIONS", 1536, 1, 2000) : null,
       },
+      vectorStore,
       weaviate: weaviateUrl
         ? { url: weaviateUrl, apiKey: str(env, "WEAVIATE_API_KEY") ?? null, grpcPort: str(env, "WEAVIATE_GRPC_PORT") ? port(env, "WEAVIATE_GRPC_PORT", 50051) : null }
         : null,
+      s3Vectors,
       indexer: bool(env, "SEARCH_INDEXER", true),
     },
     demo: { seed: bool(env, "DEMO_SEED", !production), conversations: int(env, "DEMO_CONVERSATIONS", 300, 1, 100_000) },
@@ -240,6 +264,24 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     secrets: { keyring: secretKeyring(env) },
   };
+}
+
+// Private: S3 Vectors' settings, checked here so a typo fails start-up rather than the first search.
+function s3VectorsConfig(env: Env): S3VectorsConfig {
+  const bucket = str(env, "S3_VECTORS_BUCKET");
+  if (!bucket) throw new ConfigError("S3_VECTORS_BUCKET", "is required when VECTOR_STORE=s3vectors (the name of an existing S3 vector bucket)");
+  // S3 Vectors' bucket names: 3-63 lower-case letters, digits and hyphens, starting and ending with a letter or digit.
+  if (!/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError("S3_VECTORS_BUCKET", `must be 3-63 lower-case letters, digits or "-", starting and ending with a letter or digit, got "${bucket}"`);
+  const region = str(env, "S3_VECTORS_REGION") ?? str(env, "AWS_REGION") ?? "us-east-1";
+  if (!/^[a-z]{2}(?:-[a-z]+)+-\d$/.test(region)) {
+    throw new ConfigError(str(env, "S3_VECTORS_REGION") ? "S3_VECTORS_REGION" : "AWS_REGION", `must be an AWS region such as us-east-1, got "${region}"`);
+  }
+  const indexPrefix = str(env, "S3_VECTORS_INDEX_PREFIX") ?? null;
+  // The store appends "-<model>-<hash>" and S3 Vectors caps index names at 63 characters.
+  if (indexPrefix !== null && !/^[a-z0-9][a-z0-9.-]{1,20}$/.test(indexPrefix)) {
+    throw new ConfigError("S3_VECTORS_INDEX_PREFIX", `must be 2-21 lower-case letters, digits, "-" or ".", starting with a letter or digit, got "${indexPrefix}"`);
+  }
+  return { bucket, region, indexPrefix, endpoint: httpUrl(env, "AWS_ENDPOINT_URL_S3VECTORS") };
 }
 
 function secretKeyring(env: Env): SecretKeyring | null {

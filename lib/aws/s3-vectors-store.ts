@@ -53,6 +53,8 @@ export interface S3VectorsStoreOptions {
   endpoint?: string | undefined;
   /** SDK attempts per call (it retries throttling with backoff). Default 3, the SDK's. */
   maxAttempts?: number | undefined;
+  /** Runs after close() has released the client: whatever the creator opened for this store (its credential source). */
+  onClose?: (() => void | Promise<void>) | undefined;
 }
 
 interface ChunkMetadata {
@@ -86,8 +88,10 @@ export class S3VectorsStore implements VectorStore {
   private readonly prefix: string;
   private readonly indexes = new Map<string, { dimensions: number; ready: Promise<void> }>();
   private discovered: Promise<string[]> | undefined;
+  private readonly onClose: (() => void | Promise<void>) | undefined;
 
   constructor(options: S3VectorsStoreOptions) {
+    this.onClose = options.onClose;
     this.bucket = options.vectorBucketName;
     this.prefix = options.indexPrefix ?? "context-search";
     if (!/^[a-z0-9][a-z0-9.-]{1,20}$/.test(this.prefix)) throw new RangeError(`indexPrefix "${this.prefix}" must be 2-21 lower-case letters, digits, "-" or "."`);
@@ -204,6 +208,7 @@ export class S3VectorsStore implements VectorStore {
 
   async close(): Promise<void> {
     this.client.destroy();
+    await this.onClose?.();
   }
 
   // -------------------------------------------------------------------------------------------
