@@ -64,6 +64,7 @@ describe("control characters in the query", () => {
         ["conversations.semantic", alpha === 1 ? "SKIPPED" : "OK", alpha === 1 ? expect.any(String) : null],
         ["documents.keyword", "OK", null],
         ["documents.semantic", alpha === 1 ? "SKIPPED" : "OK", alpha === 1 ? expect.any(String) : null],
+        ["knowledge-bases", alpha === 1 ? "SKIPPED" : "OK", alpha === 1 ? expect.any(String) : null],
       ]);
       if (alpha === 1) expect(result.hits[0]?.ref.id).toBe(ids.deadlock);
     }
