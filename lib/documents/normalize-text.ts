@@ -58,10 +58,25 @@ export function normalizeText(text: string): string {
     .replace(/\r\n?|[\u2028\u2029\u0085]/g, "\n")
     .replace(UNWANTED, "")
     .normalize("NFC")
-    .replace(/[ \t\u00A0]+$/gm, "")
+    .split("\n")
+    .map(withoutTrailingBlanks)
+    .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .replace(/^\n+/, "")
     .trimEnd();
+}
+
+// Private: a scan from the line's end, not /[ \t\u00A0]+$/gm. That pattern retries at every
+// blank of a run that does not end the line, each retry reading to the run's end: quadratic
+// (a line with 160,000 spaces inside it took 83 s).
+function withoutTrailingBlanks(line: string): string {
+  let end = line.length;
+  while (end > 0) {
+    const code = line.charCodeAt(end - 1);
+    if (code !== 0x20 && code !== 0x09 && code !== 0xa0) break;
+    end -= 1;
+  }
+  return end === line.length ? line : line.slice(0, end);
 }
 
 /** Whether anything readable is left (letters, digits, symbols: not only whitespace). */
@@ -69,7 +84,6 @@ export function hasReadableText(text: string): boolean {
   return /\S/u.test(text);
 }
 
-const ATX_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const SETEXT_UNDERLINE = /^ {0,3}(=+|-+)[ \t]*$/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
@@ -100,9 +114,9 @@ export function markdownSections(text: string): DocumentSection[] {
       lastBlank = false;
       continue;
     }
-    const atx = ATX_HEADING.exec(line);
+    const atx = atxHeading(line);
     if (atx) {
-      headings.push({ level: atx[1]!.length, title: inlineText(atx[2] ?? ""), start });
+      headings.push({ level: atx.level, title: inlineText(atx.title), start });
       previous = null;
       lastBlank = false;
       continue;
@@ -136,9 +150,45 @@ export function sectionsFromHeadings(headings: readonly { level: number; title: 
   return sections.filter((section) => section.end > section.start || sections.length === 1);
 }
 
+const isBlank = (code: number) => code === 0x20 || code === 0x09;
+
+/**
+ * An ATX heading line (`## Install ##`): its level and raw title, or null. What
+ * /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/ matched, found by scanning: that pattern
+ * retried its optional closing sequence at every character of the lazy title, and each blank
+ * run inside a title was read again from every blank in it (quadratic: a title with 160,000
+ * spaces inside took 71 s).
+ */
+function atxHeading(line: string): { level: number; title: string } | null {
+  let at = 0;
+  while (at < 3 && line.charCodeAt(at) === 0x20) at += 1;
+  let level = 0;
+  while (level < 7 && line.charCodeAt(at + level) === 0x23) level += 1;
+  if (level === 0 || level > 6) return null;
+  at += level;
+  if (at < line.length && !isBlank(line.charCodeAt(at))) return null;
+  // `.` in the pattern stopped at these; normalized text has none, but the scan stays exact.
+  if (/[\r\u2028\u2029]/.test(line)) return null;
+  while (at < line.length && isBlank(line.charCodeAt(at))) at += 1;
+  let end = line.length;
+  while (end > at && isBlank(line.charCodeAt(end - 1))) end -= 1;
+  // A closing run of `#`s counts only after a blank (`# C#` keeps its `#`).
+  let hashes = end;
+  while (hashes > at && line.charCodeAt(hashes - 1) === 0x23) hashes -= 1;
+  if (hashes < end && hashes > at && isBlank(line.charCodeAt(hashes - 1))) {
+    end = hashes;
+    while (end > at && isBlank(line.charCodeAt(end - 1))) end -= 1;
+  }
+  return { level, title: line.slice(at, end) };
+}
+
 function inlineText(markdown: string): string {
   return markdown
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    // A link's text stops at the next bracket and its target at an unbalanced parenthesis (one
+    // level of pairs allowed, as in Wikipedia's `Foo_(bar)`), so no two attempts read the same
+    // characters twice over: /\[([^\]]*)\]\([^)]*\)/ read a run of unclosed `[` (or `[a](`) again
+    // from every bracket (quadratic).
+    .replace(/!?\[([^[\]]*)\]\([^()]*(?:\([^()]*\)[^()]*)*\)/g, "$1")
     .replace(/(\*\*|__|\*|_|`)(.+?)\1/g, "$2")
     .replace(/\\([\\`*_{}[\]()#+\-.!])/g, "$1")
     .trim();

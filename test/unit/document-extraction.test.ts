@@ -193,3 +193,37 @@ describe("types and limits", () => {
     expect(document.text.length).toBe(5_000_000);
   });
 });
+
+// Regular expressions that backtrack super-linearly turn one upload into minutes of a parser
+// thread (measured before the fix, on a run of n spaces: n = 20,000 took 1.2 s and n = 160,000
+// took 83 s, 8x the input for 68x the time). Each case below is a megabyte of the shape that
+// made its pattern quadratic; the old code spent its whole time limit on it (EXTRACTION_TIMEOUT).
+describe("hostile text stays linear", () => {
+  const RUN = 1_000_000;
+  const generous = { timeoutMs: 20_000 };
+
+  it("keeps a megabyte of spaces inside a line (trailing-blank removal scans, it does not backtrack)", async () => {
+    const line = `a${" ".repeat(RUN)}b`;
+    const document = await extractText({ fileName: "gap.txt", bytes: utf8(`${line}\u00a0\t \nnext line  \n`) }, generous);
+    expect(document.text).toBe(`${line}\nnext line`);
+    // Blanks before a newline still go, whatever their mix, and only those.
+    const mixed = await extractText({ fileName: "mixed.txt", bytes: utf8(`one \t\u00a0\ntwo\u00a0 three\t\n\t\n`) });
+    expect(mixed.text).toBe("one\ntwo\u00a0 three");
+  });
+
+  it("reads a Markdown heading with a megabyte of spaces inside its title", async () => {
+    const title = `a${" ".repeat(RUN)}b`;
+    const document = await extractText({ fileName: "wide.md", bytes: utf8(`# ${title}\n\nBody text.\n`) }, generous);
+    expect(document.sections.map((section) => section.headingPath)).toEqual([[title]]);
+  });
+
+  it("reads a Markdown heading of a megabyte of unclosed link brackets", async () => {
+    for (const [name, title] of [["brackets.md", "[".repeat(RUN)], ["links.md", "[a](".repeat(RUN / 4)]] as const) {
+      const document = await extractText({ fileName: name, bytes: utf8(`# ${title}\n\nBody text.\n`) }, generous);
+      expect(document.sections.map((section) => section.headingPath)).toEqual([[title]]);
+    }
+    // Links still read as their text, a target with one level of parentheses included.
+    const linked = await extractText({ fileName: "linked.md", bytes: utf8("# See [the guide](https://example.org/Foo_(bar)) and ![logo](a.png) ##\n\nBody.\n") });
+    expect(linked.sections[0]!.headingPath).toEqual(["See the guide and logo"]);
+  });
+});
