@@ -28,7 +28,7 @@ import { runMain } from "../lib/shutdown.js";
 import { searchSubgraph } from "../subgraphs/search/index.js";
 import { DocumentStore } from "../subgraphs/knowledge-base/document-store.js";
 import { uploadDocument } from "../subgraphs/knowledge-base/upload.js";
-import { NoResultCache } from "../subgraphs/search/result-cache.js";
+import { NoResultCache } from "../lib/cache/result-cache.js";
 
 runMain(async () => {
   const { values, positionals } = parseArgs({

@@ -18,7 +18,7 @@ import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
 import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 import { createSearchDomains, type SearchDomains } from "./providers/registry.js";
 import { QueryLog } from "./query-log.js";
-import { createResultCache, type ResultCache } from "./result-cache.js";
+import { createResultCache, type ResultCache } from "../../lib/cache/result-cache.js";
 import { resolvers, type SearchContext } from "./resolvers.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
 

@@ -12,7 +12,7 @@ import { providerWeight, stitchSegments, type Contribution, type EntityRef, type
 import { toPlainText } from "./plain-text.js";
 import type { ProviderHit, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import type { QueryLog } from "./query-log.js";
-import type { ResultCache } from "./result-cache.js";
+import type { ResultCache } from "../../lib/cache/result-cache.js";
 
 export const MAX_QUERY_LENGTH = 1_000;
 /** Deepest provider window: results go at most half as deep (the window is 2 × (offset + limit)). */

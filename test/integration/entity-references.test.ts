@@ -11,7 +11,7 @@ import { conversationsSubgraph } from "../../subgraphs/conversations/index.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { searchSubgraph } from "../../subgraphs/search/index.js";
-import { NoResultCache } from "../../subgraphs/search/result-cache.js";
+import { NoResultCache } from "../../lib/cache/result-cache.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { recordingLogger } from "../support/recording-logger.js";

@@ -6,7 +6,7 @@ import net from "node:net";
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
-import { MemoryResultCache, RedisResultCache } from "../../subgraphs/search/result-cache.js";
+import { MemoryResultCache, RedisResultCache } from "../../lib/cache/result-cache.js";
 
 const redisUrl = loadConfig().search.redisUrl;
 const describeWithRedis = redisUrl ? describe : describe.skip;

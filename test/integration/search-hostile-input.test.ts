@@ -14,7 +14,7 @@ import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-e
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { QueryLog, type QueryLogEntry } from "../../subgraphs/search/query-log.js";
-import { NoResultCache } from "../../subgraphs/search/result-cache.js";
+import { NoResultCache } from "../../lib/cache/result-cache.js";
 import { MAX_WINDOW, SearchService } from "../../subgraphs/search/search-service.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";

@@ -12,7 +12,7 @@ import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-e
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
 import { ConversationIndexer } from "../../subgraphs/conversations/search/conversation-indexer.js";
 import { ConversationsKeywordProvider } from "../../subgraphs/conversations/search/keyword-provider.js";
-import { NoResultCache } from "../../subgraphs/search/result-cache.js";
+import { NoResultCache } from "../../lib/cache/result-cache.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
 let db: TestDatabase;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@jest/globals";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/retrieval/search-provider.js";
-import { MemoryResultCache } from "../../subgraphs/search/result-cache.js";
+import { MemoryResultCache } from "../../lib/cache/result-cache.js";
 import { SearchService, type SearchInput } from "../../subgraphs/search/search-service.js";
 
 const tenant = { organizationId: "org", userId: "user", teamIds: [], userName: null, userEmail: null };

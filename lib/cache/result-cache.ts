@@ -1,11 +1,11 @@
 /**
- * Caches search result pages for a short time (60 s by default): Redis when REDIS_URL is set,
+ * Caches answers for a short time (search result pages, 60 s by default; paid external calls): Redis when REDIS_URL is set,
  * shared by every search process; an in-process LRU otherwise. The cache is an optimization
  * only: when Redis is down or slow, searches run uncached, they never fail.
  */
 import { Redis } from "ioredis";
 import { LRUCache } from "lru-cache";
-import type { Logger } from "../../lib/logger.js";
+import type { Logger } from "../logger.js";
 
 export interface ResultCache {
   readonly kind: "redis" | "memory" | "off";
