@@ -44,6 +44,9 @@ const RUNBOOK = [
   "",
 ].join("\n");
 
+/** Statements one documents.keyword search takes (tenant scope, collection statistics, scoring). */
+const KEYWORD_STATEMENTS = 2;
+
 let db: TestDatabase;
 let store: DocumentStore;
 let search: DocumentSearch;
@@ -307,5 +310,81 @@ describe("failures leave nothing behind", () => {
     expect(await documentVectorCount()).toBe(vectorsBefore);
     expect(await sql(`SELECT 1 FROM document_index_jobs WHERE document_id = $1::uuid`, id)).toEqual([]);
     expect(logger.lines.slice(warningsBefore)).toEqual([]);
+  });
+});
+
+// The indexer writes a document's chunks and postings in one transaction, then its vectors a
+// slice at a time while the document is INDEXING; a READY document is set back to PENDING to
+// be indexed again. Until it is READY (again), nothing of it may be found: a half-indexed
+// document is found by keyword and not by meaning, or by its first slices only.
+describe("documents that are not READY", () => {
+  const GUIDE = "# Quokka husbandry\n\nFeed the quokka fresh leaves at dawn.\n\n## Enclosures\n\nA quokka enclosure needs shade and a water trough.\n";
+  const QUERY = "quokka enclosure leaves";
+
+  async function foundBy(who: TenantContext, chunkIds: readonly string[]) {
+    const ours = (hits: ProviderHit[]) => hits.filter((hit) => chunkIds.includes(hit.ref.id)).map((hit) => hit.ref.id);
+    const refs: EntityRef[] = chunkIds.map((id) => ({ typename: "DocumentChunk", id }));
+    return {
+      keyword: ours(await find(keyword, who, QUERY)),
+      semantic: ours(await find(semantic, who, QUERY)),
+      live: [...(await search.liveEntities!(who, refs))],
+    };
+  }
+  const nothing = { keyword: [], semantic: [], live: [] };
+
+  it("finds nothing of a document caught mid-indexing (chunks stored, some vectors written), and all of it once READY", async () => {
+    let id = "";
+    let calls = 0;
+    let midway: { status: string; chunks: number; vectors: number; found: Awaited<ReturnType<typeof foundBy>> } | null = null;
+    const probing: Embedder = {
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      async embed(texts) {
+        calls += 1;
+        // The second slice: the first chunk's vector is in the store, the postings of all of them.
+        if (calls === 2) {
+          const chunkIds = (await chunksOf(id)).map((chunk) => chunk.id);
+          const [document] = await store.findByIds(ann, [id]);
+          midway = { status: document!.status, chunks: chunkIds.length, vectors: await vectorsOf(chunkIds), found: await foundBy(ann, chunkIds) };
+        }
+        return embedder.embed(texts);
+      },
+    };
+    id = await upload(ann, "quokkas.md", "markdown", GUIDE, "platform-team");
+    expect(await searchDomain(probing, { embedSlice: 1 }).indexer.drain()).toBe(1);
+    expect(midway).toEqual({ status: "INDEXING", chunks: 2, vectors: 1, found: nothing });
+
+    const chunkIds = (await chunksOf(id)).map((chunk) => chunk.id);
+    expect((await store.findByIds(ann, [id]))[0]!.status).toBe("READY");
+    for (const who of [ann, bob]) {
+      const found = await foundBy(who, chunkIds);
+      expect(found.keyword).toEqual(expect.arrayContaining(chunkIds));
+      expect(found.semantic).toEqual(expect.arrayContaining(chunkIds));
+      expect(found.live.sort()).toEqual(chunkIds.map((chunkId) => `DocumentChunk:${chunkId}`).sort());
+    }
+  });
+
+  it("hides a READY document's old chunks while it waits to be indexed again, and after a failure", async () => {
+    const id = await upload(bob, "quokka-care.md", "markdown", GUIDE.replace("Quokka husbandry", "Quokka care"), "platform-team");
+    await search.indexer.drain();
+    const chunkIds = (await chunksOf(id)).map((chunk) => chunk.id);
+    expect((await foundBy(bob, chunkIds)).keyword.length).toBeGreaterThan(0);
+    // Set back to PENDING (the trigger queues it again), as a re-index does; its chunks are still stored.
+    await sql(`UPDATE documents SET status = 'PENDING' WHERE id = $1::uuid`, id);
+    for (const who of [bob, ann]) expect(await foundBy(who, chunkIds)).toEqual(nothing);
+    await sql(`UPDATE documents SET status = 'FAILED', failure_reason = 'the embedder went away' WHERE id = $1::uuid`, id);
+    expect(await foundBy(bob, chunkIds)).toEqual(nothing);
+    await sql(`UPDATE documents SET status = 'READY', failure_reason = NULL WHERE id = $1::uuid`, id);
+    const found = await foundBy(bob, chunkIds);
+    expect(found.keyword).toEqual(expect.arrayContaining(chunkIds));
+    expect(found.live).toHaveLength(chunkIds.length);
+    await sql(`DELETE FROM document_index_jobs WHERE document_id = $1::uuid`, id);
+  });
+
+  it("still answers a keyword search in its statements (collection statistics and scoring)", async () => {
+    await find(keyword, ann, QUERY);
+    const before = db.database.statements.count;
+    await find(keyword, ann, QUERY);
+    expect(db.database.statements.count - before).toBe(KEYWORD_STATEMENTS);
   });
 });

@@ -10,6 +10,8 @@
  * unit of work is one document, its chunks embedded a slice at a time with progress (and the
  * lease) recorded after each slice.
  *
+ * Nothing of a document is found by search until it is READY, whatever is stored meanwhile
+ * (INDEXING with some slices embedded; PENDING again with its previous chunks; FAILED).
  * A document ends READY (every chunk stored, embedded and in the BM25 postings) or FAILED with
  * a one-line reason and nothing of it left in the indexes: a half-indexed document would be
  * found by keyword but not by meaning, and never fixed. A failure that can pass (the database,
@@ -23,6 +25,7 @@ import { markdownSections, type DocumentSection } from "../../../lib/documents/n
 import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { BackgroundIndexer } from "../../../lib/retrieval/search-provider.js";
+import { removeDeletedVectors } from "../../../lib/retrieval/vector-stores/deleted-vectors.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { DocumentStore, type DocumentFormat, type NewChunk } from "../document-store.js";
 
@@ -152,6 +155,8 @@ export class DocumentIndexer implements BackgroundIndexer {
 
   /** Claims a batch and indexes its documents one by one; returns how many jobs it finished (or failed). */
   async runOnce(): Promise<number> {
+    // Chunks deleted since the last round (deleted documents, re-indexed ones) take their vectors with them.
+    await removeDeletedVectors(this.database, this.vectorStore, this.logger);
     const jobs = await this.claim();
     let handled = 0;
     for (const [position, job] of jobs.entries()) {
@@ -205,7 +210,9 @@ export class DocumentIndexer implements BackgroundIndexer {
         tokenCount: chunk.tokenCount,
         contentHash: chunk.contentHash,
       }));
-      // Chunks and their postings first (keyword search could find them now), then vectors.
+      // Chunks and their postings first, then vectors, a slice at a time. Searches find none of
+      // them until the document is READY below: the providers and the cached-page check read
+      // only READY documents' chunks (keyword-provider.ts, visible-chunks.ts).
       written = await this.store.replaceChunks(organizationId, documentId, rows);
       await this.progress(job, { chunksTotal: written.length, chunksIndexed: 0 });
 

@@ -11,6 +11,14 @@
  * colleague's private document must not move the caller's scores. The chunk count and average
  * length are the organization's (one index-only scan of document_chunks); they say nothing
  * about any one document.
+ *
+ * Only READY documents are found. The indexer stores all of a document's chunks (and so their
+ * postings) before it embeds them, and a re-indexed document keeps its old chunks until new ones
+ * replace them, so postings exist for documents that are PENDING, INDEXING or FAILED. Those
+ * documents are few (the indexing queue, and failures, which keep no chunks), so the statement
+ * first collects their ids and drops their postings by a hashed lookup on the document id the
+ * postings carry: the postings are still read index-only, and a hidden document's words count in
+ * no document frequency either.
  */
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
@@ -58,13 +66,17 @@ export class DocumentsKeywordProvider implements SearchProvider {
     const { organizationId, userId } = tenant;
     const teamIds = [...tenant.teamIds];
     const rows = await db.$queryRaw<{ id: string; score: number }[]>`
-      WITH terms AS MATERIALIZED (
+      WITH not_ready AS MATERIALIZED (
+        SELECT id FROM documents WHERE organization_id = ${organizationId} AND status <> 'READY'
+      ),
+      terms AS MATERIALIZED (
         SELECT t.term, ln(1 + (greatest(${collection.chunks}::float8, f.df) - f.df + 0.5) / (f.df + 0.5)) AS idf
         FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
         CROSS JOIN LATERAL (
           SELECT count(*)::float8 AS df FROM document_keyword_postings p
           WHERE p.organization_id = ${organizationId} AND p.term = t.term
             AND (p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[]))
+            AND p.document_id NOT IN (SELECT id FROM not_ready)
         ) f
         WHERE f.df > 0
       )
@@ -75,7 +87,8 @@ export class DocumentsKeywordProvider implements SearchProvider {
              ) AS score
       FROM terms t
       JOIN document_keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
-      WHERE p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[])
+      WHERE (p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[]))
+        AND p.document_id NOT IN (SELECT id FROM not_ready)
       GROUP BY p.chunk_id
       ORDER BY score DESC, p.chunk_id
       LIMIT ${window}`;

@@ -1,6 +1,7 @@
 /**
- * Which of these chunks the caller may see now: the chunk exists (its document was not deleted)
- * and its document is the caller's own or shared with one of their teams. One statement however
+ * Which of these chunks the caller may see now: the chunk exists (its document was not deleted),
+ * its document is READY (not half-indexed: see document-indexer.ts) and is the caller's own or
+ * shared with one of their teams. One statement however
  * many ids; the semantic provider and the cached-page check both use it, because vectors and
  * cached pages know nothing of access scopes or deletions.
  */
@@ -20,7 +21,7 @@ export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContex
     (tx) => tx.$queryRaw<{ id: string }[]>`
       SELECT c.id::text AS id
       FROM document_chunks c
-      JOIN documents d ON d.id = c.document_id AND d.organization_id = c.organization_id
+      JOIN documents d ON d.id = c.document_id AND d.organization_id = c.organization_id AND d.status = 'READY'
       WHERE c.id = ANY(${candidates}::uuid[])
         AND c.organization_id = ${tenant.organizationId}
         AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))`,
