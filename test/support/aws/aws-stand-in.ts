@@ -39,8 +39,19 @@ export interface RecordedAwsRequest {
   region: string;
   accessKeyId: string;
   sessionToken: string | undefined;
+  /** The request's path: for Bedrock it names the knowledge base (`/knowledgebases/<id>/retrieve`). */
+  path: string;
   /** JSON body for REST-JSON services; the form fields for STS. */
   body: Record<string, unknown>;
+}
+
+/** Temporary credentials AssumeRole handed out (a test checks that later calls were signed with them). */
+export interface IssuedRoleCredentials {
+  roleArn: string;
+  roleSessionName: string;
+  accessKeyId: string;
+  sessionToken: string;
+  expiration: Date;
 }
 
 export interface StandInVector {
@@ -62,6 +73,8 @@ interface StandInIndex {
 
 export class AwsStandIn {
   readonly requests: RecordedAwsRequest[] = [];
+  /** Every successful AssumeRole's credentials, in order. */
+  readonly issuedRoleCredentials: IssuedRoleCredentials[] = [];
   /** Retrieve results per knowledge base id, in Bedrock's JSON shape. */
   readonly knowledgeBases = new Map<string, unknown[]>();
   /** Roles AssumeRole admits, with the external id each requires. */
@@ -165,7 +178,7 @@ export class AwsStandIn {
     const body: Record<string, unknown> =
       service === "sts" ? Object.fromEntries(new URLSearchParams(raw.toString("utf8"))) : raw.length > 0 ? (JSON.parse(raw.toString("utf8")) as Record<string, unknown>) : {};
     const operation = service === "sts" ? String(body.Action ?? "") : route.operation;
-    this.requests.push({ service, operation, region: identity.region, accessKeyId: identity.accessKeyId, sessionToken: identity.sessionToken, body });
+    this.requests.push({ service, operation, region: identity.region, accessKeyId: identity.accessKeyId, sessionToken: identity.sessionToken, path: url.pathname, body });
 
     const fault = this.faults.get(service);
     if (fault === "hang") {
@@ -251,6 +264,7 @@ export class AwsStandIn {
       expiration: new Date(Math.floor(this.now() / 1000) * 1000 + lifetime * 1000),
     };
     this.issued.set(accessKeyId, credentials);
+    this.issuedRoleCredentials.push({ roleArn, roleSessionName: sessionName, accessKeyId, sessionToken: credentials.sessionToken, expiration: credentials.expiration });
     const roleName = roleArn.split("/").pop();
     response.writeHead(200, { "content-type": "text/xml" });
     response.end(`<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
