@@ -272,6 +272,17 @@ describe("Slack client (@slack/web-api) against the Slack stand-in", () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
+  it("429 without a readable Retry-After is still RATE_LIMITED (the client reports it as a plain Error)", async () => {
+    standIn.fault = "rate-limited";
+    standIn.retryAfterSeconds = null;
+    try {
+      const error = await failureOf(client.searchMessages("q", { token: SLACK_TOKEN }, callOptions()));
+      expect(error).toMatchObject({ kind: "RATE_LIMITED", httpStatus: 429, retryAfterMs: undefined });
+    } finally {
+      standIn.retryAfterSeconds = 30;
+    }
+  });
+
   it("500 is UPSTREAM_ERROR, asked once", async () => {
     standIn.fault = "internal";
     const error = await failureOf(client.searchMessages("q", { token: SLACK_TOKEN }, callOptions()));

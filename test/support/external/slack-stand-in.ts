@@ -37,8 +37,8 @@ export class SlackStandIn {
   /** User tokens (xoxp-…) it accepts. */
   readonly userTokens = new Set<string>();
   fault: VendorFault | undefined;
-  /** Retry-After, in seconds, on a "rate-limited" answer. */
-  retryAfterSeconds = 30;
+  /** Retry-After, in seconds, on a "rate-limited" answer; null sends the 429 without one. */
+  retryAfterSeconds: number | null = 30;
   /** Size of an "oversized" answer. */
   oversizedBytes = 3 * 1024 * 1024;
 
@@ -79,7 +79,7 @@ export class SlackStandIn {
       case "hang":
         return this.server.hang(response);
       case "rate-limited":
-        return sendJson(response, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(this.retryAfterSeconds) });
+        return sendJson(response, 429, { ok: false, error: "ratelimited" }, this.retryAfterSeconds === null ? {} : { "retry-after": String(this.retryAfterSeconds) });
       case "internal":
         response.writeHead(500, { "content-type": "text/html" });
         return void response.end("<html><body><h1>500 Internal Server Error</h1></body></html>");
