@@ -45,7 +45,7 @@ export function benchConfig(settings: BenchSettings): Config {
     HOST: "127.0.0.1",
     GATEWAY_PORT: "0",
     CONVERSATIONS_PORT: "0",
-    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0",
+    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
     JWT_SECRET: BENCH_JWT_SECRET,
     SUPERGRAPH_CONFIG,
     EMBEDDER: settings.embedder ?? "hashing",

@@ -35,8 +35,9 @@ export interface Config {
     /** How long the gateway serves a `search` answer from its own cache, per token; 0 turns it off. */
     responseCacheTtlSeconds: number;
   };
-  subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint; "knowledge-base": SubgraphEndpoint };
+  subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint; "knowledge-base": SubgraphEndpoint; "external-search": SubgraphEndpoint };
   knowledgeBase: KnowledgeBaseConfig;
+  externalSearch: ExternalSearchConfig;
   search: SearchConfig;
   demo: { seed: boolean; conversations: number };
   /** What one GraphQL request may cost, at the gateway and in every subgraph (lib/graphql/operation-limits.ts). */
@@ -67,6 +68,34 @@ export interface KnowledgeBaseConfig {
   maxDocumentBytes: number;
   /** Where Bedrock Agent Runtime and STS are reached instead of AWS's regional endpoints (stand-ins, VPC endpoints); null: AWS's. */
   awsEndpoints: { bedrockAgentRuntime: string | null; sts: string | null; s3vectors: string | null };
+}
+
+/** One external provider: the platform's key (null: only organizations' own keys), where it is, and what it costs. */
+export interface ExternalProviderConfig {
+  baseUrl: string;
+  /** Credits per call. */
+  credits: number;
+  /** How long an answer is cached (a cached answer costs nothing); 0: not cached. */
+  cacheTtlSeconds: number;
+}
+
+export interface ExternalSearchConfig {
+  serper: ExternalProviderConfig & { apiKey: string | null };
+  perplexity: ExternalProviderConfig & { apiKey: string | null; model: string; creditsPer1kTokens: number };
+  dataforseo: ExternalProviderConfig & { login: string | null; password: string | null; locationCode: number; languageCode: string };
+  /** Slack is always an organization's own workspace: no platform token. */
+  slack: ExternalProviderConfig;
+  /** Credits an organization may spend per UTC month unless it has its own budget; null: no cap. */
+  defaultMonthlyBudget: number | null;
+  /** One attempt's time budget, and the whole call's (retries included). */
+  attemptTimeoutMs: number;
+  callTimeoutMs: number;
+  /** Consecutive vendor failures that open a provider's breaker for an organization, and how long it stays open. */
+  breakerFailures: number;
+  breakerCooldownMs: number;
+  /** Concurrent calls per provider (per process), and how many more may wait. */
+  maxConcurrentCalls: number;
+  maxQueuedCalls: number;
 }
 
 export type EmbedderKind = "local" | "openai" | "hashing";
@@ -153,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
   const conversationsPort = port(env, "CONVERSATIONS_PORT", 4001);
   const searchPort = port(env, "SEARCH_PORT", 4002);
   const knowledgeBasePort = port(env, "KNOWLEDGE_BASE_PORT", 4003);
+  const externalSearchPort = port(env, "EXTERNAL_SEARCH_PORT", 4004);
   const openaiKey = str(env, "OPENAI_API_KEY") ?? null;
   const redisUrl = str(env, "REDIS_URL") ?? null;
   // Two deployments (or staging and production) sharing one Redis keep apart by their prefix.
@@ -210,6 +240,47 @@ export function loadConfig(env: Env = process.env): Config {
         port: knowledgeBasePort,
         url: str(env, "KNOWLEDGE_BASE_URL") ?? `http://127.0.0.1:${knowledgeBasePort}/graphql`,
       },
+      "external-search": {
+        port: externalSearchPort,
+        url: str(env, "EXTERNAL_SEARCH_URL") ?? `http://127.0.0.1:${externalSearchPort}/graphql`,
+      },
+    },
+    externalSearch: {
+      serper: {
+        apiKey: str(env, "SERPER_API_KEY") ?? null,
+        baseUrl: httpUrl(env, "SERPER_BASE_URL") ?? "https://google.serper.dev",
+        credits: credits(env, "SERPER_CREDITS", 3),
+        cacheTtlSeconds: int(env, "SERPER_CACHE_TTL_SECONDS", 3_600, 0, 7 * 86_400),
+      },
+      perplexity: {
+        apiKey: str(env, "PERPLEXITY_API_KEY") ?? null,
+        baseUrl: httpUrl(env, "PERPLEXITY_BASE_URL") ?? "https://api.perplexity.ai",
+        model: str(env, "PERPLEXITY_MODEL") ?? "sonar",
+        credits: credits(env, "PERPLEXITY_CREDITS", 5),
+        creditsPer1kTokens: credits(env, "PERPLEXITY_CREDITS_PER_1K_TOKENS", 1),
+        cacheTtlSeconds: int(env, "PERPLEXITY_CACHE_TTL_SECONDS", 86_400, 0, 7 * 86_400),
+      },
+      dataforseo: {
+        login: str(env, "DATAFORSEO_LOGIN") ?? null,
+        password: str(env, "DATAFORSEO_PASSWORD") ?? null,
+        baseUrl: httpUrl(env, "DATAFORSEO_BASE_URL") ?? "https://api.dataforseo.com",
+        credits: credits(env, "DATAFORSEO_CREDITS", 3),
+        cacheTtlSeconds: int(env, "DATAFORSEO_CACHE_TTL_SECONDS", 3_600, 0, 7 * 86_400),
+        locationCode: int(env, "DATAFORSEO_LOCATION_CODE", 2840, 1, 10_000_000),
+        languageCode: str(env, "DATAFORSEO_LANGUAGE_CODE") ?? "en",
+      },
+      slack: {
+        baseUrl: httpUrl(env, "SLACK_API_URL") ?? "https://slack.com/api/",
+        credits: credits(env, "SLACK_CREDITS", 0),
+        cacheTtlSeconds: int(env, "SLACK_CACHE_TTL_SECONDS", 300, 0, 86_400),
+      },
+      defaultMonthlyBudget: str(env, "CREDITS_MONTHLY_BUDGET") === undefined ? null : credits(env, "CREDITS_MONTHLY_BUDGET", 0),
+      attemptTimeoutMs: int(env, "EXTERNAL_ATTEMPT_TIMEOUT_MS", 4_000, 50, 120_000),
+      callTimeoutMs: int(env, "EXTERNAL_CALL_TIMEOUT_MS", 10_000, 50, 300_000),
+      breakerFailures: int(env, "EXTERNAL_BREAKER_FAILURES", 5, 1, 1_000),
+      breakerCooldownMs: int(env, "EXTERNAL_BREAKER_COOLDOWN_MS", 30_000, 10, 3_600_000),
+      maxConcurrentCalls: int(env, "EXTERNAL_MAX_CONCURRENT_CALLS", 20, 1, 10_000),
+      maxQueuedCalls: int(env, "EXTERNAL_MAX_QUEUED_CALLS", 50, 0, 100_000),
     },
     knowledgeBase: {
       // 10 MB as the issue asks; base64 makes a 10 MB file ~13.4 MB, under the 16 MB body limit.
@@ -300,6 +371,14 @@ function httpUrl(env: Env, name: string): string | null {
   if (value === undefined) return null;
   if (!/^https?:\/\/[^\s/]+/.test(value)) throw new ConfigError(name, `must be an http:// or https:// URL, got "${redactUrl(value)}"`);
   return value;
+}
+
+/** Credits: a decimal number of at most 3 places, 0 to a billion. */
+function credits(env: Env, name: string, fallback: number): number {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,10}(?:\.\d{1,3})?$/.test(raw)) throw new ConfigError(name, `must be a number of credits such as 3 or 0.5 (at most 3 decimals), got "${raw}"`);
+  return Number(raw);
 }
 
 function str(env: Env, name: string): string | undefined {

@@ -8,6 +8,7 @@ import type { RequestContext, SubgraphDefinition } from "../lib/graphql/subgraph
 import type { Logger } from "../lib/logger.js";
 import type { Embedder } from "../lib/retrieval/embeddings/embedder.js";
 import { conversationsSubgraph } from "./conversations/index.js";
+import { externalSearchSubgraph } from "./external-search/index.js";
 import { knowledgeBaseSubgraph } from "./knowledge-base/index.js";
 import { searchSubgraph } from "./search/index.js";
 
@@ -33,6 +34,7 @@ export const SUBGRAPHS: Record<SubgraphName, (dependencies: SubgraphDependencies
   conversations: ({ database }) => conversationsSubgraph(database),
   search: (dependencies) => searchSubgraph(dependencies),
   "knowledge-base": (dependencies) => knowledgeBaseSubgraph(dependencies),
+  "external-search": (dependencies) => externalSearchSubgraph(dependencies),
 };
 
 export function isSubgraphName(name: string): name is SubgraphName {

@@ -36,6 +36,25 @@ export interface ProviderRequest {
   timeoutMs?: number;
 }
 
+/**
+ * Thrown by a provider that decided not to run for this request: it is not configured for the
+ * caller, its circuit breaker is open, the caller's credit budget is spent, the query is more
+ * than it takes. The search reports it SKIPPED with this message (not ERROR: nothing failed).
+ */
+export class SearchProviderSkippedError extends Error {
+  constructor(
+    reason: string,
+    /**
+     * Whether the reason passes by itself (an open breaker, a spent budget): a page without this
+     * provider is then not cached. "Not configured" lasts, and does not stop caching.
+     */
+    readonly transient = true,
+  ) {
+    super(reason);
+    this.name = "SearchProviderSkippedError";
+  }
+}
+
 export interface SearchProvider {
   /** Unique, stable, `<domain>.<method>`: what clients pass in `providers` and `weights`. */
   readonly name: string;

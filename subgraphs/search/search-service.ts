@@ -10,7 +10,7 @@ import type { Logger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
-import type { ProviderHit, SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { SearchProviderSkippedError, type ProviderHit, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
 
@@ -125,6 +125,7 @@ export class SearchService {
     const window = input.segments.at(-1)!.window;
     const reports: ProviderReport[] = [];
     const lists: RankedList[] = [];
+    let selfSkipped = false;
     await Promise.all(
       [...this.providers.values()].map(async (provider) => {
         const multiplier = input.multipliers.get(provider.name);
@@ -135,6 +136,7 @@ export class SearchService {
           return;
         }
         const outcome = await this.callProvider(provider, tenant, input.query, window);
+        if (outcome.transientSkip) selfSkipped = true;
         reports.push({ name: provider.name, kind: provider.kind, ...outcome.report });
         if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits });
       }),
@@ -163,14 +165,15 @@ export class SearchService {
       cached: false,
     };
     // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
-    if (this.options.cacheTtlSeconds > 0 && reports.every((report) => report.status === "OK" || report.status === "SKIPPED")) {
+    // So is one where a provider skipped itself (breaker open, budget spent): that passes too.
+    if (this.options.cacheTtlSeconds > 0 && !selfSkipped && reports.every((report) => report.status === "OK" || report.status === "SKIPPED")) {
       await this.options.cache.set(cacheKey, JSON.stringify(result), this.options.cacheTtlSeconds);
     }
     this.log(tenant, input, result);
     return result;
   }
 
-  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null }> {
+  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean }> {
     const started = performance.now();
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -187,6 +190,9 @@ export class SearchService {
       const hits = outcome.slice(0, window);
       return { report: { status: "OK", tookMs, returned: hits.length, error: null }, hits };
     } catch (error) {
+      if (error instanceof SearchProviderSkippedError) {
+        return { report: { status: "SKIPPED", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null, transientSkip: error.transient };
+      }
       this.options.logger?.warn(`search provider ${provider.name} failed: ${error instanceof Error ? error.message : String(error)}`);
       return { report: { status: "ERROR", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null };
     } finally {

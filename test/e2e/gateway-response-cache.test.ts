@@ -43,7 +43,7 @@ async function warm(token: string) {
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "60", SEARCH_CACHE_TTL_SECONDS: "0" });
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "60", SEARCH_CACHE_TTL_SECONDS: "0" });
   stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
   searchSubgraph = stack.subgraphs.find((subgraph) => subgraph.name === "search")!;
   conversationsSubgraph = stack.subgraphs.find((subgraph) => subgraph.name === "conversations")!;

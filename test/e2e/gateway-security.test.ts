@@ -30,7 +30,7 @@ let search: RunningSubgraph;
 const subgraphCalls = () => conversations.operations.count + search.operations.count;
 
 function stackConfig(planner: "rust" | "js"): Config {
-  const loaded = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner, CORS_ORIGINS: "http://localhost:3000" });
+  const loaded = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner, CORS_ORIGINS: "http://localhost:3000" });
   return { ...loaded, auth: { ...TEST_AUTH, usingDevSecret: false } };
 }
 

@@ -17,7 +17,7 @@ let token: string;
 
 /** The search subgraph's background indexer is off: it shares the database, and these tests count SQL statements. */
 function stackConfig(planner: "rust" | "js") {
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner, CORS_ORIGINS: "http://localhost:3000" });
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner, CORS_ORIGINS: "http://localhost:3000" });
   return { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } };
 }
 
@@ -104,6 +104,7 @@ describe("through the gateway", () => {
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as { subgraphs: { name: string; ok: boolean }[] }).subgraphs).toEqual([
       expect.objectContaining({ name: "conversations", ok: true }),
+      expect.objectContaining({ name: "external-search", ok: true }),
       expect.objectContaining({ name: "knowledge-base", ok: true }),
       expect.objectContaining({ name: "search", ok: true }),
     ]);

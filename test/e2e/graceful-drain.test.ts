@@ -30,7 +30,7 @@ let db: TestDatabase;
 let token: string;
 
 function stackConfig() {
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
   return { ...config, auth: { ...config.auth, ...TEST_AUTH, usingDevSecret: false } };
 }
 
@@ -289,7 +289,7 @@ describe("the process", () => {
         NODE_OPTIONS: "",
         GATEWAY_PORT: "0",
         CONVERSATIONS_PORT: "0",
-        SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0",
+        SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
         EMBEDDER: "hashing",
         PGLITE_DATA_DIR: path.join(dataRoot, "pglite"),
         DEMO_CONVERSATIONS: "30",

@@ -15,7 +15,7 @@ let db: TestDatabase;
 const stacks: Partial<Record<"rust" | "js", RunningStack>> = {};
 
 function stackConfig(planner: "rust" | "js"): Config {
-  const loaded = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner });
+  const loaded = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner });
   return { ...loaded, auth: { ...TEST_AUTH, usingDevSecret: false } };
 }
 

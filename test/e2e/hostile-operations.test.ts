@@ -23,7 +23,7 @@ beforeAll(async () => {
   const config = loadConfig({
     GATEWAY_PORT: "0",
     CONVERSATIONS_PORT: "0",
-    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0",
+    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
     EMBEDDER: "hashing",
     SEARCH_INDEXER: "false",
     QUERY_PLANNER: "rust",

@@ -66,7 +66,7 @@ beforeAll(async () => {
   delete process.env.AWS_SESSION_TOKEN;
   db = await createTestDatabase();
   const config = loadConfig({
-    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0",
+    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
     EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0", SEARCH_INDEXER: "false",
     AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME: standIn.http2Endpoint,
     AWS_ENDPOINT_URL_STS: standIn.endpoint,

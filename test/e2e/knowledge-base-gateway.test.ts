@@ -38,7 +38,7 @@ const upload = (token: string, input: Record<string, unknown>) => graphql(stack.
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false" });
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false" });
   stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
   owner = await tokenFor("org-kb", "olivia", ["platform-team"]);
   teammate = await tokenFor("org-kb", "tom", ["platform-team"]);

@@ -59,7 +59,7 @@ beforeAll(async () => {
   ]);
   db = await createTestDatabase();
   const config = loadConfig({
-    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0",
+    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
     EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
     AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME: standIn.http2Endpoint,

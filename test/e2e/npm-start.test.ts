@@ -29,7 +29,7 @@ function env(): NodeJS.ProcessEnv {
     NODE_OPTIONS: "",
     GATEWAY_PORT: "0",
     CONVERSATIONS_PORT: "0",
-    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0",
+    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
     PGLITE_DATA_DIR: path.join(dataRoot, "pglite"),
     DEMO_CONVERSATIONS: "40",
     ...(postgres?.url ? { DATABASE_URL: postgres.url } : { DATABASE_URL: "" }),

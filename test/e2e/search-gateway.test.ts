@@ -26,7 +26,7 @@ const SEARCH = `query Search($input: SearchInput!) {
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
   // (The gateway's response cache is off: these tests look at what the subgraphs do per request;
   // gateway-response-cache.test.ts covers it.)
   stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
@@ -65,6 +65,11 @@ describe("search through the gateway", () => {
       ["conversations.semantic", "OK"],
       ["documents.keyword", "OK"],
       ["documents.semantic", "OK"],
+      ["knowledge-bases", "OK"],
+      // No external provider is configured here: each says so and the rest answer.
+      ["web.serper", "SKIPPED"],
+      ["web.dataforseo", "SKIPPED"],
+      ["slack.messages", "SKIPPED"],
     ]);
     expect(result.pageInfo.hasNextPage).toBe(true);
   });
@@ -107,10 +112,10 @@ describe("search through the gateway", () => {
 
   it("honours the alpha extremes", async () => {
     const keywordOnly = (await graphql(stack.gateway.url, SEARCH, { input: { query: "kafka", alpha: 1 } }, { token })).data!.search;
-    expect(keywordOnly.providers.map((p: { status: string }) => p.status)).toEqual(["OK", "SKIPPED", "OK", "SKIPPED"]);
+    expect(keywordOnly.providers.map((p: { status: string }) => p.status)).toEqual(["OK", "SKIPPED", "OK", "SKIPPED", "SKIPPED", "SKIPPED", "SKIPPED", "SKIPPED"]);
     expect(keywordOnly.hits.every((hit: { explanation: { provider: string }[] }) => hit.explanation.every((c) => c.provider === "conversations.keyword"))).toBe(true);
     const semanticOnly = (await graphql(stack.gateway.url, SEARCH, { input: { query: "kafka", alpha: 0 } }, { token })).data!.search;
-    expect(semanticOnly.providers.map((p: { status: string }) => p.status)).toEqual(["SKIPPED", "OK", "SKIPPED", "OK"]);
+    expect(semanticOnly.providers.map((p: { status: string }) => p.status)).toEqual(["SKIPPED", "OK", "SKIPPED", "OK", "OK", "SKIPPED", "SKIPPED", "SKIPPED"]);
   });
 
   it("rejects bad input with BAD_USER_INPUT naming the field, through the gateway", async () => {

@@ -14,7 +14,7 @@ import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 let db: TestDatabase;
 
 function stackConfig(planner: "rust" | "js") {
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner, GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
+  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", QUERY_PLANNER: planner, GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
   return { ...config, auth: { ...config.auth, ...TEST_AUTH, usingDevSecret: false } };
 }
 

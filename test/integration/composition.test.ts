@@ -20,6 +20,7 @@ describe("supergraph.graphql", () => {
     const sdl = await composeFromConfig(readSupergraphConfig("supergraph.yaml", { CONVERSATIONS_URL: "http://conversations.internal:8080/graphql" }));
     expect(subgraphLocations(sdl)).toEqual([
       { name: "conversations", url: "http://conversations.internal:8080/graphql" },
+      { name: "external-search", url: "http://127.0.0.1:4004/graphql" },
       { name: "knowledge-base", url: "http://127.0.0.1:4003/graphql" },
       { name: "search", url: "http://127.0.0.1:4002/graphql" },
     ]);

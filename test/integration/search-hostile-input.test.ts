@@ -59,7 +59,8 @@ describe("control characters in the query", () => {
   ])("treats %s as spaces: every provider answers and the match comes first", async (_name, query) => {
     for (const alpha of [1, 0.5]) {
       const result = await search.service.search(acme, { query, alpha, limit: 5 });
-      expect(result.providers.map((provider) => [provider.name, provider.status, provider.error])).toEqual([
+      // The external providers are not configured here (their own tests cover them).
+      expect(result.providers.filter((provider) => !/^(web|slack)\./.test(provider.name)).map((provider) => [provider.name, provider.status, provider.error])).toEqual([
         ["conversations.keyword", "OK", null],
         ["conversations.semantic", alpha === 1 ? "SKIPPED" : "OK", alpha === 1 ? expect.any(String) : null],
         ["documents.keyword", "OK", null],

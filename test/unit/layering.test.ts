@@ -27,6 +27,7 @@ const PUBLIC_MODULES: Record<string, readonly string[]> = {
   conversations: ["index.ts", "search.ts"],
   "knowledge-base": ["index.ts", "search.ts", "ingestion.ts"],
   search: ["index.ts"],
+  "external-search": ["index.ts", "search.ts"],
 };
 
 /** The top-level folders each floor must not import from. */

@@ -11,6 +11,7 @@ import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { conversationSearch, type ConversationSearch } from "../../conversations/search.js";
+import { externalSearch, type ExternalSearchDomain } from "../../external-search/search.js";
 import { documentSearch, knowledgeBaseSearch, type DocumentSearch, type KnowledgeBaseSearch } from "../../knowledge-base/search.js";
 
 export interface DomainDependencies {
@@ -25,6 +26,7 @@ export interface SearchDomains {
   conversations: ConversationSearch;
   documents: DocumentSearch;
   knowledgeBases: KnowledgeBaseSearch;
+  external: ExternalSearchDomain;
 }
 
 export function createSearchDomains(dependencies: DomainDependencies): SearchDomains {
@@ -32,5 +34,6 @@ export function createSearchDomains(dependencies: DomainDependencies): SearchDom
     conversations: conversationSearch(dependencies),
     documents: documentSearch(dependencies),
     knowledgeBases: knowledgeBaseSearch(dependencies),
+    external: externalSearch(dependencies),
   };
 }

@@ -1,0 +1,54 @@
+/**
+ * The external-search subgraph: owns WebResult and SlackMessage, and the operations over paid,
+ * rate-limited APIs: `webSearch` (Serper, DataForSEO), `discoverQuestions` (Serper's people also
+ * ask and related searches), `research` (Perplexity) and `slackSearch` (the organization's Slack),
+ * with credits, budgets and dry runs (`credits`, `externalProviders`). Its contract is
+ * schema.graphql beside this file; its part in the unified search is ./search.ts.
+ */
+import fs from "node:fs";
+import { parse } from "graphql";
+import type { Config } from "../../lib/config.js";
+import type { Database } from "../../lib/database/connect.js";
+import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
+import { silentLogger, type Logger } from "../../lib/logger.js";
+import type DataLoader from "dataloader";
+import { createResultLoader, resolvers, type ExternalSearchContext } from "./resolvers.js";
+import type { StoredResult } from "./result-store.js";
+import { createExternalSearchRuntime, type ExternalSearchRuntime } from "./runtime.js";
+
+export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
+
+export interface ExternalSearchSubgraph extends SubgraphDefinition<ExternalSearchContext> {
+  runtime: ExternalSearchRuntime;
+}
+
+export function externalSearchSubgraph({ database, config, logger = silentLogger }: { database: Database; config: Config; logger?: Logger }): ExternalSearchSubgraph {
+  const runtime = createExternalSearchRuntime({ database, config, logger });
+  return {
+    name: "external-search",
+    typeDefs: parse(fs.readFileSync(SCHEMA_PATH, "utf8")),
+    resolvers,
+    runtime,
+    createContext(base: RequestContext): ExternalSearchContext {
+      let loader: DataLoader<string, StoredResult | null> | null = null;
+      return {
+        ...base,
+        service: runtime.service,
+        credentials: runtime.credentials,
+        ledger: runtime.ledger,
+        policies: runtime.policies,
+        canStoreSecrets: config.secrets.keyring !== null,
+        resultById() {
+          loader ??= createResultLoader(runtime.results, base.requireTenant());
+          return loader;
+        },
+      };
+    },
+    async checkHealth() {
+      await database.prisma.$queryRaw`SELECT 1`;
+    },
+    async stop() {
+      await runtime.close();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Resolvers of the external-search subgraph (schema.graphql beside this file): argument checks,
+ * and the mapping between the schema and the service. Every call, credit and cache rule lives in
+ * external-search-service.ts; every entity a request touches goes through its loader.
+ */
+import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
+import DataLoader from "dataloader";
+import { GraphQLError } from "graphql";
+import { DateTime } from "../../lib/graphql/date-time.js";
+import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
+import { badUserInput } from "../../lib/graphql/errors.js";
+import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
+import type { ProviderPolicies } from "../../lib/external-apis/policies.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+import type { CreditLedger, ExternalProvider } from "./credit-ledger.js";
+import { MAX_QUERY_CHARACTERS, type ExternalSearchService } from "./external-search-service.js";
+import type { CredentialsInput, ProviderCredentials } from "./provider-credentials.js";
+import { isResultId, type ExternalResultStore, type StoredResult } from "./result-store.js";
+
+export interface ExternalSearchContext extends RequestContext {
+  service: ExternalSearchService;
+  credentials: ProviderCredentials;
+  ledger: CreditLedger;
+  policies: ProviderPolicies;
+  /** Whether organizations' keys can be stored (SECRETS_ENCRYPTION_KEYS is set). */
+  canStoreSecrets: boolean;
+  /** Created on first use, after the tenant is known. */
+  resultById(): DataLoader<string, StoredResult | null>;
+}
+
+export function createResultLoader(store: ExternalResultStore, tenant: TenantContext): DataLoader<string, StoredResult | null> {
+  return new DataLoader(async (ids: readonly string[]) => {
+    const rows = await store.findByIds(tenant, ids);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }, { maxBatchSize: 1000 });
+}
+
+const PROVIDERS: readonly ExternalProvider[] = ["SERPER", "PERPLEXITY", "DATAFORSEO", "SLACK"];
+const MAX_REPORT_DAYS = 92;
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** A query as every provider takes it: control characters are spaces; 1 to 400 characters once trimmed. */
+export function externalQuery(raw: string, field = "query"): string {
+  if (raw.length > MAX_QUERY_CHARACTERS * 4) throw badUserInput(field, `must be at most ${MAX_QUERY_CHARACTERS} characters (got ${raw.length}).`);
+  const text = raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ").replace(/\s+/g, " ").trim();
+  if (text.length === 0) throw badUserInput(field, "must not be empty.");
+  if (text.length > MAX_QUERY_CHARACTERS) throw badUserInput(field, `must be at most ${MAX_QUERY_CHARACTERS} characters (got ${text.length}).`);
+  if (UNPAIRED_SURROGATE.test(text)) throw badUserInput(field, "must be valid Unicode (it has an unpaired surrogate).");
+  return text;
+}
+
+function limitOf(value: number | null | undefined, fallback: number, max: number): number {
+  const limit = value ?? fallback;
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw badUserInput("limit", `must be an integer from 1 to ${max} (got ${limit}).`);
+  return limit;
+}
+
+function monthStart(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
+async function providerInfo(context: ExternalSearchContext, provider: ExternalProvider, own: Set<ExternalProvider>) {
+  const tenant = context.requireTenant();
+  const breaker = context.policies.breakerState(provider.toLowerCase(), tenant.organizationId);
+  const settings = context.service;
+  return {
+    provider,
+    configured: context.credentials.platformConfigured(provider) || (own.has(provider) && context.canStoreSecrets),
+    hasOwnCredentials: own.has(provider),
+    creditsPerCall: provider === "PERPLEXITY" ? settings.basePrice("PERPLEXITY") : settings.estimate(provider),
+    creditsPer1kTokens: provider === "PERPLEXITY" ? settings.pricePer1kTokens() : null,
+    cacheTtlSeconds: settings.cacheTtlSeconds(provider),
+    breakerOpen: breaker.state === "open",
+    retryAt: breaker.state === "open" ? (breaker.retryAt ?? null) : null,
+  };
+}
+
+export const resolvers: GraphQLResolverMap<ExternalSearchContext> = {
+  DateTime,
+
+  Query: {
+    _entities: resolveEntityReferences,
+    webSearch(_source, args: { query: string; providers?: ("SERPER" | "DATAFORSEO")[] | null; limit?: number | null; dryRun?: boolean | null }, context) {
+      const tenant = context.requireTenant();
+      return context.service.webSearch(tenant, externalQuery(args.query), args.providers ?? null, limitOf(args.limit, 10, 50), args.dryRun ?? false);
+    },
+    discoverQuestions(_source, args: { query: string; dryRun?: boolean | null }, context) {
+      return context.service.discoverQuestions(context.requireTenant(), externalQuery(args.query), args.dryRun ?? false);
+    },
+    research(_source, args: { query: string; dryRun?: boolean | null }, context) {
+      return context.service.research(context.requireTenant(), externalQuery(args.query), args.dryRun ?? false);
+    },
+    slackSearch(_source, args: { query: string; limit?: number | null; dryRun?: boolean | null }, context) {
+      return context.service.slackSearch(context.requireTenant(), externalQuery(args.query), limitOf(args.limit, 20, 50), args.dryRun ?? false);
+    },
+    async externalProviders(_source, _args, context) {
+      const own = await context.credentials.ownProviders(context.requireTenant());
+      return Promise.all(PROVIDERS.map((provider) => providerInfo(context, provider, own)));
+    },
+    credits(_source, args: { from?: Date | null; to?: Date | null }, context) {
+      const tenant = context.requireTenant();
+      const to = args.to ?? new Date();
+      const from = args.from ?? monthStart(to);
+      if (from >= to) throw badUserInput("from", "must be before `to`.");
+      if (to.getTime() - from.getTime() > MAX_REPORT_DAYS * 86_400_000) throw badUserInput("to", `must be at most ${MAX_REPORT_DAYS} days after \`from\`.`);
+      return context.ledger.report(tenant, from, to);
+    },
+  },
+
+  Mutation: {
+    async setExternalProviderCredentials(_source, args: { input: CredentialsInput }, context) {
+      const tenant = context.requireTenant();
+      if (!context.canStoreSecrets) {
+        throw new GraphQLError("This deployment cannot store provider keys: SECRETS_ENCRYPTION_KEYS is not configured. Ask its operator to set it.", { extensions: { code: "SECRETS_NOT_CONFIGURED" } });
+      }
+      await context.credentials.store(tenant, args.input);
+      return providerInfo(context, args.input.provider, await context.credentials.ownProviders(tenant));
+    },
+    async deleteExternalProviderCredentials(_source, args: { provider: ExternalProvider }, context) {
+      const tenant = context.requireTenant();
+      await context.credentials.remove(tenant, args.provider);
+      return providerInfo(context, args.provider, await context.credentials.ownProviders(tenant));
+    },
+  },
+
+  WebResult: {
+    async __resolveReference(reference: { id?: unknown }, context: ExternalSearchContext) {
+      context.requireTenant();
+      if (typeof reference.id !== "string") throw badUserInput("id", "must be a WebResult id string.");
+      if (!isResultId(reference.id)) return null;
+      const row = await context.resultById().load(reference.id);
+      return row?.kind === "WEB" ? row : null;
+    },
+    provider: (result: { provider: string }) => result.provider.toUpperCase(),
+  },
+
+  SlackMessage: {
+    async __resolveReference(reference: { id?: unknown }, context: ExternalSearchContext) {
+      context.requireTenant();
+      if (typeof reference.id !== "string") throw badUserInput("id", "must be a SlackMessage id string.");
+      if (!isResultId(reference.id)) return null;
+      const row = await context.resultById().load(reference.id);
+      return row?.kind === "SLACK" ? row : null;
+    },
+  },
+};

@@ -1,0 +1,84 @@
+/**
+ * The external-search subgraph's part in the unified search: `web.serper`, `web.dataforseo` and
+ * `slack.messages`, keyword-kind providers whose hits are WebResult and SlackMessage entities.
+ * Each is one call through ExternalSearchService, so credits, budgets, breakers and the answer
+ * cache apply exactly as for `webSearch` and `slackSearch`; a provider that is not configured,
+ * whose breaker is open or whose budget is spent is reported SKIPPED with the reason. The search
+ * subgraph reaches this subgraph through this module only.
+ */
+import type { Config } from "../../lib/config.js";
+import type { Database } from "../../lib/database/connect.js";
+import type { Logger } from "../../lib/logger.js";
+import { SearchProviderSkippedError, type DomainSearch, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { MAX_QUERY_CHARACTERS, type CallReport, type ExternalSearchService } from "./external-search-service.js";
+import { createExternalSearchRuntime, type ExternalSearchRuntimeOptions } from "./runtime.js";
+
+/** Slack messages asked per search (one call; the cache keys on it). */
+const SLACK_MESSAGES_PER_CALL = 20;
+
+function outcome(report: CallReport): void {
+  if (report.status === "SKIPPED") throw new SearchProviderSkippedError(report.reason ?? "skipped", !report.reason?.includes("is not configured"));
+  if (report.status === "TIMEOUT" || report.status === "ERROR") throw new Error(report.reason ?? `${report.provider.toLowerCase()} failed`);
+}
+
+function tooLong(query: string): void {
+  if (query.length > MAX_QUERY_CHARACTERS) throw new SearchProviderSkippedError(`external providers take queries of at most ${MAX_QUERY_CHARACTERS} characters (this one has ${query.length})`, false);
+}
+
+class WebProvider implements SearchProvider {
+  readonly kind = "KEYWORD" as const;
+  readonly name: string;
+  readonly description: string;
+
+  constructor(
+    private readonly service: ExternalSearchService,
+    private readonly provider: "SERPER" | "DATAFORSEO",
+  ) {
+    this.name = provider === "SERPER" ? "web.serper" : "web.dataforseo";
+    this.description =
+      provider === "SERPER"
+        ? `Google results through Serper (${service.estimate("SERPER")} credits per uncached search).`
+        : `Live Google results through DataForSEO (${service.estimate("DATAFORSEO")} credits per uncached search).`;
+  }
+
+  async search({ tenant, query, window, signal }: ProviderRequest): Promise<ProviderHit[]> {
+    tooLong(query);
+    const { report, value } = await this.service.webResults(tenant, this.provider, query, false, signal);
+    outcome(report);
+    const stored = await this.service.storeWebResults(tenant, (value ?? []).slice(0, window));
+    return stored.map((result) => ({ ref: { typename: "WebResult", id: result.id }, nativeScore: 1 / result.position }));
+  }
+}
+
+class SlackProvider implements SearchProvider {
+  readonly name = "slack.messages";
+  readonly kind = "KEYWORD" as const;
+  readonly description = "Messages of your organization's Slack workspace that match (search.messages with your organization's token).";
+
+  constructor(private readonly service: ExternalSearchService) {}
+
+  async search({ tenant, query, window, signal }: ProviderRequest): Promise<ProviderHit[]> {
+    tooLong(query);
+    const { messages, report } = await this.service.slackMessages(tenant, query, SLACK_MESSAGES_PER_CALL, false, signal);
+    outcome(report);
+    return messages.slice(0, window).map((message, index) => ({ ref: { typename: "SlackMessage", id: message.id }, nativeScore: 1 / (index + 1) }));
+  }
+}
+
+export type ExternalSearchDomain = DomainSearch;
+
+export function externalSearch(options: ExternalSearchRuntimeOptions & { database: Database; config: Config; logger: Logger }): ExternalSearchDomain {
+  const runtime = createExternalSearchRuntime(options);
+  const { service, results } = runtime;
+  return {
+    domain: "external-search",
+    providers: [new WebProvider(service, "SERPER"), new WebProvider(service, "DATAFORSEO"), new SlackProvider(service)],
+    async liveEntities(tenant, refs) {
+      const ids = refs.filter((ref) => ref.typename === "WebResult" || ref.typename === "SlackMessage").map((ref) => ref.id);
+      if (ids.length === 0) return new Set();
+      const rows = await results.findByIds(tenant, ids);
+      return new Set(rows.map((row) => `${row.kind === "WEB" ? "WebResult" : "SlackMessage"}:${row.id}`));
+    },
+    close: () => runtime.close(),
+  };
+}
