@@ -21,6 +21,7 @@ import { QueryLog } from "./query-log.js";
 import { createResultCache, type ResultCache } from "../../lib/cache/result-cache.js";
 import { resolvers, type SearchContext } from "./resolvers.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
+import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
@@ -71,6 +72,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
       for (const domain of all) domain.onPage?.(tenant, refs);
     },
   });
+  const savedSearches = new SavedSearchStore(database.prisma);
   const indexer = domains.conversations.indexer;
   const indexers = all.flatMap((domain) => (domain.indexer ? [domain.indexer] : []));
 
@@ -84,7 +86,16 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     queryLog,
     embedder,
     vectorStore,
-    createContext: (base: RequestContext): SearchContext => ({ ...base, search: service, indexStatus: (tenant) => domains.conversations.indexStatus(tenant) }),
+    createContext(base: RequestContext): SearchContext {
+      let savedSearchLoader: ReturnType<typeof createSavedSearchLoader> | null = null;
+      return {
+        ...base,
+        search: service,
+        indexStatus: (tenant) => domains.conversations.indexStatus(tenant),
+        savedSearches,
+        savedSearchLoader: () => (savedSearchLoader ??= createSavedSearchLoader(savedSearches, base.requireTenant())),
+      };
+    },
     async checkHealth() {
       await database.prisma.$queryRaw`SELECT 1`;
     },

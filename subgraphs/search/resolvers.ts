@@ -4,20 +4,58 @@
  * subgraph that owns it, in one batched `_entities` call per type.
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
+import type DataLoader from "dataloader";
+import { GraphQLError } from "graphql";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import { DateTime } from "../../lib/graphql/date-time.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
+import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { SearchIndexStatus } from "../conversations/search.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import type { SearchHitData, SearchInput, SearchService } from "./search-service.js";
+import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
+import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, type SaveSearchInput } from "./saved-search-input.js";
+import type { SavedSearch, SavedSearchPageCursor, SavedSearchStore } from "./saved-search-store.js";
 
 export interface SearchContext extends RequestContext {
   search: SearchService;
   /** How far the conversations domain's index is behind for the caller. */
   indexStatus(tenant: TenantContext): Promise<SearchIndexStatus>;
+  savedSearches: SavedSearchStore;
+  /** The caller's saved searches by id, for this request only (created on first use, after the tenant is known). */
+  savedSearchLoader(): DataLoader<string, SavedSearch | null>;
+}
+
+const savedSearchCursor = (row: SavedSearch) => encodeCursor("ss", [row.createdAt.toISOString(), row.id]);
+
+function decodeSavedSearchCursor(after: string): SavedSearchPageCursor {
+  return decodeCursor(after, "ss", "after", ([createdAt, id]) => {
+    const date = typeof createdAt === "string" ? new Date(createdAt) : null;
+    return date && !Number.isNaN(date.getTime()) && typeof id === "string" && /^[0-9a-f-]{36}$/i.test(id) ? { createdAt: date, id } : null;
+  });
+}
+
+/** What identifies a hit across runs: the entity it names. */
+const hitKey = (hit: SearchHitData) => `${hit.ref.typename}:${hit.ref.id}`;
+
+/**
+ * Runs a saved search's first page. Its input was valid when saved; if the deployment changed
+ * since (a provider it names was removed), the search's complaint is about the saved search,
+ * so it is reported on `id` with what to do about it.
+ */
+async function runAsSaved(service: SearchService, tenant: TenantContext, saved: SavedSearch, limit: number): Promise<SearchResultData> {
+  try {
+    return await service.search(tenant, { query: saved.query, alpha: saved.alpha, providers: saved.providers, weights: saved.weights, limit });
+  } catch (error) {
+    if (error instanceof GraphQLError && error.extensions?.code === "BAD_USER_INPUT") {
+      throw badUserInput("id", `this saved search no longer runs as saved (${error.message}): save it again with valid settings`);
+    }
+    throw error;
+  }
 }
 
 export const resolvers: GraphQLResolverMap<SearchContext> = {
+  DateTime,
   Query: {
     // The gateway never asks this subgraph for entities (Conversation is `resolvable: false`
     // here), but anyone who reaches it can: malformed references are their mistake, not ours.
@@ -31,6 +69,63 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     },
     searchIndexStatus(_source, _args, context) {
       return context.indexStatus(context.requireTenant());
+    },
+    async savedSearches(_source, args: { first?: number | null; after?: string | null }, context) {
+      const tenant = context.requireTenant();
+      const first = validatePageSize(args.first, "first", 20);
+      const after = args.after ? decodeSavedSearchCursor(args.after) : null;
+      const rows = await context.savedSearches.listPage(tenant, first + 1, after);
+      const loader = context.savedSearchLoader();
+      for (const row of rows.slice(0, first)) loader.prime(row.id, row);
+      const { nodes, pageInfo } = toConnection(rows, first, after !== null, savedSearchCursor);
+      return { nodes, pageInfo };
+    },
+    savedSearch(_source, args: { id: string }, context) {
+      context.requireTenant();
+      return context.savedSearchLoader().load(requireUuid(args.id, "id"));
+    },
+  },
+  Mutation: {
+    saveSearch(_source, args: { input: SaveSearchInput }, context) {
+      const tenant = context.requireTenant();
+      return context.savedSearches.create(tenant, validateSaveSearchInput(context.search, args.input));
+    },
+    renameSavedSearch(_source, args: { id: string; name: string }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      return context.savedSearches.rename(tenant, id, validateSavedSearchName(args.name, "name"));
+    },
+    async deleteSavedSearch(_source, args: { id: string }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      await context.savedSearches.delete(tenant, id);
+      return { id };
+    },
+    /**
+     * The search runs between two statements: the saved input is read, the search runs, and one
+     * UPDATE stores this page's keys while returning the previous run's, which decide `newHits`.
+     */
+    async runSavedSearch(_source, args: { id: string; limit?: number | null }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      const limit = validateRunLimit(args.limit);
+      const saved = await context.savedSearches.require(tenant, id);
+      const result = await runAsSaved(context.search, tenant, saved, limit);
+      const { savedSearch, previousHitKeys } = await context.savedSearches.recordRun(tenant, id, result.hits.map(hitKey));
+      const previous = new Set(previousHitKeys ?? []);
+      const newHits = previousHitKeys === null ? result.hits : result.hits.filter((hit) => !previous.has(hitKey(hit)));
+      return { savedSearch, result, newHits };
+    },
+  },
+  SavedSearch: {
+    /**
+     * Only the caller's own saved searches resolve; any other id (a colleague's, another
+     * organization's, one that is not a UUID) is null, and the answer does not tell them apart.
+     */
+    __resolveReference(reference: { id?: unknown }, context: SearchContext) {
+      if (typeof reference.id !== "string") throw badUserInput("id", `must be a UUID string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
+      context.requireTenant();
+      return context.savedSearchLoader().load(reference.id);
     },
   },
   Conversation: {

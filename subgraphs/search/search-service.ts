@@ -104,6 +104,14 @@ export class SearchService {
     return [...this.providers.values()];
   }
 
+  /**
+   * Checks an input exactly as `search` would, without running it (saved searches check what
+   * they store with it), and returns the query as the providers would see it.
+   */
+  validate(raw: SearchInput): { query: string } {
+    return { query: this.normalize(raw).query };
+  }
+
   async search(tenant: TenantContext, raw: SearchInput): Promise<SearchResultData> {
     const startedAt = performance.now();
     const input = this.normalize(raw);
