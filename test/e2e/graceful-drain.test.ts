@@ -192,6 +192,7 @@ describe("readiness", () => {
       expect(details.status).toBe("ready");
       expect(details.subgraphs.map((subgraph) => [subgraph.name, subgraph.ok])).toEqual([
         ["conversations", true],
+        ["external-search", true],
         ["knowledge-base", true],
         ["search", true],
       ]);
