@@ -26,7 +26,7 @@ export interface StackOptions {
   config: Config;
   database: Database;
   logger: Logger;
-  gateway?: Partial<Pick<GatewayOptions, "graphiqlHeaders" | "graphiqlQuery" | "deduplicateInflightRequests" | "runtimeLogLevel">>;
+  gateway?: Partial<Pick<GatewayOptions, "graphiqlHeaders" | "graphiqlQuery" | "deduplicateInflightRequests" | "runtimeLogLevel" | "mcp">>;
 }
 
 export async function startStack({ config, database, logger, gateway: gatewayExtras }: StackOptions): Promise<RunningStack> {
@@ -65,6 +65,8 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
       responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
       operationLimits: config.operationLimits,
       rateLimit: config.rateLimit,
+      // On by default, with its defaults; `gateway: { mcp: null }` turns it off.
+      mcp: {},
       logger: logger.child("gateway"),
       ...gatewayExtras,
     });

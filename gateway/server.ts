@@ -25,6 +25,7 @@ import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
 import { gatewayAuthentication } from "./authentication.js";
 import { documentUpload, DOCUMENT_UPLOAD_PATH } from "./document-upload.js";
 import { graphiQLPage } from "./graphiql-page.js";
+import { mcpEndpoint, MCP_PATH, type McpEndpointOptions } from "./mcp/http-endpoint.js";
 import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
 import { specConformance } from "./spec-conformance.js";
 import { subgraphOutageErrors } from "./subgraph-outage.js";
@@ -65,6 +66,8 @@ export interface GatewayOptions {
   operationLimits?: OperationLimits;
   /** Per-organization, per-user and anonymous per-IP request budgets; absent means no rate limits. */
   rateLimit?: RateLimitSettings | null;
+  /** The MCP server at `/mcp` (Streamable HTTP, see mcp/http-endpoint.ts); absent or null means off. */
+  mcp?: McpEndpointOptions | null;
 }
 
 export interface RunningGateway {
@@ -180,8 +183,27 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       })
     : null;
 
+  // Built now: a tool file that does not validate against the supergraph stops the start here.
+  const mcp = options.mcp
+    ? mcpEndpoint(options.mcp, {
+        supergraphSdl: options.supergraphSdl,
+        auth: options.auth,
+        graphqlUrl: `http://gateway${GRAPHQL_PATH}`,
+        execute: async (request) => runtime.fetch(request),
+        allowedOrigins,
+        corsMaxAgeSeconds: CORS_PREFLIGHT_MAX_AGE_SECONDS,
+        logger: logger.child("mcp"),
+      })
+    : null;
+
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
+    if (path === MCP_PATH && mcp) {
+      return void mcp(request, response).catch((error: unknown) => {
+        logger.error("MCP request failed", error);
+        if (!response.headersSent) sendJson(response, 500, { jsonrpc: "2.0", error: { code: -32603, message: "Internal server error" }, id: null });
+      });
+    }
     if (path === DOCUMENT_UPLOAD_PATH && upload) {
       return void upload(request, response).catch((error: unknown) => {
         logger.error("document upload failed", error);

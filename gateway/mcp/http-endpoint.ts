@@ -1,0 +1,120 @@
+/**
+ * `/mcp` on the gateway's port: MCP's Streamable HTTP transport, stateless (each POST carries
+ * its own JSON-RPC messages and gets a JSON answer; there is no session to keep or to lose
+ * between gateway replicas).
+ *
+ * In order, before any MCP work:
+ * 1. a browser origin not on the gateway's CORS list is refused (403): MCP asks servers to check
+ *    Origin so a web page cannot drive a local agent's server (DNS rebinding); preflights of
+ *    listed origins are answered here;
+ * 2. the bearer token is verified with the gateway's own verifier (lib/tenancy/token.ts): without
+ *    a valid one, 401 with `WWW-Authenticate: Bearer` (RFC 6750), which is how MCP clients learn
+ *    they must authenticate;
+ * 3. only POST is served (GET's server-to-client stream and DELETE's session end need sessions);
+ * 4. the body is bounded (`maxRequestBytes`, 1 MiB by default: tool arguments are small).
+ *
+ * Tools then run through the gateway runtime in-process with the same Authorization header, so
+ * an MCP call is limited, rate-limited and charged exactly like the GraphQL request it is.
+ */
+import type http from "node:http";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Logger } from "../../lib/logger.js";
+import { verifyBearerToken, type TokenSettings } from "../../lib/tenancy/token.js";
+import { apiSchemaOf } from "./api-schema.js";
+import { graphqlExecutor } from "./graphql-executor.js";
+import { createMcpServer } from "./mcp-server.js";
+import { DEFAULT_TOOLS_DIRECTORY, loadToolCatalog } from "./tool-catalog.js";
+import { DEFAULT_OUTPUT_BOUNDS, type OutputBounds } from "./tool-result.js";
+
+export const MCP_PATH = "/mcp";
+
+/** What `startGateway`'s `mcp` option sets; every field has a default. */
+export interface McpEndpointOptions {
+  /** Largest request body accepted (default 1 MiB). */
+  maxRequestBytes?: number;
+  /** Where the tools' .graphql files are (default gateway/mcp/tools/). */
+  toolsDirectory?: string;
+  /** How much text and structured content one tool result may carry. */
+  bounds?: OutputBounds;
+}
+
+export interface McpEndpointContext {
+  supergraphSdl: string;
+  auth: TokenSettings;
+  /** The runtime's GraphQL endpoint, as a URL the runtime accepts (e.g. http://gateway/graphql). */
+  graphqlUrl: string;
+  /** The Hive runtime's fetch: runs a GraphQL request in-process. */
+  execute(request: Request): Promise<Response>;
+  allowedOrigins: ReadonlySet<string>;
+  corsMaxAgeSeconds: number;
+  logger: Logger;
+}
+
+const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+const REALM = "context-search";
+
+/** The `/mcp` handler. Loads and validates the tools now, so a broken tool file stops the gateway's start. */
+export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointContext) {
+  const apiSchema = apiSchemaOf(context.supergraphSdl);
+  const tools = loadToolCatalog(apiSchema.schema, options.toolsDirectory ?? DEFAULT_TOOLS_DIRECTORY);
+  const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const bounds = options.bounds ?? DEFAULT_OUTPUT_BOUNDS;
+
+  const corsHeaders = (origin: string | undefined): Record<string, string> =>
+    origin
+      ? {
+          "access-control-allow-origin": origin,
+          "access-control-allow-credentials": "true",
+          "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id, x-request-id",
+          "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
+          "access-control-allow-methods": "POST, OPTIONS",
+          "access-control-max-age": String(context.corsMaxAgeSeconds),
+          vary: "Origin",
+        }
+      : {};
+
+  const handle = async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const origin = request.headers.origin;
+    if (origin && !context.allowedOrigins.has(origin)) {
+      return refuse(response, 403, { error: "forbidden_origin", error_description: `Origin ${origin} may not call ${MCP_PATH}: add it to CORS_ORIGINS.` });
+    }
+    const cors = corsHeaders(origin);
+    if (request.method === "OPTIONS") {
+      response.writeHead(204, { ...cors, "content-length": "0" });
+      return void response.end();
+    }
+    let authorization: string;
+    try {
+      await verifyBearerToken(request.headers.authorization, context.auth);
+      authorization = request.headers.authorization!;
+    } catch (error) {
+      request.resume();
+      const reason = (error as Error).message;
+      // RFC 6750: a request without credentials gets the bare challenge; a bad token also says why.
+      const challenge = request.headers.authorization ? `Bearer realm="${REALM}", error="invalid_token", error_description="${reason.replace(/["\\]/g, "'")}"` : `Bearer realm="${REALM}"`;
+      return refuse(response, 401, { error: "invalid_token", error_description: reason }, { ...cors, "www-authenticate": challenge });
+    }
+    if (request.method !== "POST") {
+      request.resume();
+      return refuse(response, 405, { error: "method_not_allowed", error_description: `${MCP_PATH} is stateless: send JSON-RPC messages with POST.` }, { ...cors, allow: "POST, OPTIONS" });
+    }
+
+    const server = createMcpServer({ tools, apiSchema, bounds, execute: graphqlExecutor(context.graphqlUrl, authorization, context.execute) });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: maxRequestBytes });
+    // The client's own mistakes (unparsable JSON, a wrong Accept header) arrive here too: the transport has already answered them.
+    transport.onerror = (error) => context.logger.debug(`mcp request: ${error.message}`);
+    response.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    for (const [name, value] of Object.entries(cors)) response.setHeader(name, value);
+    await server.connect(transport);
+    await transport.handleRequest(request, response);
+  };
+  return Object.assign(handle, { tools });
+}
+
+function refuse(response: http.ServerResponse, status: number, body: Record<string, string>, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers });
+  response.end(JSON.stringify(body));
+}

@@ -1,0 +1,320 @@
+/**
+ * The MCP server, through the SDK's real client: over Streamable HTTP at the gateway's `/mcp`
+ * and over stdio (`scripts/mcp.ts` spawned against the same running stack). Each tool's
+ * structured result is compared with the same operation sent as plain GraphQL with the same
+ * token; a dry run is shown to spend nothing (and a real web search through the same tool to
+ * spend, so the check can fail); another organization's user sees nothing of the first's.
+ */
+import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { startStack, type RunningStack } from "../../app/stack.js";
+import { loadConfig } from "../../lib/config.js";
+import { silentLogger } from "../../lib/logger.js";
+import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { SerperStandIn } from "../support/external/serper-stand-in.js";
+import { graphql } from "../support/graphql.js";
+import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+
+let db: TestDatabase;
+let stack: RunningStack;
+let serper: SerperStandIn;
+let ada: string;
+let otto: string;
+let mcpUrl: URL;
+const ids: Record<string, string> = {};
+const clients: Client[] = [];
+
+/** The tools every deployment has (the saved-search ones are checked where the schema has them). */
+const CORE_TOOLS = ["discover_search_questions", "estimate_credits", "get_conversation", "get_document", "query_knowledge_base", "query_platform_knowledge", "research", "search"];
+const OWN_PROVIDERS = ["conversations.keyword", "documents.keyword"];
+const TOOLS_DIRECTORY = new URL("../../gateway/mcp/tools/", import.meta.url);
+const LONG_MESSAGE = "The checkout service retries the payment call with exponential backoff. ".repeat(300);
+
+async function connect(token: string | null): Promise<Client> {
+  const client = new Client({ name: "mcp-test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} } });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+/** The tool's own operation, sent as plain GraphQL with the same arguments and token. */
+async function sameAsGraphQL(tool: string, variables: Record<string, unknown>, token: string) {
+  const document = readFileSync(new URL(`${tool}.graphql`, TOOLS_DIRECTORY), "utf8");
+  const response = await graphql(stack.gateway.url, document, variables, { token });
+  expect(response.errors).toBeUndefined();
+  return response.data;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+const text = (result: CallToolResult) => result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+const spent = async (token: string) => (await graphql(stack.gateway.url, `{ credits { spentThisMonth } }`, {}, { token })).data!.credits.spentThisMonth as number;
+
+beforeAll(async () => {
+  serper = await SerperStandIn.start();
+  db = await createTestDatabase();
+  const config = loadConfig({
+    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
+    EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
+    SERPER_API_KEY: serper.apiKey, SERPER_BASE_URL: serper.baseUrl,
+  });
+  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  mcpUrl = new URL(stack.gateway.url.replace(/\/graphql$/, "/mcp"));
+  ada = await tokenFor("org-mcp", "ada", ["platform"]);
+  otto = await tokenFor("org-other", "otto", ["platform"]);
+
+  const conversation = await graphql(stack.gateway.url, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, {
+    input: {
+      title: "Checkout payment retries",
+      messages: [
+        { role: "USER", content: "Why does the checkout service time out on payment retries?" },
+        { role: "ASSISTANT", content: "The payment gateway answers slowly under load; the checkout retries stack up." },
+        { role: "USER", content: "How should the retry backoff be configured?" },
+      ],
+    },
+  }, { token: ada });
+  expect(conversation.errors).toBeUndefined();
+  ids.conversation = conversation.data!.createConversation.id;
+
+  // Long enough that a page of it passes the output bounds.
+  const long = await graphql(stack.gateway.url, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, {
+    input: { title: "A very long incident review", messages: Array.from({ length: 8 }, (_, index) => ({ role: index % 2 ? "ASSISTANT" : "USER", content: `${index}: ${LONG_MESSAGE}` })) },
+  }, { token: ada });
+  expect(long.errors).toBeUndefined();
+  ids.long = long.data!.createConversation.id;
+
+  const upload = await graphql(stack.gateway.url, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
+    input: {
+      fileName: "payments-runbook.md",
+      contentBase64: Buffer.from("# Payments runbook\n\n## Checkout retries\n\nSet the checkout payment retry backoff to 200 ms doubling, at most five attempts.\n\n## Refunds\n\nRefunds settle within three days.").toString("base64"),
+    },
+  }, { token: ada });
+  expect(upload.errors).toBeUndefined();
+  ids.document = upload.data!.uploadDocument.id;
+  for (let attempt = 0; ; attempt++) {
+    const status = (await graphql(stack.gateway.url, `query($id: ID!) { document(id: $id) { status } }`, { id: ids.document }, { token: ada })).data!.document.status;
+    if (status === "READY") break;
+    if (status === "FAILED" || attempt > 240) throw new Error(`the document did not become READY (${status})`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+});
+
+afterAll(async () => {
+  await Promise.allSettled(clients.map((client) => client.close()));
+  await stack?.stop();
+  await db?.dispose();
+  await serper?.close();
+});
+
+describe("MCP over Streamable HTTP at /mcp", () => {
+  it("lists every tool with a description and a JSON Schema input whose every argument is described", async () => {
+    const client = await connect(ada);
+    const { tools } = await client.listTools();
+    const names = tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(CORE_TOOLS));
+    for (const tool of tools) {
+      expect(tool.description!.length).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe("object");
+      for (const [name, property] of Object.entries(tool.inputSchema.properties ?? {})) {
+        expect([tool.name, name, typeof (property as { description?: string }).description]).toEqual([tool.name, name, "string"]);
+      }
+    }
+    const search = tools.find((tool) => tool.name === "search")!;
+    expect(search.inputSchema.required).toEqual(["query"]);
+    expect(search.inputSchema.properties).toMatchObject({ query: { type: "string" }, alpha: { type: "number", default: 0.5 }, limit: { type: "integer", default: 10 }, providers: { type: "array", items: { type: "string" } }, dryRun: { type: "boolean", default: false } });
+    expect(tools.find((tool) => tool.name === "get_conversation")!.annotations).toMatchObject({ readOnlyHint: true });
+  });
+
+  it("finds the conversation and the document with search, as the same GraphQL query does, and opens both", async () => {
+    const client = await connect(ada);
+    const args = { query: "checkout payment retry backoff", alpha: 1, providers: OWN_PROVIDERS };
+    const result = await call(client, "search", args);
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual(await sameAsGraphQL("search", args, ada));
+    const items = (result.structuredContent as any).search.hits.map((hit: any) => hit.item);
+    expect(items).toEqual(expect.arrayContaining([expect.objectContaining({ __typename: "Conversation", id: ids.conversation }), expect.objectContaining({ __typename: "DocumentChunk", document: expect.objectContaining({ id: ids.document }) })]));
+    expect(text(result)).toContain("Checkout payment retries");
+
+    const conversation = await call(client, "get_conversation", { id: ids.conversation, first: 2 });
+    expect(conversation.structuredContent).toEqual(await sameAsGraphQL("get_conversation", { id: ids.conversation, first: 2 }, ada));
+    const messages = (conversation.structuredContent as any).conversation.messages;
+    expect(messages.nodes.map((message: any) => message.position)).toEqual([0, 1]);
+    expect(messages.pageInfo.hasNextPage).toBe(true);
+    expect(text(conversation)).toContain(`after: ${JSON.stringify(messages.pageInfo.endCursor)}`);
+    const next = await call(client, "get_conversation", { id: ids.conversation, first: 2, after: messages.pageInfo.endCursor });
+    expect((next.structuredContent as any).conversation.messages.nodes.map((message: any) => message.position)).toEqual([2]);
+
+    const document = await call(client, "get_document", { id: ids.document });
+    expect(document.structuredContent).toEqual(await sameAsGraphQL("get_document", { id: ids.document }, ada));
+    expect((document.structuredContent as any).document).toMatchObject({ fileName: "payments-runbook.md", status: "READY" });
+    expect((document.structuredContent as any).document.chunks.nodes.map((chunk: any) => chunk.text).join(" ")).toContain("200 ms doubling");
+  });
+
+  it("answers the knowledge and credit tools as GraphQL does", async () => {
+    const client = await connect(ada);
+    const cases: [string, Record<string, unknown>][] = [
+      ["query_knowledge_base", { query: "checkout retry backoff", limit: 3 }],
+      ["query_platform_knowledge", { capability: "payments-support", query: "refunds" }],
+      ["discover_search_questions", { query: "payment retry backoff", dryRun: true }],
+      ["research", { query: "how to configure payment retry backoff", dryRun: true }],
+      ["estimate_credits", { query: "payment retry backoff" }],
+    ];
+    for (const [tool, args] of cases) {
+      const result = await call(client, tool, args);
+      expect([tool, result.isError ?? false]).toEqual([tool, false]);
+      expect([tool, result.structuredContent]).toEqual([tool, await sameAsGraphQL(tool, args, ada)]);
+    }
+    const knowledge = (await call(client, "query_knowledge_base", { query: "checkout retry backoff", limit: 3 })).structuredContent as any;
+    expect(knowledge.queryKnowledgeBase.passages[0].source.documentId).toBe(ids.document);
+    const estimate = (await call(client, "estimate_credits", { query: "payment retry backoff" })).structuredContent as any;
+    expect(estimate.webSearch.estimatedCredits).toBeGreaterThan(0);
+    expect(estimate.discoverQuestions.estimatedCredits).toBeGreaterThan(0);
+  });
+
+  it("a dry run spends nothing and calls no provider; the same search without it does spend", async () => {
+    const client = await connect(ada);
+    const before = await spent(ada);
+    const requests = serper.requests.length;
+    const dry = await call(client, "search", { query: "payment retry backoff guide", dryRun: true });
+    expect(dry.structuredContent).toEqual({ webEstimate: expect.objectContaining({ estimatedCredits: 3 }) });
+    for (const [tool, args] of [["discover_search_questions", { query: "payment retry backoff guide", dryRun: true }], ["research", { query: "payment retry backoff guide", dryRun: true }], ["estimate_credits", { query: "payment retry backoff guide" }]] as const) {
+      const result = await call(client, tool, args);
+      expect([tool, result.isError ?? false]).toEqual([tool, false]);
+    }
+    expect(serper.requests.length).toBe(requests);
+    expect(await spent(ada)).toBe(before);
+
+    const real = await call(client, "search", { query: "payment retry backoff guide", providers: ["web.serper"] });
+    expect((real.structuredContent as any).search.providers).toContainEqual({ name: "web.serper", status: "OK", error: null });
+    expect(serper.requests.length).toBe(requests + 1);
+    expect(await spent(ada)).toBe(before + 3);
+  });
+
+  it("a user of another organization finds and opens nothing of the first's", async () => {
+    const client = await connect(otto);
+    const search = await call(client, "search", { query: "checkout payment retry backoff", alpha: 1, providers: OWN_PROVIDERS });
+    expect((search.structuredContent as any).search.hits).toEqual([]);
+    const conversation = await call(client, "get_conversation", { id: ids.conversation });
+    expect(conversation.structuredContent).toEqual({ conversation: null });
+    expect(text(conversation)).toContain("nothing found");
+    expect((await call(client, "get_document", { id: ids.document })).structuredContent).toEqual({ document: null });
+    expect(((await call(client, "query_knowledge_base", { query: "checkout retry backoff" })).structuredContent as any).queryKnowledgeBase.passages).toEqual([]);
+  });
+
+  it("returns GraphQL and argument errors as tool errors with their code", async () => {
+    const client = await connect(ada);
+    const empty = await call(client, "search", { query: "   ", providers: OWN_PROVIDERS });
+    expect(empty.isError).toBe(true);
+    expect(text(empty)).toMatch(/^BAD_USER_INPUT: /);
+    expect(empty.structuredContent).toEqual({ errors: [expect.objectContaining({ code: "BAD_USER_INPUT" })] });
+
+    const wrongType = await call(client, "search", { query: "retries", limit: "ten" });
+    expect(wrongType.isError).toBe(true);
+    expect(text(wrongType)).toContain('BAD_USER_INPUT: Argument "limit"');
+
+    const unknown = await call(client, "get_document", { id: ids.document, pages: 3 });
+    expect(unknown.isError).toBe(true);
+    expect(text(unknown)).toContain('takes no argument "pages"');
+
+    const missing = await call(client, "get_conversation", {});
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toContain('Argument "id"');
+  });
+
+  it("bounds the output: text and structured content are cut, and the text says how to page", async () => {
+    const client = await connect(ada);
+    const result = await call(client, "get_conversation", { id: ids.long, first: 8 });
+    expect(result.isError).toBeFalsy();
+    const body = text(result);
+    expect(body.length).toBeLessThanOrEqual(25_000);
+    expect(body).toContain("ask for a smaller page");
+    expect(JSON.stringify(result.structuredContent).length).toBeLessThanOrEqual(100_000);
+    // Unbounded, the page is about 8 × 21,600 characters of messages.
+    expect(8 * LONG_MESSAGE.length).toBeGreaterThan(150_000);
+    const paged = await call(client, "get_conversation", { id: ids.long, first: 1 });
+    expect(text(paged)).toContain("call get_conversation again with after:");
+    expect((paged.structuredContent as any).conversation.messages.nodes[0].content).toBe(`0: ${LONG_MESSAGE}`);
+  });
+
+  it("serves the API schema as a resource and the research prompt", async () => {
+    const client = await connect(ada);
+    const { resources } = await client.listResources();
+    expect(resources.map((resource) => resource.uri)).toEqual(["schema://supergraph"]);
+    const schema = await client.readResource({ uri: "schema://supergraph" });
+    const sdl = (schema.contents[0] as { text: string }).text;
+    expect(sdl).toContain("type Query");
+    expect(sdl).not.toContain("join__");
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((prompt) => prompt.name)).toEqual(["research_question"]);
+    const prompt = await client.getPrompt({ name: "research_question", arguments: { question: "Why do payment retries time out?" } });
+    expect((prompt.messages[0]!.content as { text: string }).text).toContain("get_conversation");
+  });
+
+  it("refuses a session without a valid bearer token with 401 and WWW-Authenticate: Bearer", async () => {
+    await expect(connect(null)).rejects.toThrow(/invalid_token.*Missing Authorization header/);
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+    const post = (headers: Record<string, string>) =>
+      fetch(mcpUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(initialize) });
+    const anonymous = await post({});
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer realm=/);
+    const forged = await post({ authorization: "Bearer not.a.token" });
+    expect(forged.status).toBe(401);
+    expect(forged.headers.get("www-authenticate")).toMatch(/^Bearer .*error="invalid_token"/);
+    // A valid token passes the same door.
+    expect((await post({ authorization: `Bearer ${ada}` })).status).toBe(200);
+  });
+
+  it("refuses a body over the limit and a browser origin not on the CORS list", async () => {
+    const oversized = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${ada}` },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search", arguments: { query: "x".repeat(2 * 1024 * 1024) } } }),
+    });
+    expect(oversized.status).toBe(413);
+    const foreign = await fetch(mcpUrl, { method: "POST", headers: { origin: "https://evil.example", authorization: `Bearer ${ada}`, "content-type": "application/json" }, body: "{}" });
+    expect(foreign.status).toBe(403);
+  });
+});
+
+describe("MCP over stdio (npm run mcp)", () => {
+  const script = new URL("../../scripts/mcp.ts", import.meta.url).pathname;
+
+  it("lists the tools and runs search against the running gateway as the token's user", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", "tsx", script],
+      env: { PATH: process.env.PATH ?? "", GATEWAY_URL: stack.gateway.url, CONTEXT_SEARCH_TOKEN: ada },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "mcp-stdio-test", version: "1.0.0" });
+    await client.connect(transport);
+    clients.push(client);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(CORE_TOOLS));
+    const args = { query: "checkout payment retry backoff", alpha: 1, providers: OWN_PROVIDERS };
+    const result = await call(client, "search", args);
+    expect(result.structuredContent).toEqual(await sameAsGraphQL("search", args, ada));
+    expect((result.structuredContent as any).search.hits.map((hit: any) => hit.item.id)).toContain(ids.conversation);
+  });
+
+  it("refuses to start without CONTEXT_SEARCH_TOKEN, saying so on stderr and nothing on stdout", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", script], { env: { PATH: process.env.PATH ?? "", GATEWAY_URL: stack.gateway.url }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain("CONTEXT_SEARCH_TOKEN is not set");
+    expect(stdout).toBe("");
+  });
+});
