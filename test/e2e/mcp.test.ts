@@ -5,14 +5,18 @@
  * token; a dry run is shown to spend nothing (and a real web search through the same tool to
  * spend, so the check can fail); another organization's user sees nothing of the first's.
  */
-import { readFileSync } from "node:fs";
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { startStack, type RunningStack } from "../../app/stack.js";
+import { apiSchemaOf } from "../../gateway/mcp/api-schema.js";
+import { loadToolCatalog, toolFromSource } from "../../gateway/mcp/tool-catalog.js";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
@@ -29,8 +33,8 @@ let mcpUrl: URL;
 const ids: Record<string, string> = {};
 const clients: Client[] = [];
 
-/** The tools every deployment has (the saved-search ones are checked where the schema has them). */
 const CORE_TOOLS = ["discover_search_questions", "estimate_credits", "get_conversation", "get_document", "query_knowledge_base", "query_platform_knowledge", "research", "search"];
+const SAVED_SEARCH_TOOLS = ["delete_saved_search", "list_saved_searches", "rename_saved_search", "run_saved_search", "save_search"];
 const OWN_PROVIDERS = ["conversations.keyword", "documents.keyword"];
 const TOOLS_DIRECTORY = new URL("../../gateway/mcp/tools/", import.meta.url);
 const LONG_MESSAGE = "The checkout service retries the payment call with exponential backoff. ".repeat(300);
@@ -119,7 +123,7 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     const client = await connect(ada);
     const { tools } = await client.listTools();
     const names = tools.map((tool) => tool.name);
-    expect(names).toEqual(expect.arrayContaining(CORE_TOOLS));
+    expect(names).toEqual([...CORE_TOOLS, ...SAVED_SEARCH_TOOLS].sort());
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe("object");
@@ -131,6 +135,40 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     expect(search.inputSchema.required).toEqual(["query"]);
     expect(search.inputSchema.properties).toMatchObject({ query: { type: "string" }, alpha: { type: "number", default: 0.5 }, limit: { type: "integer", default: 10 }, providers: { type: "array", items: { type: "string" } }, dryRun: { type: "boolean", default: false } });
     expect(tools.find((tool) => tool.name === "get_conversation")!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(tools.find((tool) => tool.name === "delete_saved_search")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+  });
+
+  it("saves, lists, runs (with what is new since the last run), renames and deletes a saved search, privately", async () => {
+    const client = await connect(ada);
+    const saved = await call(client, "save_search", { name: "Payment retries", query: "checkout payment retry backoff", alpha: 1, providers: OWN_PROVIDERS });
+    expect(saved.isError).toBeFalsy();
+    const id = (saved.structuredContent as any).saveSearch.id as string;
+    expect((saved.structuredContent as any).saveSearch).toMatchObject({ name: "Payment retries", alpha: 1, providers: OWN_PROVIDERS, lastRunAt: null });
+
+    const list = await call(client, "list_saved_searches", {});
+    expect(list.structuredContent).toEqual(await sameAsGraphQL("list_saved_searches", {}, ada));
+    expect((list.structuredContent as any).savedSearches.nodes.map((node: any) => node.id)).toEqual([id]);
+
+    const first = (await call(client, "run_saved_search", { id })).structuredContent as any;
+    const hitIds = first.runSavedSearch.result.hits.map((hit: any) => hit.item.id);
+    expect(hitIds).toContain(ids.conversation);
+    expect(first.runSavedSearch.newHits.map((hit: any) => hit.item.id)).toEqual(hitIds);
+    const again = (await call(client, "run_saved_search", { id })).structuredContent as any;
+    expect(again.runSavedSearch.newHits).toEqual([]);
+    expect(again.runSavedSearch.savedSearch.lastRunAt).not.toBeNull();
+
+    // Another organization's user (and so anyone else) cannot run, rename or delete it.
+    const outsider = await connect(otto);
+    for (const [tool, args] of [["run_saved_search", { id }], ["rename_saved_search", { id, name: "Mine now" }], ["delete_saved_search", { id }]] as const) {
+      const refused = await call(outsider, tool, args);
+      expect([tool, refused.isError, text(refused)]).toEqual([tool, true, expect.stringMatching(/^NOT_FOUND: /)]);
+    }
+    expect(((await call(outsider, "list_saved_searches", {})).structuredContent as any).savedSearches.nodes).toEqual([]);
+
+    const renamed = await call(client, "rename_saved_search", { id, name: "Checkout retries" });
+    expect((renamed.structuredContent as any).renameSavedSearch).toMatchObject({ id, name: "Checkout retries" });
+    expect((await call(client, "delete_saved_search", { id })).structuredContent).toEqual({ deleteSavedSearch: { id } });
+    expect(((await call(client, "list_saved_searches", {})).structuredContent as any).savedSearches.nodes).toEqual([]);
   });
 
   it("finds the conversation and the document with search, as the same GraphQL query does, and opens both", async () => {
@@ -285,6 +323,28 @@ describe("MCP over Streamable HTTP at /mcp", () => {
   });
 });
 
+describe("tool definitions", () => {
+  const api = () => apiSchemaOf(stack.supergraphSdl);
+
+  it("stops the start with the file's name and the GraphQL error when an operation does not validate", () => {
+    const directory = mkdtempSync(path.join(tmpdir(), "mcp-tools-"));
+    try {
+      writeFileSync(path.join(directory, "broken_search.graphql"), "# Searches.\n#\n# @param query What to find.\nquery Broken($query: String!) { search(input: { query: $query }) { hits { scor } } }\n");
+      expect(() => loadToolCatalog(api().schema, directory)).toThrow(/broken_search\.graphql: does not validate against the supergraph: Cannot query field "scor" on type "SearchHit"/);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a tool without a description, or with a variable nobody describes", () => {
+    expect(() => toolFromSource(api().schema, "bare", "query Bare($id: ID!) { conversation(id: $id) { id } }")).toThrow(/bare\.graphql: needs a description/);
+    // Without @param, a variable takes the description of the argument it is passed to; one inside a list has none.
+    expect(toolFromSource(api().schema, "open", "# Opens.\nquery Open($id: ID!) { conversation(id: $id) { id } }").inputSchema.properties.id!.description).toBe("The conversation's id (a UUID).");
+    expect(() => toolFromSource(api().schema, "vague", "# Searches.\nquery Vague($p: String!) { search(input: { query: \"a\", providers: [$p] }) { tookMs } }")).toThrow(/vague\.graphql: describe \$p with a "# @param" line/);
+    expect(() => toolFromSource(api().schema, "typo", "# Opens.\n# @param idd The id.\nquery Typo($id: ID!) { conversation(id: $id) { id } }")).toThrow(/@param idd names no variable/);
+  });
+});
+
 describe("MCP over stdio (npm run mcp)", () => {
   const script = new URL("../../scripts/mcp.ts", import.meta.url).pathname;
 
@@ -299,7 +359,7 @@ describe("MCP over stdio (npm run mcp)", () => {
     await client.connect(transport);
     clients.push(client);
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(CORE_TOOLS));
+    expect(tools.map((tool) => tool.name)).toEqual([...CORE_TOOLS, ...SAVED_SEARCH_TOOLS].sort());
     const args = { query: "checkout payment retry backoff", alpha: 1, providers: OWN_PROVIDERS };
     const result = await call(client, "search", args);
     expect(result.structuredContent).toEqual(await sameAsGraphQL("search", args, ada));
