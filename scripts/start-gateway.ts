@@ -39,6 +39,8 @@ runMain(async () => {
     responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
     operationLimits: config.operationLimits,
     rateLimit: config.rateLimit,
+    // The MCP server at /mcp, as in npm start.
+    mcp: {},
     logger,
   });
   exitOnSignals(() => gateway.stop(), logger, { drainTimeoutMs: config.shutdown.drainTimeoutMs });

@@ -38,6 +38,27 @@ const SEARCH_QUERY = `query Search {
   searchIndexStatus { model pending failing }
 }`;
 
+/**
+ * How to connect an MCP client (Claude Desktop, Claude Code, Cursor, VS Code, agent frameworks):
+ * over Streamable HTTP at /mcp, or over stdio with `npm run mcp`. `--silent` keeps npm's own
+ * banner off stdout, which belongs to the protocol.
+ */
+function connectAnAgent(mcpUrl: string, graphqlUrl: string, token: string): string[] {
+  const http = { mcpServers: { "context-search": { type: "http", url: mcpUrl, headers: { Authorization: `Bearer ${token}` } } } };
+  const stdio = { mcpServers: { "context-search": { command: "npm", args: ["--prefix", process.cwd(), "run", "--silent", "mcp"], env: { GATEWAY_URL: graphqlUrl, CONTEXT_SEARCH_TOKEN: token } } } };
+  // Arrays of strings on one line: the snippet stays short enough to read in a terminal.
+  const indent = (value: unknown) =>
+    JSON.stringify(value, null, 2)
+      .replace(/\[\s+((?:"[^"]*",?\s*)+)\]/g, (_, items: string) => `[${items.trim().split(/,\s+/).join(", ")}]`)
+      .replace(/^/gm, "    ");
+  return [
+    `Connect an agent (MCP, ${mcpUrl}): add to your MCP client's configuration`,
+    indent(http),
+    "  or, for clients that start local processes (stdio):",
+    indent(stdio),
+  ];
+}
+
 runMain(async () => {
   const startedAt = performance.now();
   const config = loadConfig();
@@ -88,6 +109,7 @@ runMain(async () => {
     `Context search supergraph is up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
     `  GraphQL endpoint + GraphiQL: ${url}`,
     `  health: ${url.replace("/graphql", "/healthz")}   readiness: ${url.replace("/graphql", "/readyz")}`,
+    `  MCP server for agents (Streamable HTTP, same bearer token): ${url.replace(/\/graphql$/, "/mcp")}`,
     ...stack.subgraphs.map((subgraph) => `  subgraph ${subgraph.name}: ${subgraph.url}`),
   ];
   if (devToken) {
@@ -101,6 +123,8 @@ runMain(async () => {
       `    -H 'content-type: application/json' \\`,
       `    -H 'authorization: Bearer ${devToken}' \\`,
       `    -d '${JSON.stringify({ query: EXAMPLE_QUERY.replace(/\s+/g, " ") })}'`,
+      "",
+      ...connectAnAgent(url.replace(/\/graphql$/, "/mcp"), url, devToken),
     );
   }
   if (config.auth.usingDevSecret) lines.push("", "JWT_SECRET is not set: using the built-in development secret. Set JWT_SECRET for anything shared.");
