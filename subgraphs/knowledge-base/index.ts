@@ -9,7 +9,6 @@ import { parse } from "graphql";
 import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
-import { AwsCredentialSource } from "../../lib/aws/credentials.js";
 import { silentLogger, type Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
@@ -20,7 +19,7 @@ import { KnowledgeBaseStore } from "./knowledge-base-store.js";
 import { KnowledgeQueries } from "./knowledge-queries.js";
 import { KnowledgeQueryLog } from "./knowledge-query-log.js";
 import { PassageStore } from "./passage-store.js";
-import { RemoteKnowledgeBases } from "./remote-knowledge-bases.js";
+import { remoteKnowledgeBasesFrom } from "./remote-knowledge-bases.js";
 import { createDocumentLoaders, type DocumentLoaders } from "./loaders.js";
 import { resolvers, type KnowledgeBaseContext } from "./resolvers.js";
 import { documentSearch } from "./search.js";
@@ -40,16 +39,8 @@ export function knowledgeBaseSubgraph({ database, config, logger = silentLogger,
   const embedder = sharedEmbedder ?? createEmbedder(config.search, database);
   const vectorStore = createVectorStore(config.search, database);
   const { providers: documentProviders } = documentSearch({ database, embedder, vectorStore, logger: logger.child("knowledge-queries") });
-  const credentials = new AwsCredentialSource({ keyring: config.secrets.keyring ?? undefined, sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined } });
   const log = new KnowledgeQueryLog(database, logger.child("knowledge-query-log"));
-  const remote = new RemoteKnowledgeBases({
-    knowledgeBases,
-    credentials,
-    embedder,
-    endpoints: config.knowledgeBase.awsEndpoints,
-    timeoutMs: config.search.providerTimeoutMs,
-    logger: logger.child("knowledge-queries"),
-  });
+  const { remote, close: closeRemote } = remoteKnowledgeBasesFrom(config, knowledgeBases, embedder, logger.child("knowledge-queries"));
   const knowledge = new KnowledgeQueries({ documents, knowledgeBases, documentProviders, remote, sourceTimeoutMs: config.search.providerTimeoutMs, log });
   const passages = new PassageStore(database.prisma);
   return {
@@ -82,7 +73,7 @@ export function knowledgeBaseSubgraph({ database, config, logger = silentLogger,
     },
     async stop() {
       await log.flush();
-      credentials.close();
+      closeRemote();
       await vectorStore.close?.();
     },
     knowledgeQueryLog: log,

@@ -14,9 +14,10 @@
  */
 import { LRUCache } from "lru-cache";
 import { retrieve, type RetrievedPassage } from "../../lib/aws/bedrock-knowledge-base.js";
-import type { AwsCredentialSettings, AwsCredentialSource } from "../../lib/aws/credentials.js";
+import { AwsCredentialSource, type AwsCredentialSettings } from "../../lib/aws/credentials.js";
 import { AwsBackendError, type AwsProviderStatus } from "../../lib/aws/errors.js";
 import { queryS3VectorsKnowledgeBase } from "../../lib/aws/s3-vectors-knowledge-base.js";
+import type { Config } from "../../lib/config.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -67,6 +68,17 @@ export interface RemoteKnowledgeBaseDependencies {
 
 /** Failures that last until someone changes a key, a role, a policy or the knowledge base itself. */
 const LASTING: ReadonlySet<AwsProviderStatus> = new Set(["ACCESS_DENIED", "NOT_FOUND", "BAD_REQUEST"]);
+
+/**
+ * The remote knowledge bases as a process asks them: AWS credentials under the configured
+ * keyring and STS endpoint, the configured endpoints, the search providers' time budget. The
+ * knowledge-base subgraph and the unified search's provider each build one from config.
+ */
+export function remoteKnowledgeBasesFrom(config: Config, knowledgeBases: KnowledgeBaseStore, embedder: Embedder, logger: Logger): { remote: RemoteKnowledgeBases; close(): void } {
+  const credentials = new AwsCredentialSource({ keyring: config.secrets.keyring ?? undefined, sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined } });
+  const remote = new RemoteKnowledgeBases({ knowledgeBases, credentials, embedder, endpoints: config.knowledgeBase.awsEndpoints, timeoutMs: config.search.providerTimeoutMs, logger });
+  return { remote, close: () => credentials.close() };
+}
 
 export function isRemote(base: KnowledgeBase): boolean {
   return base.backend === "BEDROCK" || base.backend === "S3VECTORS";

@@ -9,7 +9,6 @@
  * subgraphs/search/providers/registry.ts); everything under ./search/ is internal.
  */
 import type { Config } from "../../lib/config.js";
-import { AwsCredentialSource } from "../../lib/aws/credentials.js";
 import type { Database } from "../../lib/database/connect.js";
 import { documentChunkingFor } from "../../lib/documents/chunk-document.js";
 import type { Logger } from "../../lib/logger.js";
@@ -20,7 +19,7 @@ import type { TenantContext } from "../../lib/tenancy/token.js";
 import { DocumentStore } from "./document-store.js";
 import { KnowledgeBaseStore } from "./knowledge-base-store.js";
 import { isPassageId, PassageStore } from "./passage-store.js";
-import { RemoteKnowledgeBases } from "./remote-knowledge-bases.js";
+import { remoteKnowledgeBasesFrom } from "./remote-knowledge-bases.js";
 import { DocumentIndexer, type DocumentIndexerOptions } from "./search/document-indexer.js";
 import { DocumentsKeywordProvider } from "./search/keyword-provider.js";
 import { KnowledgeBasesProvider, type KnowledgeBasesProviderOptions } from "./search/knowledge-bases-provider.js";
@@ -94,15 +93,7 @@ export type KnowledgeBaseSearch = DomainSearch;
 export function knowledgeBaseSearch({ database, config, embedder, logger, provider }: KnowledgeBaseSearchDependencies): KnowledgeBaseSearch {
   const knowledgeBases = new KnowledgeBaseStore(database.prisma);
   const passages = new PassageStore(database.prisma);
-  const credentials = new AwsCredentialSource({ keyring: config.secrets.keyring ?? undefined, sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined } });
-  const remote = new RemoteKnowledgeBases({
-    knowledgeBases,
-    credentials,
-    embedder,
-    endpoints: config.knowledgeBase.awsEndpoints,
-    timeoutMs: config.search.providerTimeoutMs,
-    logger: logger.child("knowledge-bases"),
-  });
+  const { remote, close } = remoteKnowledgeBasesFrom(config, knowledgeBases, embedder, logger.child("knowledge-bases"));
   return {
     domain: "knowledge-bases",
     providers: [new KnowledgeBasesProvider(knowledgeBases, remote, passages, logger.child("knowledge-bases"), provider)],
@@ -113,7 +104,7 @@ export function knowledgeBaseSearch({ database, config, embedder, logger, provid
       return new Set(live.map((passage) => `KnowledgeBasePassage:${passage.id}`));
     },
     async close() {
-      credentials.close();
+      close();
     },
   };
 }
