@@ -123,8 +123,32 @@ export function sha256(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
-// Private: a separator is a blank line (paragraph) or whitespace after sentence punctuation.
-const SEPARATOR = /\n[ \t]*\n\s*|(?<=[.!?…]["'”’)\]]?)\s+/g;
+// Private: a separator is a run of whitespace that holds a blank line (a paragraph break) or
+// follows sentence punctuation (optionally closed by a quote or bracket). Found by a plain scan:
+// a regular expression over a megabytes-long run of whitespace exhausts V8's backtracking stack
+// on some machines (seen in CI on 5 MB of one separator character).
+const SENTENCE_END = new Set([".", "!", "?", "…"]);
+const CLOSERS = new Set(['"', "'", "”", "’", ")", "]"]);
+
+function endsSentence(text: string, at: number): boolean {
+  const before = text[at - 1];
+  if (before === undefined) return false;
+  if (SENTENCE_END.has(before)) return true;
+  return CLOSERS.has(before) && at >= 2 && SENTENCE_END.has(text[at - 2]!);
+}
+
+/** Whether text[start, end) (all whitespace) holds a blank line: a newline, spaces or tabs, a newline. */
+function holdsBlankLine(text: string, start: number, end: number): boolean {
+  let sawNewline = false;
+  for (let i = start; i < end; i++) {
+    const char = text[i];
+    if (char === "\n") {
+      if (sawNewline) return true;
+      sawNewline = true;
+    } else if (char !== " " && char !== "\t") sawNewline = false;
+  }
+  return false;
+}
 
 /** Sentence units of text[from, to), trimmed of whitespace, short ones merged. */
 function sentenceUnits(text: string, from: number, to: number): Unit[] {
@@ -144,9 +168,20 @@ function sentenceUnits(text: string, from: number, to: number): Unit[] {
       last.paragraphEnd = paragraphEnd;
     } else units.push({ start, end: start + body.length, tokens: 0, paragraphEnd, sentenceEnd: true });
   };
-  for (const match of section.matchAll(SEPARATOR)) {
-    push(match.index, match[0].includes("\n\n") || /\n[ \t]*\n/.test(match[0]));
-    cursor = match.index + match[0].length;
+  let i = 0;
+  while (i < section.length) {
+    if (!isWhitespace(section.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < section.length && isWhitespace(section.charCodeAt(end))) end++;
+    const paragraph = holdsBlankLine(section, i, end);
+    if (paragraph || endsSentence(section, i)) {
+      push(i, paragraph);
+      cursor = end;
+    }
+    i = end;
   }
   push(section.length, true);
   return units;
