@@ -25,6 +25,8 @@ import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
 import { gatewayAuthentication } from "./authentication.js";
 import { documentUpload, DOCUMENT_UPLOAD_PATH } from "./document-upload.js";
 import { graphiQLPage } from "./graphiql-page.js";
+import { gatewayMetrics } from "./metrics.js";
+import { METRICS_PATH, serveMetrics } from "../lib/observability/metrics-endpoint.js";
 import { mcpEndpoint, MCP_PATH, type McpEndpointOptions } from "./mcp/http-endpoint.js";
 import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
 import { specConformance } from "./spec-conformance.js";
@@ -68,6 +70,8 @@ export interface GatewayOptions {
   rateLimit?: RateLimitSettings | null;
   /** The MCP server at `/mcp` (Streamable HTTP, see mcp/http-endpoint.ts); absent or null means off. */
   mcp?: McpEndpointOptions | null;
+  /** `GET /metrics` without a token from anywhere, not only from this host (METRICS_PUBLIC). */
+  metricsPublic?: boolean;
 }
 
 export interface RunningGateway {
@@ -95,6 +99,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const authentication = gatewayAuthentication(options.auth);
   const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf) : null;
   const rateLimiter = options.rateLimit ? new RequestRateLimiter(options.rateLimit, logger) : null;
+  const metrics = gatewayMetrics();
   const runtime = createGatewayRuntime({
     supergraph: options.supergraphSdl,
     ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),
@@ -152,6 +157,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Rate limits answer in onRequest and the operation limits before validation, so neither a
     // spent budget nor a hostile document ever reaches the planner.
     plugins: (context) => [
+      // First, so requests refused by the plugins after it are counted too.
+      metrics.plugin(context.log),
       ...(rateLimiter ? [rateLimitPlugin({ limiter: rateLimiter, identify: tokenIdentity(options.auth) })] : []),
       ...operationLimitsPlugins(options.operationLimits ?? DEFAULT_OPERATION_LIMITS),
       authentication.plugin,
@@ -217,6 +224,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       });
     }
     if (path === "/healthz") return sendJson(response, 200, { status: "ok" });
+    if (path === METRICS_PATH) {
+      return void serveMetrics(metrics.registry, request, response, { public: options.metricsPublic ?? false, auth: options.auth }).catch((error: unknown) => {
+        logger.error("metrics scrape failed", error);
+        if (!response.headersSent) sendJson(response, 500, { errors: [{ message: "Internal server error" }] });
+      });
+    }
     if (path === "/readyz") return void answerReadiness(request, response);
     if (path === "/" && request.method === "GET") {
       response.writeHead(302, { location: GRAPHQL_PATH });

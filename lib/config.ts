@@ -46,6 +46,8 @@ export interface Config {
   rateLimit: RateLimitSettings;
   /** How long a stopping server lets in-flight requests finish before it cuts their connections. */
   shutdown: { drainTimeoutMs: number };
+  /** `GET /metrics` on the gateway and every subgraph: without a token only from loopback, unless public (METRICS_PUBLIC). */
+  metrics: { public: boolean };
   logLevel: "debug" | "info" | "warn" | "error";
   /** Keys that seal secrets stored at rest (lib/secrets/keyring.ts); null: storing a secret is refused. */
   secrets: { keyring: SecretKeyring | null };
@@ -332,6 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
       redisKeyPrefix,
     },
     shutdown: { drainTimeoutMs: int(env, "SHUTDOWN_DRAIN_TIMEOUT_MS", 10_000, 0, 600_000) },
+    metrics: { public: bool(env, "METRICS_PUBLIC", false) },
     logLevel,
     secrets: { keyring: secretKeyring(env) },
   };

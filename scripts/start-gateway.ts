@@ -34,6 +34,7 @@ runMain(async () => {
     production: config.production,
     upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
     drainTimeoutMs: config.shutdown.drainTimeoutMs,
+    metricsPublic: config.metrics.public,
     auth: config.auth,
     documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
     responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },

@@ -28,6 +28,7 @@ runMain(async () => {
     auth: config.auth,
     production: config.production,
     drainTimeoutMs: config.shutdown.drainTimeoutMs,
+    metricsPublic: config.metrics.public,
     operationLimits: config.operationLimits,
     logger,
   });

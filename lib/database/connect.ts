@@ -27,6 +27,8 @@ export interface Database {
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
   /** Counts SQL statements Prisma sends, for tests and benchmarks that prove batching. */
   statements: StatementCounter;
+  /** Open, idle and awaited connections of the `pg` pool (metrics read it on scrape); absent for PGlite, which has one connection. */
+  poolUse?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     prisma,
     location: redactUrl(url),
     statements,
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async withSession(work) {
       const client = await pool.connect();
       try {

@@ -15,6 +15,8 @@ import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/ind
 import { GraphQLError, type DocumentNode, type GraphQLFormattedError } from "graphql";
 import { trackForDrain } from "../http-drain.js";
 import type { Logger } from "../logger.js";
+import { METRICS_PATH, serveMetrics } from "../observability/metrics-endpoint.js";
+import { SubgraphMetrics } from "../observability/subgraph-metrics.js";
 import { verifyBearerToken, type TenantContext, type TokenSettings } from "../tenancy/token.js";
 import { CLIENT_ERROR_CODES, unauthenticated } from "./errors.js";
 import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withOperationLimitCode, type OperationLimits } from "./operation-limits.js";
@@ -38,6 +40,11 @@ export interface SubgraphDefinition<TContext extends RequestContext> {
   start?(): Promise<void>;
   /** Stops background work and releases connections, after the server has drained. */
   stop?(): Promise<void>;
+  /**
+   * This subgraph's metrics, when its own code feeds them too (the search pipeline records
+   * provider outcomes and cache lookups); otherwise the server makes its own.
+   */
+  metrics?: SubgraphMetrics;
 }
 
 export interface SubgraphServerOptions {
@@ -51,6 +58,8 @@ export interface SubgraphServerOptions {
   drainTimeoutMs?: number;
   /** What one request may cost (default: DEFAULT_OPERATION_LIMITS): a subgraph reached directly is as guarded as the gateway. */
   operationLimits?: OperationLimits;
+  /** `GET /metrics` without a token from anywhere, not only from this host (METRICS_PUBLIC). */
+  metricsPublic?: boolean;
 }
 
 export interface RunningSubgraph {
@@ -59,6 +68,8 @@ export interface RunningSubgraph {
   port: number;
   /** GraphQL operations this server executed: how tests and benchmarks count subgraph calls per gateway request. */
   operations: OperationLog;
+  /** What `GET /metrics` serves. */
+  metrics: SubgraphMetrics;
   stop(): Promise<void>;
 }
 
@@ -93,6 +104,7 @@ export async function startSubgraph<TContext extends RequestContext>(
     },
   };
   const limits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
+  const metrics = definition.metrics ?? new SubgraphMetrics(definition.name);
   const apollo = new ApolloServer<TContext>({
     // Limits: tokens are counted before Apollo sees the request (handleRequest), the document's
     // shape on entering validation, and no error suggests field names.
@@ -116,6 +128,13 @@ export async function startSubgraph<TContext extends RequestContext>(
           if (contextValue.signedByGateway) operations.signedByGateway += 1;
           operations.recent.push(request.query ?? "");
           if (operations.recent.length > 100) operations.recent.shift();
+          const startedAt = performance.now();
+          return {
+            async willSendResponse({ operationName, response }) {
+              const failed = response.body.kind === "single" && (response.body.singleResult.errors?.length ?? 0) > 0;
+              metrics.recordRequest(operationName ?? request.operationName, failed ? "error" : "ok", (performance.now() - startedAt) / 1000);
+            },
+          };
         },
       },
     ],
@@ -144,6 +163,7 @@ export async function startSubgraph<TContext extends RequestContext>(
         return sendJson(response, 503, { status: "unavailable", subgraph: definition.name });
       }
     }
+    if (url.pathname === METRICS_PATH) return serveMetrics(metrics.registry, request, response, { public: options.metricsPublic ?? false, auth: options.auth });
     if (url.pathname !== "/graphql" && url.pathname !== "/") {
       return sendJson(response, 404, { errors: [{ message: `Not found: GraphQL is served at /graphql` }] });
     }
@@ -201,6 +221,7 @@ export async function startSubgraph<TContext extends RequestContext>(
     url,
     port,
     operations,
+    metrics,
     stop() {
       stopped ??= (async () => {
         // Requests first (they still use the database), then Apollo, then background work; the

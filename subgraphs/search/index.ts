@@ -22,6 +22,7 @@ import { createResultCache, type ResultCache } from "../../lib/cache/result-cach
 import { resolvers, type SearchContext } from "./resolvers.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
+import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
@@ -54,6 +55,9 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   const queryLog = new QueryLog(database, logger);
   const domains = createSearchDomains({ database, config, embedder, vectorStore, logger });
   const all = Object.values(domains);
+  // Made here rather than by the server, so the pipeline can feed it; the pool gauge is read on scrape.
+  const metrics = new SubgraphMetrics("search");
+  if (database.poolUse) metrics.observePool(database.poolUse);
   // A cached page is re-checked by every domain, each answering for its own types.
   const liveEntities: LiveEntityFilter = async (tenant, refs) => {
     const live = await Promise.all(all.map((domain) => domain.liveEntities?.(tenant, refs) ?? Promise.resolve(new Set<string>())));
@@ -67,6 +71,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     providerTimeoutMs: config.search.providerTimeoutMs,
     queryLog,
     logger,
+    metrics,
     // Domains learn what search returned (documents count their chunks' usage), off the response path.
     onPage: (tenant, refs) => {
       for (const domain of all) domain.onPage?.(tenant, refs);
@@ -86,6 +91,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     queryLog,
     embedder,
     vectorStore,
+    metrics,
     createContext(base: RequestContext): SearchContext {
       let savedSearchLoader: ReturnType<typeof createSavedSearchLoader> | null = null;
       return {

@@ -13,6 +13,7 @@ import { toPlainText } from "./plain-text.js";
 import { SearchProviderSkippedError, type ProviderHit, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
+import type { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 
 export const MAX_QUERY_LENGTH = 1_000;
 /** Deepest provider window: results go at most half as deep (the window is 2 × (offset + limit)). */
@@ -91,6 +92,8 @@ export interface SearchServiceOptions {
   queryLog: QueryLog | null;
   /** Where a provider's full failure goes (its report carries only a one-line reason). */
   logger?: Logger;
+  /** The subgraph's metrics: each called provider's status and latency, and cache hits and misses. */
+  metrics?: Pick<SubgraphMetrics, "recordProvider" | "recordCacheLookup">;
 }
 
 export class SearchService {
@@ -118,6 +121,8 @@ export class SearchService {
     const cacheKey = this.cacheKey(tenant, input);
 
     const cached = await this.options.cache.get(cacheKey);
+    // With a TTL of 0 nothing is ever stored: every lookup would count as a miss of a cache that is off.
+    if (this.options.cacheTtlSeconds > 0) this.options.metrics?.recordCacheLookup(cached ? "hit" : "miss");
     if (cached) {
       const stored = JSON.parse(cached) as SearchResultData;
       let hits = stored.hits;
@@ -144,6 +149,7 @@ export class SearchService {
           return;
         }
         const outcome = await this.callProvider(provider, tenant, input.query, window);
+        this.options.metrics?.recordProvider(provider.name, outcome.report.status, outcome.report.tookMs);
         if (outcome.transientSkip) selfSkipped = true;
         reports.push({ name: provider.name, kind: provider.kind, ...outcome.report });
         if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits });
