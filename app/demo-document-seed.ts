@@ -13,7 +13,7 @@ import type { PrismaClient } from "../generated/prisma/client.js";
 import type { Database } from "../lib/database/connect.js";
 import { loadDemoLibrary, renderDemoDocument, type DemoDocument, type DemoLibrary } from "../lib/demo-data/documents.js";
 import type { TenantContext } from "../lib/tenancy/token.js";
-import { DocumentIngestion } from "../subgraphs/knowledge-base/ingestion.js";
+import { DocumentIngestion } from "../subgraphs/knowledge-base/index.js";
 
 export interface DemoOrganizationMembers {
   organizationId: string;

@@ -1,8 +1,8 @@
 /**
  * A search provider: one source of ranked results over one domain's data. Each domain subgraph
- * implements its providers beside its own tables and exposes them through one public module
- * (e.g. subgraphs/conversations/search.ts) as a `DomainSearch`; the search subgraph's registry
- * imports only those modules and fuses whatever they return.
+ * implements its providers beside its own tables (e.g. subgraphs/conversations/search.ts) and
+ * offers them as a `DomainSearch` from its one public module (its index.ts); the search
+ * subgraph's registry imports only those modules and fuses whatever they return.
  */
 import type { TenantContext } from "../tenancy/token.js";
 

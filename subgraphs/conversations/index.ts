@@ -10,6 +10,9 @@ import { ConversationStore } from "./conversation-store.js";
 import { createConversationLoaders, type ConversationLoaders } from "./loaders.js";
 import { resolvers, type ConversationsContext } from "./resolvers.js";
 
+// The domain's one public module: its part in the unified search is offered from here too.
+export { conversationSearch, enqueueConversationsMissingVectors, type ConversationSearch, type SearchIndexStatus } from "./search.js";
+
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
 export function conversationsSubgraph(database: Database): SubgraphDefinition<ConversationsContext> {

@@ -2,7 +2,7 @@
  * The conversations domain's part in the unified search: its providers (BM25 over the
  * trigger-maintained postings, and vectors of conversation chunks), the check that a cached hit's
  * conversation still exists, the indexer that embeds conversations off the request path, and how
- * far that index is behind. The search subgraph reaches this domain through this module only
+ * far that index is behind. The search subgraph reaches it through the subgraph's index.ts, which re-exports this module
  * (see subgraphs/search/providers/registry.ts); everything under ./search/ is internal.
  */
 import type { Database } from "../../lib/database/connect.js";

@@ -16,6 +16,9 @@ import { createResultLoader, resolvers, type ExternalSearchContext } from "./res
 import type { StoredResult } from "./result-store.js";
 import { createExternalSearchRuntime, type ExternalSearchRuntime } from "./runtime.js";
 
+// The domain's one public module: its part in the unified search is offered from here too.
+export { externalSearch, type ExternalSearchDomain } from "./search.js";
+
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
 export interface ExternalSearchSubgraph extends SubgraphDefinition<ExternalSearchContext> {

@@ -4,7 +4,7 @@
  * Each is one call through ExternalSearchService, so credits, budgets, breakers and the answer
  * cache apply exactly as for `webSearch` and `slackSearch`; a provider that is not configured,
  * whose breaker is open or whose budget is spent is reported SKIPPED with the reason. The search
- * subgraph reaches this subgraph through this module only.
+ * subgraph reaches it through the subgraph's index.ts, which re-exports this module.
  */
 import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";

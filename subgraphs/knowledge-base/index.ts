@@ -24,6 +24,10 @@ import { createDocumentLoaders, type DocumentLoaders } from "./loaders.js";
 import { resolvers, type KnowledgeBaseContext } from "./resolvers.js";
 import { documentSearch } from "./search.js";
 
+// The domain's one public module: its part in the unified search and its ingestion entry point are offered from here too.
+export { documentSearch, knowledgeBaseSearch, type DocumentSearch, type KnowledgeBaseSearch } from "./search.js";
+export { DocumentIngestion } from "./ingestion.js";
+
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
 export interface KnowledgeBaseSubgraph extends SubgraphDefinition<KnowledgeBaseContext> {

@@ -6,8 +6,8 @@
  * knowledge base goes through the same store with the same checks, so what is ingested here
  * cannot differ from what a user could have made.
  *
- * Code outside this subgraph reaches it through this module, ./search.ts (its part in the
- * unified search) and ./index.ts (the subgraph itself) only; the stores are internal.
+ * Code outside this subgraph reaches it through ./index.ts only, which re-exports this module
+ * and ./search.ts (its part in the unified search); the stores are internal.
  */
 import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";

@@ -5,7 +5,7 @@
  *   documents into chunks off the request path, and the usage counter search hits feed;
  * - knowledge bases: the `knowledge-bases` provider over every BEDROCK and S3VECTORS knowledge
  *   base the caller may query, whose hits are KnowledgeBasePassage entities.
- * The search subgraph reaches this subgraph through this module only (see
+ * The search subgraph reaches it through the subgraph's index.ts, which re-exports this module (see
  * subgraphs/search/providers/registry.ts); everything under ./search/ is internal.
  */
 import type { Config } from "../../lib/config.js";

@@ -11,7 +11,7 @@ import { DateTime } from "../../lib/graphql/date-time.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
-import type { SearchIndexStatus } from "../conversations/search.js";
+import type { SearchIndexStatus } from "../conversations/index.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
 import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, type SaveSearchInput } from "./saved-search-input.js";

@@ -10,9 +10,9 @@ import type { Database } from "../../../lib/database/connect.js";
 import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
-import { conversationSearch, type ConversationSearch } from "../../conversations/search.js";
-import { externalSearch, type ExternalSearchDomain } from "../../external-search/search.js";
-import { documentSearch, knowledgeBaseSearch, type DocumentSearch, type KnowledgeBaseSearch } from "../../knowledge-base/search.js";
+import { conversationSearch, type ConversationSearch } from "../../conversations/index.js";
+import { externalSearch, type ExternalSearchDomain } from "../../external-search/index.js";
+import { documentSearch, knowledgeBaseSearch, type DocumentSearch, type KnowledgeBaseSearch } from "../../knowledge-base/index.js";
 
 export interface DomainDependencies {
   database: Database;
