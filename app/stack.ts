@@ -12,7 +12,7 @@ import type { Database } from "../lib/database/connect.js";
 import { startSubgraph, type RunningSubgraph } from "../lib/graphql/subgraph-server.js";
 import type { Logger } from "../lib/logger.js";
 import { createEmbedder } from "../lib/retrieval/embeddings/index.js";
-import { startGateway, type GatewayOptions, type RunningGateway } from "../gateway/server.js";
+import { gatewayOptionsFrom, startGateway, type GatewayOptions, type RunningGateway } from "../gateway/server.js";
 import { SUBGRAPHS } from "../subgraphs/index.js";
 
 export interface RunningStack {
@@ -53,23 +53,10 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
     const env = Object.fromEntries(subgraphs.map((subgraph) => [`${subgraph.name.toUpperCase().replace(/-/g, "_")}_URL`, subgraph.url.replace("localhost", "127.0.0.1")]));
     const supergraphSdl = await composeFromConfig(readSupergraphConfig(config.gateway.supergraphConfigPath, env));
     const gateway = await startGateway({
+      ...gatewayOptionsFrom(config),
       supergraphSdl,
-      host: config.host,
-      port: config.gateway.port,
-      queryPlanner: config.gateway.queryPlanner,
-      corsOrigins: config.gateway.corsOrigins,
-      production: config.production,
-      upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
-      drainTimeoutMs: config.shutdown.drainTimeoutMs,
-      metricsPublic: config.metrics.public,
-      auth: config.auth,
-      documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
-      responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
-      operationLimits: config.operationLimits,
-      rateLimit: config.rateLimit,
-      // On by default, with its defaults; `gateway: { mcp: null }` turns it off.
-      mcp: {},
       logger: logger.child("gateway"),
+      // e.g. `gateway: { mcp: null }` turns the MCP server off.
       ...gatewayExtras,
     });
     return {

@@ -14,7 +14,7 @@ import { unifiedGraphHandler as rustPlannerHandler } from "@graphql-hive/router-
 import httpTransport from "@graphql-mesh/transport-http";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { Kind, parse, type ConstValueNode } from "graphql";
-import { APOLLO_SANDBOX_ORIGIN, type QueryPlanner } from "../lib/config.js";
+import { APOLLO_SANDBOX_ORIGIN, type Config, type QueryPlanner } from "../lib/config.js";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { operationLimitsPlugins } from "../lib/graphql/operation-limits-plugin.js";
 import { rateLimitPlugin, RequestRateLimiter, tokenIdentity, type RateLimitSettings } from "../lib/graphql/rate-limit.js";
@@ -91,6 +91,30 @@ const GRAPHQL_PATH = "/graphql";
 const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600;
 const READINESS_TIMEOUT_MS = 2_000;
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * Everything the configuration decides about a gateway, as both ways of running one (the
+ * one-process stack and `start:gateway`) pass it; they add the supergraph and the logger.
+ */
+export function gatewayOptionsFrom(config: Config): Omit<GatewayOptions, "supergraphSdl" | "logger"> {
+  return {
+    host: config.host,
+    port: config.gateway.port,
+    queryPlanner: config.gateway.queryPlanner,
+    corsOrigins: config.gateway.corsOrigins,
+    production: config.production,
+    upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
+    drainTimeoutMs: config.shutdown.drainTimeoutMs,
+    metricsPublic: config.metrics.public,
+    auth: config.auth,
+    documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
+    responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
+    operationLimits: config.operationLimits,
+    rateLimit: config.rateLimit,
+    // The MCP server at /mcp, on by default with its defaults; `mcp: null` turns it off.
+    mcp: {},
+  };
+}
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const subgraphs = subgraphLocations(options.supergraphSdl);

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { startGateway } from "../gateway/server.js";
+import { gatewayOptionsFrom, startGateway } from "../gateway/server.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
 import { exitOnSignals, runMain } from "../lib/shutdown.js";
@@ -25,24 +25,6 @@ runMain(async () => {
     throw new ConfigError("--supergraph / SUPERGRAPH_PATH", `points to ${supergraphPath}, which does not exist (run npm run compose first)`);
   }
   const logger = createLogger("gateway", config.logLevel);
-  const gateway = await startGateway({
-    supergraphSdl: fs.readFileSync(supergraphPath, "utf8"),
-    host: config.host,
-    port: config.gateway.port,
-    queryPlanner: config.gateway.queryPlanner,
-    corsOrigins: config.gateway.corsOrigins,
-    production: config.production,
-    upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
-    drainTimeoutMs: config.shutdown.drainTimeoutMs,
-    metricsPublic: config.metrics.public,
-    auth: config.auth,
-    documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
-    responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
-    operationLimits: config.operationLimits,
-    rateLimit: config.rateLimit,
-    // The MCP server at /mcp, as in npm start.
-    mcp: {},
-    logger,
-  });
+  const gateway = await startGateway({ ...gatewayOptionsFrom(config), supergraphSdl: fs.readFileSync(supergraphPath, "utf8"), logger });
   exitOnSignals(() => gateway.stop(), logger, { drainTimeoutMs: config.shutdown.drainTimeoutMs });
 });
