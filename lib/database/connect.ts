@@ -11,6 +11,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../generated/prisma/client.js";
 import { redactUrl } from "../config.js";
 import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
+import { registerTenantReadPool, TenantReadPool } from "./tenant-reads.js";
 
 /** One connection for work that must stay on a single session (migrations, advisory locks). */
 export interface SqlSession {
@@ -62,6 +63,10 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   pool.on("error", (error) => console.warn(`[database] idle PostgreSQL connection failed: ${error.message}`));
   const statements = createStatementCounter();
   const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] }), statements);
+  // Hot search reads run on their own session-scoped connections (tenant-reads.ts), never
+  // mixed with owner work: half the main pool's size, at least two.
+  const tenantReads = new TenantReadPool({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), statements });
+  registerTenantReadPool(prisma, tenantReads);
   return {
     kind: "postgres",
     prisma,
@@ -81,6 +86,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     },
     async close() {
       await prisma.$disconnect();
+      await tenantReads.close();
       await pool.end();
     },
   };

@@ -50,6 +50,11 @@ export async function withoutTenantScopesForBenchmark<T>(work: () => Promise<T>)
   }
 }
 
+/** False only inside withoutTenantScopesForBenchmark (tenant-reads.ts follows the same switch). */
+export function tenantScopesEnabled(): boolean {
+  return scopesEnabled;
+}
+
 export async function withTenantScope<T>(
   prisma: PrismaClient,
   organizationId: string,

@@ -1,0 +1,213 @@
+/**
+ * Tenant-scoped reads for hot search statements, without a transaction per call.
+ *
+ * `withTenantScope` (tenant-scope.ts) pays BEGIN, a set_config statement and COMMIT around every
+ * search statement, because its settings are transaction-local. On PostgreSQL, searches instead
+ * go through a small dedicated `pg` pool whose connections carry the same settings at session
+ * level (role context_search_tenant, app.organization_id, statement_timeout and any planner
+ * knobs such as hnsw.ef_search). A connection is re-pointed, with one statement that sets them
+ * all, only when what it carries differs from what the call needs; otherwise the read runs alone.
+ * Measured by issue 12: ten statements per search became three.
+ *
+ * Why this cannot leak one organization's settings into another's statement:
+ * - The pool serves only these reads: owner work (migrations, the indexing queue) never runs on
+ *   it, and nothing here ever runs as another role, so a connection is always either fresh (its
+ *   settings unknown, so it is set before its first read) or carries exactly the recorded state.
+ * - The recorded state is dropped before the set statement is sent and recorded again only
+ *   after it succeeded; a connection whose set statement or any read failed (an error, a
+ *   statement timeout, a lost socket) or whose work threw is destroyed, not returned to the pool.
+ * - Role and organization are changed together in one statement, before the read, never folded
+ *   into it: row-level security is applied when a statement is planned, by the role current then.
+ * - A setting the previous call set and this call does not want is reset to its default in the
+ *   same statement (set_config with NULL), so planner knobs do not linger either.
+ *
+ * PGlite has one in-process connection shared with Prisma: there, and whenever no pool was
+ * registered for the Prisma client, the same calls run in `withTenantScope`'s transaction.
+ */
+import pg from "pg";
+import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
+import type { StatementCounter } from "./connect.js";
+import { tenantScopesEnabled, TENANT_ROLE, withTenantScope, type TenantScopeOptions, type TenantTransaction } from "./tenant-scope.js";
+
+/** What a tenant read may do: read with raw SQL, like Prisma's $queryRaw and $queryRawUnsafe. */
+export type TenantReader = Pick<TenantTransaction, "$queryRaw" | "$queryRawUnsafe">;
+
+/** The session-level set statement: one row per setting; a NULL value resets it to its default. */
+export const SESSION_SET_STATEMENT =
+  "SELECT set_config(setting.name, setting.value, false) FROM unnest($1::text[], $2::text[]) AS setting(name, value)";
+
+type Settings = Map<string, string>;
+
+/** What each pooled connection carries now; absent means unknown (fresh, or mid-change). */
+const carried = new WeakMap<pg.ClientBase, Settings>();
+
+export interface TenantReadPoolOptions {
+  connectionString: string;
+  max: number;
+  statements: StatementCounter;
+}
+
+/** The dedicated pool of session-scoped connections for one database (PostgreSQL only). */
+export class TenantReadPool {
+  private readonly pool: pg.Pool;
+  private readonly statements: StatementCounter;
+  /** Tests only: connections destroyed after a failure, to prove none went back to the pool. */
+  discarded = 0;
+
+  constructor(options: TenantReadPoolOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.max,
+      // Read results typed as Prisma's $queryRaw types them, so callers see the same values on
+      // both paths: int8 as bigint and numeric as Decimal (pg's default for both is a string).
+      types: { getTypeParser: prismaLikeTypeParser as typeof pg.types.getTypeParser },
+    });
+    this.pool.on("error", (error) => console.warn(`[database] idle tenant-read connection failed: ${error.message}`));
+    this.statements = options.statements;
+  }
+
+  use(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
+  async run<T>(organizationId: string, options: TenantScopeOptions, work: (reader: TenantReader) => Promise<T>): Promise<T> {
+    const wanted = wantedSettings(organizationId, options);
+    const client = await this.pool.connect();
+    let healthy = false;
+    try {
+      await this.point(client, wanted);
+      const result = await work(this.readerOn(client));
+      healthy = true;
+      return result;
+    } finally {
+      if (!healthy) {
+        carried.delete(client);
+        this.discarded += 1;
+      }
+      // release(true) destroys the connection: whatever state a failure left it in goes with it.
+      client.release(!healthy);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async point(client: pg.PoolClient, wanted: Settings): Promise<void> {
+    const current = carried.get(client);
+    const names: string[] = [];
+    const values: (string | null)[] = [];
+    for (const [name, value] of wanted) {
+      if (current?.get(name) !== value) {
+        names.push(name);
+        values.push(value);
+      }
+    }
+    // Settings a previous call set that this one does not want go back to their defaults.
+    for (const name of current?.keys() ?? []) {
+      if (!wanted.has(name)) {
+        names.push(name);
+        values.push(null);
+      }
+    }
+    if (current && names.length === 0) return;
+    // Unknown until the statement has succeeded: if it fails, run() destroys the connection.
+    carried.delete(client);
+    this.count(SESSION_SET_STATEMENT, true);
+    await client.query(SESSION_SET_STATEMENT, [names, values]);
+    carried.set(client, wanted);
+  }
+
+  private readerOn(client: pg.PoolClient): TenantReader {
+    const query = async <Row>(text: string, values: unknown[]): Promise<Row[]> => {
+      this.count(text, false);
+      return (await client.query({ text, values })).rows as Row[];
+    };
+    const reader = {
+      $queryRaw: <Row>(template: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) => {
+        const sql = template instanceof Prisma.Sql ? template : Prisma.sql(template, ...values);
+        return query<Row>(sql.text, sql.values);
+      },
+      $queryRawUnsafe: <Row>(text: string, ...values: unknown[]) => query<Row>(text, values),
+    };
+    // Prisma types these as PrismaPromise (lazy, batchable); ours run at once and are plain
+    // promises, which is all a tenant read awaits.
+    return reader as unknown as TenantReader;
+  }
+
+  private count(text: string, overhead: boolean): void {
+    if (overhead) this.statements.overhead += 1;
+    else this.statements.count += 1;
+    if (this.statements.log.length < 1000) this.statements.log.push(text);
+  }
+}
+
+function wantedSettings(organizationId: string, options: TenantScopeOptions): Settings {
+  const wanted: Settings = new Map([
+    ["role", TENANT_ROLE],
+    ["app.organization_id", organizationId],
+    // A read without a timeout must not inherit the previous call's: 0 is PostgreSQL's "none".
+    ["statement_timeout", String(options.statementTimeoutMs ? Math.max(1, Math.ceil(options.statementTimeoutMs)) : 0)],
+    // The pool is for searches: a write sent here by mistake fails instead of running unbatched.
+    ["default_transaction_read_only", "on"],
+  ]);
+  for (const [name, value] of Object.entries(options.settings ?? {})) {
+    if (name === "role" || name === "app.organization_id" || name === "default_transaction_read_only") throw new Error(`tenant reads: setting ${name} is the scope's own and cannot be overridden`);
+    wanted.set(name, value);
+  }
+  return wanted;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+function prismaLikeTypeParser(oid: number, format?: string): (value: string) => unknown {
+  if (format !== "binary") {
+    if (oid === INT8_OID) return (value: string) => BigInt(value);
+    if (oid === NUMERIC_OID) return (value: string) => new Prisma.Decimal(value);
+  }
+  return (pg.types.getTypeParser as (oid: number, format?: string) => (value: string) => unknown)(oid, format);
+}
+
+/** Each Prisma client opened on PostgreSQL by openDatabase, with its tenant-read pool. */
+const pools = new WeakMap<PrismaClient, TenantReadPool>();
+
+export function registerTenantReadPool(prisma: PrismaClient, pool: TenantReadPool): void {
+  pools.set(prisma, pool);
+}
+
+/** The tenant-read pool of a Prisma client (tests inspect it); undefined on PGlite. */
+export function tenantReadPoolOf(prisma: PrismaClient): TenantReadPool | undefined {
+  return pools.get(prisma);
+}
+
+let sessionReadsEnabled = true;
+
+/**
+ * Benchmarks only: runs `work` with tenant reads in `withTenantScope`'s transactions (the path
+ * before issue 12), so a benchmark can compare both in the same process. Never used by the product.
+ */
+export async function withTransactionTenantReadsForBenchmark<T>(work: () => Promise<T>): Promise<T> {
+  sessionReadsEnabled = false;
+  try {
+    return await work();
+  } finally {
+    sessionReadsEnabled = true;
+  }
+}
+
+/**
+ * Runs read-only `work` as the organization's tenant (row-level security applies): on
+ * PostgreSQL on a session-scoped connection with no transaction, elsewhere in a tenant scope.
+ * Only reads: a write here would not be atomic with anything, and the pool is for searches.
+ */
+export async function withTenantReads<T>(
+  prisma: PrismaClient,
+  organizationId: string,
+  work: (reader: TenantReader) => Promise<T>,
+  options: TenantScopeOptions = {},
+): Promise<T> {
+  const pool = pools.get(prisma);
+  if (!pool || !sessionReadsEnabled || !tenantScopesEnabled()) return withTenantScope(prisma, organizationId, work, options);
+  return pool.run(organizationId, options, work);
+}
