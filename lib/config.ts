@@ -127,6 +127,11 @@ export interface SearchConfig {
   /** Prefix of every key this deployment writes to Redis. */
   redisKeyPrefix: string;
   embedder: EmbedderKind;
+  /**
+   * SEARCH_DEFAULT_ALPHA: the alpha of searches that give none, overriding the embedder's own
+   * (lib/retrieval/embeddings/default-alpha.ts); null keeps the embedder's.
+   */
+  defaultAlpha: number | null;
   openai: { apiKey: string | null; baseUrl: string | null; model: string; dimensions: number | null };
   /** Which vector store createVectorStore builds; its settings are `weaviate` or `s3Vectors` below. */
   vectorStore: VectorStoreKind;
@@ -299,6 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
       redisUrl,
       redisKeyPrefix,
       embedder,
+      defaultAlpha: fraction(env, "SEARCH_DEFAULT_ALPHA"),
       openai: {
         apiKey: openaiKey,
         baseUrl: str(env, "OPENAI_BASE_URL") ?? null,
@@ -395,6 +401,16 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+/** A number from 0 to 1 written as a plain decimal (e.g. 1, 0.75, .5), or null when unset. */
+function fraction(env: Env, name: string): number | null {
+  const raw = str(env, name);
+  if (raw === undefined) return null;
+  // Bounded before parsing; Number() alone would also take "0x1", "1e0" or "Infinity".
+  const value = raw.length <= 20 && /^(\d+(\.\d*)?|\.\d+)$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 1)) throw new ConfigError(name, `must be a number from 0 (semantic only) to 1 (keyword only), got "${raw.slice(0, 40)}"`);
   return value;
 }
 

@@ -59,6 +59,13 @@ export interface SearchProvider {
   /** Unique, stable, `<domain>.<method>`: what clients pass in `providers` and `weights`. */
   readonly name: string;
   readonly kind: ProviderKind;
+  /**
+   * The model id of the embedder a SEMANTIC provider ranks with, when it is the deployment's
+   * (`Embedder.model`): the default alpha measured for that embedder then applies to it. Unset
+   * for keyword providers and for providers that rank with models of their own (remote
+   * knowledge bases), which a default measured for our embedder must not silence.
+   */
+  readonly embeddingModel?: string;
   /** One line for `searchProviders`. */
   readonly description: string;
   search(request: ProviderRequest): Promise<ProviderHit[]>;

@@ -12,6 +12,7 @@ import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
+import { resolveDefaultAlpha } from "../../lib/retrieval/embeddings/default-alpha.js";
 import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
 import type { BackgroundIndexer, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
@@ -72,6 +73,8 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     queryLog,
     logger,
     metrics,
+    // Searches without an alpha use the embedder's measured default, or the deployment's override.
+    defaultAlpha: resolveDefaultAlpha(embedder, config.search.defaultAlpha),
     // Domains learn what search returned (documents count their chunks' usage), off the response path.
     onPage: (tenant, refs) => {
       for (const domain of all) domain.onPage?.(tenant, refs);

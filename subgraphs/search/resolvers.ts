@@ -65,10 +65,20 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     },
     searchProviders(_source, _args, context) {
       context.requireTenant();
-      return context.search.providerList.map(({ name, kind, description }) => ({ name, kind, description }));
+      const service = context.search;
+      return service.providerList.map((provider) => ({
+        name: provider.name,
+        kind: provider.kind,
+        description: provider.description,
+        embeddingModel: provider.embeddingModel ?? null,
+        followsDefaultAlpha: service.followsDefaultAlpha(provider),
+        defaultWeight: service.defaultWeight(provider),
+      }));
     },
-    searchIndexStatus(_source, _args, context) {
-      return context.indexStatus(context.requireTenant());
+    async searchIndexStatus(_source, _args, context) {
+      const status = await context.indexStatus(context.requireTenant());
+      const { alpha, embedder, embedderAlpha, overridden } = context.search.defaultAlpha;
+      return { ...status, defaultAlpha: { alpha, overridden, embedder, embedderAlpha: embedderAlpha.alpha, basis: embedderAlpha.basis, source: embedderAlpha.source } };
     },
     async savedSearches(_source, args: { first?: number | null; after?: string | null }, context) {
       const tenant = context.requireTenant();

@@ -10,10 +10,12 @@ import type { Logger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
+import { SpanStatusCode, withSpan } from "../../lib/observability/tracing.js";
 import { SearchProviderSkippedError, type ProviderHit, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
 import type { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
+import { CONVENTIONAL_ALPHA, type DefaultAlpha } from "../../lib/retrieval/embeddings/default-alpha.js";
 
 export const MAX_QUERY_LENGTH = 1_000;
 /** Deepest provider window: results go at most half as deep (the window is 2 × (offset + limit)). */
@@ -60,6 +62,8 @@ export interface SearchResultData {
 interface NormalizedInput {
   query: string;
   alpha: number;
+  /** The caller gave no alpha: `alpha` is the deployment's default (see `weightOf`). */
+  alphaIsDefault: boolean;
   limit: number;
   rrfK: number;
   minScore: number | null;
@@ -94,13 +98,58 @@ export interface SearchServiceOptions {
   logger?: Logger;
   /** The subgraph's metrics: each called provider's status and latency, and cache hits and misses. */
   metrics?: Pick<SubgraphMetrics, "recordProvider" | "recordCacheLookup">;
+  /**
+   * The alpha of searches that give none, for the deployment's embedder (resolveDefaultAlpha).
+   * Unset: the conventional 0.5, as for an embedder that measured nothing.
+   */
+  defaultAlpha?: DefaultAlpha;
 }
 
 export class SearchService {
   private readonly providers: Map<string, SearchProvider>;
+  readonly defaultAlpha: DefaultAlpha;
 
   constructor(private readonly options: SearchServiceOptions) {
     this.providers = new Map(options.providers.map((provider) => [provider.name, provider]));
+    this.defaultAlpha = options.defaultAlpha ?? {
+      alpha: CONVENTIONAL_ALPHA,
+      embedder: "none",
+      embedderAlpha: { alpha: CONVENTIONAL_ALPHA, basis: "CONVENTIONAL", source: "no embedder given to the search service: the conventional hybrid default" },
+      overridden: false,
+    };
+  }
+
+  /**
+   * Whether the default alpha speaks for this provider: keyword providers, and semantic ones
+   * that rank with the embedder the default was chosen for. A semantic provider with a model of
+   * its own (the `knowledge-bases` provider asks Bedrock and S3 Vectors) was never measured
+   * against our keyword providers, so a default that silences our embedder must not silence it.
+   */
+  followsDefaultAlpha(provider: Pick<SearchProvider, "kind" | "embeddingModel">): boolean {
+    return provider.kind === "KEYWORD" || provider.embeddingModel === this.defaultAlpha.embedder;
+  }
+
+  /** The weight a provider gets without an alpha and without a multiplier (for `searchProviders`). */
+  defaultWeight(provider: SearchProvider): number {
+    return providerWeight(provider.kind, this.followsDefaultAlpha(provider) ? this.defaultAlpha.alpha : CONVENTIONAL_ALPHA);
+  }
+
+  /**
+   * An explicit alpha weighs every provider, as it always did. Without one, providers the
+   * default speaks for get the default; the others are weighted as at the conventional 0.5.
+   */
+  private weightOf(provider: SearchProvider, input: NormalizedInput, multiplier: number): number {
+    const alpha = input.alphaIsDefault && !this.followsDefaultAlpha(provider) ? CONVENTIONAL_ALPHA : input.alpha;
+    return providerWeight(provider.kind, alpha, multiplier);
+  }
+
+  private skipReason(provider: SearchProvider, input: NormalizedInput, multiplier: number | undefined): string {
+    if (multiplier === undefined) return "not among input.providers";
+    if (multiplier === 0) return "its weight is 0";
+    const kind = provider.kind.toLowerCase();
+    if (!input.alphaIsDefault) return `alpha ${input.alpha} gives ${kind} providers no weight`;
+    const basis = this.defaultAlpha.overridden ? "set by SEARCH_DEFAULT_ALPHA" : `${this.defaultAlpha.embedderAlpha.basis.toLowerCase()} for ${this.defaultAlpha.embedder}`;
+    return `the default alpha ${input.alpha} (${basis}) gives ${kind} providers no weight: pass alpha to ask them`;
   }
 
   get providerList(): SearchProvider[] {
@@ -142,13 +191,19 @@ export class SearchService {
     await Promise.all(
       [...this.providers.values()].map(async (provider) => {
         const multiplier = input.multipliers.get(provider.name);
-        const weight = multiplier === undefined ? 0 : providerWeight(provider.kind, input.alpha, multiplier);
+        const weight = multiplier === undefined ? 0 : this.weightOf(provider, input, multiplier);
         if (weight <= 0) {
-          const why = multiplier === undefined ? "not among input.providers" : multiplier === 0 ? "its weight is 0" : `alpha ${input.alpha} gives ${provider.kind.toLowerCase()} providers no weight`;
+          const why = this.skipReason(provider, input, multiplier);
           reports.push({ name: provider.name, kind: provider.kind, status: "SKIPPED", tookMs: 0, returned: 0, error: why });
           return;
         }
-        const outcome = await this.callProvider(provider, tenant, input.query, window);
+        // One span per provider call (when the request is traced); its attributes name the provider, never the query.
+        const outcome = await withSpan(`search.provider ${provider.name}`, { "search.provider.name": provider.name, "search.provider.kind": provider.kind }, async (span) => {
+          const called = await this.callProvider(provider, tenant, input.query, window);
+          span?.setAttributes({ "search.provider.status": called.report.status, "search.provider.hits": called.report.returned });
+          if (called.report.status === "ERROR" || called.report.status === "TIMEOUT") span?.setStatus({ code: SpanStatusCode.ERROR, message: called.report.status });
+          return called;
+        });
         this.options.metrics?.recordProvider(provider.name, outcome.report.status, outcome.report.tookMs);
         if (outcome.transientSkip) selfSkipped = true;
         reports.push({ name: provider.name, kind: provider.kind, ...outcome.report });
@@ -221,7 +276,8 @@ export class SearchService {
     const query = toPlainText(raw.query).trim();
     if (query.length === 0) throw badUserInput("input.query", "must not be empty or only whitespace");
 
-    const alpha = raw.alpha ?? 0.5;
+    const alphaIsDefault = raw.alpha == null;
+    const alpha = raw.alpha ?? this.defaultAlpha.alpha;
     if (!Number.isFinite(alpha) || alpha < 0 || alpha > 1) throw badUserInput("input.alpha", `must be between 0 and 1, got ${alpha}`);
     const limit = raw.limit ?? 20;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw badUserInput("input.limit", `must be between 1 and ${MAX_PAGE_SIZE}, got ${limit}`);
@@ -252,7 +308,9 @@ export class SearchService {
     }
 
     const listHash = createHash("sha256")
-      .update(JSON.stringify([query, alpha, rrfK, minScore, [...multipliers.entries()].sort()]))
+      // Whether alpha was the default matters beyond its value: the default weighs providers with
+      // models of their own at 0.5 whatever it is (weightOf), so "default 1" and "alpha 1" differ.
+      .update(JSON.stringify([query, alpha, alphaIsDefault, rrfK, minScore, [...multipliers.entries()].sort()]))
       .digest("base64url")
       .slice(0, 16);
 
@@ -271,7 +329,7 @@ export class SearchService {
         2_048,
       );
       if (cursor.hash !== listHash) {
-        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha, providers, weights, rrfK or minScore changed): start again without `after`");
+        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, rrfK or minScore changed): start again without `after`");
       }
       // The cursor is not signed: anyone can forge one with the right hash. Only what this
       // service could have produced is accepted, so no cursor widens a provider's window.
@@ -286,7 +344,7 @@ export class SearchService {
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
-    return { query, alpha, limit, rrfK, minScore, multipliers, listHash, offset, segments };
+    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, multipliers, listHash, offset, segments };
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Database } from "../../database/connect.js";
+import type { EmbedderAlpha } from "./default-alpha.js";
 import type { Embedder } from "./embedder.js";
 
 export interface EmbeddingCacheEntry {
@@ -37,6 +38,8 @@ export class CachedEmbedder implements Embedder {
   readonly dimensions: number;
   /** The inner embedder's, when it says how much text it reads (chunking sizes itself by it). */
   readonly maxInputChars?: number;
+  /** The inner embedder's: the cache does not change what the vectors are worth. */
+  readonly defaultAlpha?: EmbedderAlpha;
 
   constructor(
     private readonly inner: Embedder,
@@ -46,6 +49,7 @@ export class CachedEmbedder implements Embedder {
     this.model = inner.model;
     this.dimensions = inner.dimensions;
     this.maxInputChars = (inner as { maxInputChars?: number }).maxInputChars;
+    if (inner.defaultAlpha) this.defaultAlpha = inner.defaultAlpha;
   }
 
   async embed(texts: readonly string[]): Promise<number[][]> {

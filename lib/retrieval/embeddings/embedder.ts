@@ -3,6 +3,8 @@
  * compared with vectors of the same model: vectors of different models live in different
  * spaces, and comparing them returns confident nonsense.
  */
+import type { EmbedderAlpha } from "./default-alpha.js";
+
 export interface Embedder {
   /** Stable id of the model, stored with every vector (e.g. "universal-sentence-encoder-lite", "openai/text-embedding-3-small"). */
   readonly model: string;
@@ -13,6 +15,11 @@ export interface Embedder {
    * averaged into mush. The indexer chunks text to this size. Unset: no practical limit.
    */
   readonly maxInputChars?: number;
+  /**
+   * The alpha searches use with this embedder when the caller gives none, and where that number
+   * comes from (default-alpha.ts). Unset: the conventional 0.5, reported as not measured.
+   */
+  readonly defaultAlpha?: EmbedderAlpha;
   /**
    * Embeds texts, returning one unit-length (L2-normalized) vector per text, in order.
    * Implementations split large inputs into batches themselves.

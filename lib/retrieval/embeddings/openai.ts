@@ -3,6 +3,7 @@
  * speaks its `POST /v1/embeddings` protocol (Ollama, vLLM, Hugging Face TEI) through `baseURL`.
  */
 import OpenAI from "openai";
+import { CONVENTIONAL_ALPHA, type EmbedderAlpha } from "./default-alpha.js";
 import type { Embedder } from "./embedder.js";
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -54,6 +55,16 @@ export interface OpenAIEmbedderOptions {
 export class OpenAIEmbedder implements Embedder {
   readonly model: string;
   readonly dimensions: number;
+  /**
+   * The conventional hybrid default, not a measurement: no OpenAI-compatible server is reachable
+   * where this project is evaluated. Deployments measure theirs with `npm run eval` and set
+   * SEARCH_DEFAULT_ALPHA.
+   */
+  readonly defaultAlpha: EmbedderAlpha = {
+    alpha: CONVENTIONAL_ALPHA,
+    basis: "CONVENTIONAL",
+    source: "not measured for OpenAI-compatible embedders: the conventional hybrid default (measure with npm run eval, then set SEARCH_DEFAULT_ALPHA)",
+  };
   private readonly client: OpenAI;
   private readonly apiModel: string;
   private readonly requestedDimensions: number | undefined;

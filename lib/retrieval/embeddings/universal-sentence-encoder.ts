@@ -18,6 +18,7 @@
  * they share.
  */
 import { createWorkerPool, workerModule, type WorkerPool } from "../../workers/pool.js";
+import type { EmbedderAlpha } from "./default-alpha.js";
 import type { Embedder } from "./embedder.js";
 import type { ModelTask } from "./universal-sentence-encoder-worker.js";
 
@@ -95,6 +96,18 @@ export class UniversalSentenceEncoderEmbedder implements Embedder {
   readonly dimensions = DIMENSIONS;
   /** Characters of text the model actually reads (see the header): what chunking should aim for. */
   readonly maxInputChars: number = UNIVERSAL_SENTENCE_ENCODER_WINDOW_CHARS;
+  /**
+   * Keyword only: on SciFact (train, 809 queries) every hybrid measured ranked below BM25 alone
+   * (docs/evaluation/scifact-train-universal-sentence-encoder-lite.log; the run was stopped
+   * after alpha 0.5, so 0.75 is unmeasured). BM25 does not depend on the embedder: its 0.698 is
+   * the keyword-only row of docs/evaluation/scifact-train-feature-hashing-256.json.
+   */
+  readonly defaultAlpha: EmbedderAlpha = {
+    alpha: 1,
+    basis: "MEASURED",
+    source:
+      "docs/evaluation/scifact-train-universal-sentence-encoder-lite.log: SciFact nDCG@10 0.283 semantic only, 0.414 at alpha 0.25, 0.525 at alpha 0.5, against 0.698 keyword only (BM25)",
+  };
   private readonly batchSize: number;
 
   constructor(options: UniversalSentenceEncoderOptions = {}) {

@@ -15,6 +15,8 @@ export class ConversationsSemanticProvider implements SearchProvider {
   readonly name = "conversations.semantic";
   readonly kind = "SEMANTIC" as const;
   readonly description: string;
+  /** It ranks with the deployment's embedder, so that embedder's default alpha applies to it. */
+  readonly embeddingModel: string;
   /** Query embeddings by text: popular queries skip the model. */
   private readonly queryVectors = new LRUCache<string, number[]>({ max: 1_000 });
 
@@ -23,6 +25,7 @@ export class ConversationsSemanticProvider implements SearchProvider {
     private readonly vectorStore: VectorStore,
     private readonly prisma: PrismaClient,
   ) {
+    this.embeddingModel = embedder.model;
     this.description = `Semantic similarity of conversations to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
   }
 

@@ -20,6 +20,8 @@ export class DocumentsSemanticProvider implements SearchProvider {
   readonly name = "documents.semantic";
   readonly kind = "SEMANTIC" as const;
   readonly description: string;
+  /** It ranks with the deployment's embedder, so that embedder's default alpha applies to it. */
+  readonly embeddingModel: string;
   /** Query embeddings by text: popular queries skip the model. */
   private readonly queryVectors = new LRUCache<string, number[]>({ max: 1_000 });
 
@@ -28,6 +30,7 @@ export class DocumentsSemanticProvider implements SearchProvider {
     private readonly vectorStore: VectorStore,
     private readonly prisma: PrismaClient,
   ) {
+    this.embeddingModel = embedder.model;
     this.description = `Semantic similarity of your and your teams' document chunks to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
   }
 
