@@ -17,7 +17,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
-import { withTenantScope, type TenantTransaction } from "../../../lib/database/tenant-scope.js";
+import { withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 
 /** BM25 parameters: the usual defaults (Robertson; Lucene and Pyserini use the same). */
@@ -54,7 +54,7 @@ export class ConversationsKeywordProvider implements SearchProvider {
     // has already given up on would otherwise keep running and push every later one past its
     // timeout too (seen in the 100k soak: the database stayed busy 108 s after the load
     // stopped): the scope's statement timeout makes the database cancel them.
-    return withTenantScope(
+    return withTenantReads(
       this.prisma,
       tenant.organizationId,
       async (tx) => {
@@ -66,33 +66,16 @@ export class ConversationsKeywordProvider implements SearchProvider {
     );
   }
 
-  private async score(prisma: TenantTransaction, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
-    // greatest(documents, df): cached statistics may trail a burst of new conversations; idf
-    // must stay a number, never the log of a negative.
+  private async score(prisma: TenantReader, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
+    // Pruned exact BM25 (MaxScore, keyword_term_statistics migration): the same top window as
+    // scoreAllPostings below, without reading the postings of terms that cannot change it.
     const rows = await prisma.$queryRaw<{ id: string; score: number }[]>`
-      WITH terms AS MATERIALIZED (
-        SELECT t.term, ln(1 + (greatest(${collection.documents}::float8, f.df) - f.df + 0.5) / (f.df + 0.5)) AS idf
-        FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
-        CROSS JOIN LATERAL (
-          SELECT count(*)::float8 AS df FROM keyword_postings p
-          WHERE p.organization_id = ${organizationId} AND p.term = t.term
-        ) f
-        WHERE f.df > 0
-      )
-      SELECT p.conversation_id::text AS id,
-             sum(
-               t.idf * p.tf * ${K1 + 1}::float8
-               / (p.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * p.document_length / ${collection.averageLength}::float8))
-             ) AS score
-      FROM terms t
-      JOIN keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
-      GROUP BY p.conversation_id
-      ORDER BY score DESC, p.conversation_id
-      LIMIT ${window}`;
+      SELECT id::text AS id, score
+      FROM keyword_search_conversations(${organizationId}, ${query}, ${collection.documents}::float8, ${collection.averageLength}::float8, ${window}::int)`;
     return rows.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: Number(row.score) }));
   }
 
-  private async collectionStatistics(db: TenantTransaction, organizationId: string): Promise<CollectionStatistics> {
+  private async collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
     const cached = this.collections.get(organizationId);
     if (cached) return cached;
     const [row] = await db.$queryRaw<{ documents: number; average_length: number }[]>`
@@ -102,4 +85,41 @@ export class ConversationsKeywordProvider implements SearchProvider {
     if (statistics.documents >= CACHE_FROM_DOCUMENTS) this.collections.set(organizationId, statistics);
     return statistics;
   }
+}
+
+/**
+ * The exhaustive statement the provider ran before pruning: reads every posting of every query
+ * term (twice: once to count df). Not used by the provider; kept as the reference the pruning
+ * test compares against and the baseline the keyword-pruning benchmark measures.
+ */
+export async function scoreAllPostings(
+  prisma: TenantReader,
+  organizationId: string,
+  query: string,
+  window: number,
+  collection: { documents: number; averageLength: number },
+): Promise<{ id: string; score: number }[]> {
+  // greatest(documents, df): cached statistics may trail a burst of new conversations; idf
+  // must stay a number, never the log of a negative.
+  const rows = await prisma.$queryRaw<{ id: string; score: number }[]>`
+    WITH terms AS MATERIALIZED (
+      SELECT t.term, ln(1 + (greatest(${collection.documents}::float8, f.df) - f.df + 0.5) / (f.df + 0.5)) AS idf
+      FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
+      CROSS JOIN LATERAL (
+        SELECT count(*)::float8 AS df FROM keyword_postings p
+        WHERE p.organization_id = ${organizationId} AND p.term = t.term
+      ) f
+      WHERE f.df > 0
+    )
+    SELECT p.conversation_id::text AS id,
+           sum(
+             t.idf * p.tf * ${K1 + 1}::float8
+             / (p.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * p.document_length / ${collection.averageLength}::float8))
+           ) AS score
+    FROM terms t
+    JOIN keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
+    GROUP BY p.conversation_id
+    ORDER BY score DESC, p.conversation_id
+    LIMIT ${window}`;
+  return rows.map((row) => ({ id: row.id, score: Number(row.score) }));
 }
