@@ -51,7 +51,10 @@ afterAll(async () => {
 
 describe("search through the gateway", () => {
   it("returns fused conversation hits with titles loaded from the conversations subgraph", async () => {
-    const response = await graphql(stack.gateway.url, SEARCH, { input: { query: "kafka consumer lag on the orders topic", limit: 20 } }, { token });
+    // alpha 0.5 explicitly: this is about fusing keyword and semantic hits. Without an alpha the
+    // hashing embedder's measured default (keyword only) would skip the semantic providers, as
+    // test/integration/default-alpha.test.ts shows.
+    const response = await graphql(stack.gateway.url, SEARCH, { input: { query: "kafka consumer lag on the orders topic", limit: 20, alpha: 0.5 } }, { token });
     expect(response.errors).toBeUndefined();
     const result = response.data!.search;
     expect(result.hits).toHaveLength(20);
