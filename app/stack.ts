@@ -44,6 +44,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
           production: config.production,
           drainTimeoutMs: config.shutdown.drainTimeoutMs,
           metricsPublic: config.metrics.public,
+          tracing: config.tracing,
           operationLimits: config.operationLimits,
           logger: logger.child(name),
         }),

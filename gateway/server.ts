@@ -31,6 +31,8 @@ import { mcpEndpoint, MCP_PATH, type McpEndpointOptions } from "./mcp/http-endpo
 import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
 import { specConformance } from "./spec-conformance.js";
 import { subgraphOutageErrors } from "./subgraph-outage.js";
+import { gatewayTracing } from "./tracing.js";
+import type { TracingConfig } from "../lib/observability/tracing-config.js";
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -72,6 +74,8 @@ export interface GatewayOptions {
   mcp?: McpEndpointOptions | null;
   /** `GET /metrics` without a token from anywhere, not only from this host (METRICS_PUBLIC). */
   metricsPublic?: boolean;
+  /** OpenTelemetry traces (gateway/tracing.ts); absent or without an endpoint means off. */
+  tracing?: TracingConfig | null;
 }
 
 export interface RunningGateway {
@@ -106,6 +110,7 @@ export function gatewayOptionsFrom(config: Config): Omit<GatewayOptions, "superg
     upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
     drainTimeoutMs: config.shutdown.drainTimeoutMs,
     metricsPublic: config.metrics.public,
+    tracing: config.tracing,
     auth: config.auth,
     documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
     responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
@@ -124,6 +129,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf) : null;
   const rateLimiter = options.rateLimit ? new RequestRateLimiter(options.rateLimit, logger) : null;
   const metrics = gatewayMetrics();
+  const tracing = gatewayTracing(options.tracing);
   const runtime = createGatewayRuntime({
     supergraph: options.supergraphSdl,
     ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),
@@ -181,6 +187,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Rate limits answer in onRequest and the operation limits before validation, so neither a
     // spent budget nor a hostile document ever reaches the planner.
     plugins: (context) => [
+      // Before everything, so its request span is the parent of whatever the others do.
+      ...(tracing ? [tracing.plugin(context)] : []),
       // First, so requests refused by the plugins after it are counted too.
       metrics.plugin(context.log),
       ...(rateLimiter ? [rateLimitPlugin({ limiter: rateLimiter, identify: tokenIdentity(options.auth) })] : []),
@@ -305,6 +313,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         // The store's TTL timers are not unref'd: left alone they would hold the process open.
         responseCache?.store[Symbol.dispose]();
         await rateLimiter?.close();
+        // Last: the runtime's disposal ends the spans still open, and this exports them.
+        await tracing?.shutdown();
       })();
       return stopped;
     },

@@ -9,6 +9,7 @@ import { SecretKeyring } from "./secrets/keyring.js";
 import type { TokenSettings } from "./tenancy/token.js";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./graphql/operation-limits.js";
 import type { RateLimitSettings } from "./graphql/rate-limit.js";
+import { TRACE_SAMPLERS, type TracingConfig } from "./observability/tracing-config.js";
 
 export type QueryPlanner = "rust" | "js";
 
@@ -48,6 +49,8 @@ export interface Config {
   shutdown: { drainTimeoutMs: number };
   /** `GET /metrics` on the gateway and every subgraph: without a token only from loopback, unless public (METRICS_PUBLIC). */
   metrics: { public: boolean };
+  /** OpenTelemetry traces over OTLP/HTTP: off (null endpoint) unless an OTLP endpoint is set. */
+  tracing: TracingConfig;
   logLevel: "debug" | "info" | "warn" | "error";
   /** Keys that seal secrets stored at rest (lib/secrets/keyring.ts); null: storing a secret is refused. */
   secrets: { keyring: SecretKeyring | null };
@@ -341,6 +344,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     shutdown: { drainTimeoutMs: int(env, "SHUTDOWN_DRAIN_TIMEOUT_MS", 10_000, 0, 600_000) },
     metrics: { public: bool(env, "METRICS_PUBLIC", false) },
+    tracing: tracingConfig(env),
     logLevel,
     secrets: { keyring: secretKeyring(env) },
   };
@@ -373,6 +377,28 @@ function secretKeyring(env: Env): SecretKeyring | null {
     // The message names the key id at most, never key material.
     throw new ConfigError("SECRETS_ENCRYPTION_KEYS", `must be comma-separated <id>:<32 bytes in base64> (newest first): ${(error as Error).message}`);
   }
+}
+
+/**
+ * The standard OpenTelemetry variables: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the full URL spans
+ * are POSTed to; OTEL_EXPORTER_OTLP_ENDPOINT is a base URL that gets /v1/traces appended (as the
+ * specification says). OTEL_SDK_DISABLED=true turns tracing off whatever else is set.
+ */
+function tracingConfig(env: Env): TracingConfig {
+  const traces = httpUrl(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+  const base = httpUrl(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+  const disabled = bool(env, "OTEL_SDK_DISABLED", false);
+  const serviceName = str(env, "OTEL_SERVICE_NAME") ?? "context-search";
+  if (!/^[\w.-]{1,64}$/.test(serviceName)) throw new ConfigError("OTEL_SERVICE_NAME", `must be 1-64 letters, digits, _ . or -, got "${serviceName}"`);
+  const sampler = oneOf(env, "OTEL_TRACES_SAMPLER", TRACE_SAMPLERS, "parentbased_always_on");
+  const rawRatio = str(env, "OTEL_TRACES_SAMPLER_ARG");
+  let ratio = 1;
+  if (rawRatio !== undefined && sampler.endsWith("traceidratio")) {
+    ratio = Number(rawRatio);
+    if (!/^\d*\.?\d+$/.test(rawRatio) || !(ratio >= 0 && ratio <= 1)) throw new ConfigError("OTEL_TRACES_SAMPLER_ARG", `must be a ratio between 0 and 1, got "${rawRatio}"`);
+  }
+  const endpoint = disabled ? null : (traces ?? (base ? `${base.replace(/\/+$/, "")}/v1/traces` : null));
+  return { endpoint, serviceName, sampler, ratio };
 }
 
 function httpUrl(env: Env, name: string): string | null {

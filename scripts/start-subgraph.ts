@@ -29,6 +29,7 @@ runMain(async () => {
     production: config.production,
     drainTimeoutMs: config.shutdown.drainTimeoutMs,
     metricsPublic: config.metrics.public,
+    tracing: config.tracing,
     operationLimits: config.operationLimits,
     logger,
   });

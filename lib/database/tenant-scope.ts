@@ -16,6 +16,7 @@
  * migrations, benchmarks' bulk loads) runs outside a scope, as the tables' owner.
  */
 import type { Prisma, PrismaClient } from "../../generated/prisma/client.js";
+import { SpanKind, withSpan } from "../observability/tracing.js";
 
 /** The role tenant-scoped transactions run as (created by the row_level_security migration). */
 export const TENANT_ROLE = "context_search_tenant";
@@ -71,13 +72,20 @@ export async function withTenantScope<T>(
   // One statement sets them all: set_config(name, value, true) is SET LOCAL with parameters.
   const names = settings.map(([name]) => name);
   const values = settings.map(([, value]) => value);
-  return prisma.$transaction(
-    async (tx) => {
-      await tx.$queryRaw`SELECT set_config(setting.name, setting.value, true) FROM unnest(${names}::text[], ${values}::text[]) AS setting(name, value)`;
-      return work(tx);
-    },
-    // Prisma gives up on a transaction that waits more than 2 s for a connection by default;
-    // under load a scope must queue for the pool like any plain statement does, not fail.
-    { maxWait: SCOPE_MAX_WAIT_MS, timeout: SCOPE_TIMEOUT_MS },
+  // One span per scope (when the request is traced): its statements are its children (connect.ts).
+  return withSpan(
+    "db.transaction tenant_scope",
+    { "db.system.name": "postgresql", "db.operation.name": "TRANSACTION" },
+    () =>
+      prisma.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT set_config(setting.name, setting.value, true) FROM unnest(${names}::text[], ${values}::text[]) AS setting(name, value)`;
+          return work(tx);
+        },
+        // Prisma gives up on a transaction that waits more than 2 s for a connection by default;
+        // under load a scope must queue for the pool like any plain statement does, not fail.
+        { maxWait: SCOPE_MAX_WAIT_MS, timeout: SCOPE_TIMEOUT_MS },
+      ),
+    SpanKind.CLIENT,
   );
 }

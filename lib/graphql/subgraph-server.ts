@@ -17,6 +17,8 @@ import { trackForDrain } from "../http-drain.js";
 import type { Logger } from "../logger.js";
 import { METRICS_PATH, serveMetrics } from "../observability/metrics-endpoint.js";
 import { SubgraphMetrics } from "../observability/subgraph-metrics.js";
+import { startServiceTracing, traceIncomingRequest } from "../observability/tracing.js";
+import type { TracingConfig } from "../observability/tracing-config.js";
 import { verifyBearerToken, type TenantContext, type TokenSettings } from "../tenancy/token.js";
 import { CLIENT_ERROR_CODES, unauthenticated } from "./errors.js";
 import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withOperationLimitCode, type OperationLimits } from "./operation-limits.js";
@@ -60,6 +62,8 @@ export interface SubgraphServerOptions {
   operationLimits?: OperationLimits;
   /** `GET /metrics` without a token from anywhere, not only from this host (METRICS_PUBLIC). */
   metricsPublic?: boolean;
+  /** OpenTelemetry traces (lib/observability/tracing.ts); absent or without an endpoint means off. */
+  tracing?: TracingConfig | null;
 }
 
 export interface RunningSubgraph {
@@ -105,6 +109,7 @@ export async function startSubgraph<TContext extends RequestContext>(
   };
   const limits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
   const metrics = definition.metrics ?? new SubgraphMetrics(definition.name);
+  const tracing = startServiceTracing(options.tracing, definition.name);
   const apollo = new ApolloServer<TContext>({
     // Limits: tokens are counted before Apollo sees the request (handleRequest), the document's
     // shape on entering validation, and no error suggests field names.
@@ -185,6 +190,14 @@ export async function startSubgraph<TContext extends RequestContext>(
     }
     const overLimit = requestOverLimits(parsedBody, url.searchParams, limits);
     if (overLimit) return sendJson(response, 400, { errors: [{ message: overLimit.message, extensions: overLimit.extensions }] });
+    // Only GraphQL requests are traced (not health checks or scrapes), continuing the gateway's trace.
+    return traceIncomingRequest(tracing, request.headers, `${(request.method ?? "GET").toUpperCase()} /graphql`, { "http.request.method": request.method ?? "GET", "http.route": "/graphql", "graphql.subgraph": definition.name }, async (span) => {
+      await executeGraphQL(request, response, url, headers, parsedBody);
+      span?.setAttribute("http.response.status_code", response.statusCode);
+    });
+  }
+
+  async function executeGraphQL(request: http.IncomingMessage, response: http.ServerResponse, url: URL, headers: HeaderMap, parsedBody: unknown) {
     const graphQLRequest: HTTPGraphQLRequest = {
       method: (request.method ?? "GET").toUpperCase(),
       headers,
@@ -230,6 +243,7 @@ export async function startSubgraph<TContext extends RequestContext>(
         if (outcome.cut > 0) logger.warn(`drain deadline passed: cut ${outcome.cut} unfinished requests (${outcome.finished} finished)`);
         await apollo.stop();
         await definition.stop?.();
+        await tracing?.shutdown();
       })();
       return stopped;
     },

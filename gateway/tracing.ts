@@ -1,0 +1,47 @@
+/**
+ * Gateway traces: Hive's OpenTelemetry plugin opens the HTTP request, GraphQL operation (parse,
+ * validate, execute), subgraph-execution and upstream-fetch spans, continues a client's W3C
+ * `traceparent` and injects one into every subgraph fetch, so the subgraphs' spans join the
+ * same trace. It uses the gateway's own tracer provider (lib/observability/tracing.ts); with no
+ * OTLP endpoint configured there is no plugin at all.
+ */
+import type { GatewayConfigContext, GatewayPlugin } from "@graphql-hive/gateway-runtime";
+import { useOpenTelemetry } from "@graphql-hive/plugin-opentelemetry";
+import { trace } from "@opentelemetry/api";
+import { startServiceTracing, type ServiceTracing } from "../lib/observability/tracing.js";
+import type { TracingConfig } from "../lib/observability/tracing-config.js";
+
+export interface GatewayTracing {
+  service: ServiceTracing;
+  plugin(context: Partial<GatewayConfigContext>): GatewayPlugin;
+  /** Flushes the spans still buffered; called once the runtime is disposed. */
+  shutdown(): Promise<void>;
+}
+
+export function gatewayTracing(config: TracingConfig | null | undefined): GatewayTracing | null {
+  const service = startServiceTracing(config, "gateway");
+  if (!service) return null;
+  // The plugin (1.5.3) reads its `traces.tracer` option before it has resolved it, so it always
+  // asks the global API for its tracer: the gateway's provider is made the global one. The
+  // subgraphs never use the global provider (their tracer travels in the request's context),
+  // so in the one-process stack they still report as services of their own.
+  trace.setGlobalTracerProvider(service.provider);
+  return {
+    service,
+    plugin: (context) =>
+      useOpenTelemetry({
+        ...context,
+        traces: { tracer: service.tracer },
+        useContextManager: true,
+        inheritContext: true,
+        propagateContext: true,
+        // The plugin would flush the global provider, which we never set: ours is flushed by shutdown().
+        flushOnDispose: false,
+      }) as GatewayPlugin,
+    async shutdown() {
+      await service.shutdown();
+      // Unregistered, so a gateway started later in this process (tests) can register its own.
+      trace.disable();
+    },
+  };
+}

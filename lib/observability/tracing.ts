@@ -1,0 +1,170 @@
+/**
+ * OpenTelemetry traces for our own servers: one tracer provider per server (the gateway, each
+ * subgraph), exporting over OTLP/HTTP (JSON) to the configured endpoint, and helpers that our
+ * code calls to open spans.
+ *
+ * Off by default. With no endpoint `startServiceTracing` returns null: no provider, no exporter,
+ * no global context manager or propagator is registered, and `withSpan` runs its work directly
+ * after one lookup in the (empty) active context.
+ *
+ * Why a provider per server rather than the global one: `npm start` runs the gateway and all the
+ * subgraphs in one process, and each should still report as its own service. So the global
+ * tracer provider is never set; a subgraph's incoming request puts its server's tracer into the
+ * active context (SERVICE_TRACER), and code below it (search providers, SQL) opens its spans
+ * with whatever tracer the context carries: none when the request is not traced.
+ *
+ * What goes into attributes: span names and attributes carry our own identifiers (provider
+ * names, SQL text that we wrote, with its parameters left out, HTTP routes) and never a user's
+ * search text or a token. Hive's gateway plugin records the GraphQL document (not the
+ * variables); every attribute value is cut at ATTRIBUTE_VALUE_LIMIT characters.
+ */
+import type { IncomingHttpHeaders } from "node:http";
+import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from "@opentelemetry/sdk-trace-base";
+import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import type { TracingConfig } from "./tracing-config.js";
+
+/** Longest attribute value exported (the GraphQL document, SQL text): bounded, so one span stays small. */
+export const ATTRIBUTE_VALUE_LIMIT = 2_048;
+/**
+ * How long one export, and the flush at shutdown, may wait for the collector: well inside the
+ * shutdown's cleanup margin (lib/shutdown.ts), so an unreachable collector never holds a stop.
+ */
+const EXPORT_TIMEOUT_MS = 3_000;
+const TRACER_NAME = "context-search";
+
+/** The active context's tracer: set by a traced server for the work of one request. */
+const SERVICE_TRACER = createContextKey("context-search.service-tracer");
+
+export interface ServiceTracing {
+  tracer: Tracer;
+  provider: BasicTracerProvider;
+  serviceName: string;
+  /** Exports every span still buffered, then stops the exporter. */
+  shutdown(): Promise<void>;
+}
+
+let globalsInstalled = false;
+
+/**
+ * Registered once per process, and only when some server traces: the AsyncLocalStorage context
+ * manager (so a span opened in an awaited call finds its parent) and the W3C traceparent
+ * propagator (Hive's plugin injects and extracts through the global propagation API).
+ */
+function installGlobals(): void {
+  if (globalsInstalled) return;
+  globalsInstalled = true;
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+}
+
+function samplerFor(config: TracingConfig): Sampler {
+  switch (config.sampler) {
+    case "always_on":
+      return new AlwaysOnSampler();
+    case "always_off":
+      return new AlwaysOffSampler();
+    case "traceidratio":
+      return new TraceIdRatioBasedSampler(config.ratio);
+    case "parentbased_always_off":
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case "parentbased_traceidratio":
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.ratio) });
+    case "parentbased_always_on":
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/** A tracer provider for one server (`component`: "gateway" or a subgraph's name); null when tracing is off. */
+export function startServiceTracing(config: TracingConfig | null | undefined, component: string): ServiceTracing | null {
+  if (!config?.endpoint) return null;
+  installGlobals();
+  const serviceName = `${config.serviceName}-${component}`;
+  const exporter = new OTLPTraceExporter({ url: config.endpoint, timeoutMillis: EXPORT_TIMEOUT_MS });
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
+    sampler: samplerFor(config),
+    spanLimits: { attributeValueLengthLimit: ATTRIBUTE_VALUE_LIMIT },
+    spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
+  });
+  let stopped: Promise<void> | null = null;
+  return {
+    tracer: provider.getTracer(TRACER_NAME),
+    provider,
+    serviceName,
+    shutdown() {
+      stopped ??= provider.shutdown().catch(() => {
+        // An unreachable collector loses the last spans; it must not fail the shutdown.
+      });
+      return stopped;
+    },
+  };
+}
+
+/**
+ * Runs one incoming HTTP request of a traced server: continues the caller's trace when the
+ * request carries a W3C `traceparent` (the gateway's subgraph fetch does), opens a SERVER span,
+ * and makes the server's tracer the one code below opens its spans with.
+ */
+export async function traceIncomingRequest<T>(tracing: ServiceTracing | null, headers: IncomingHttpHeaders, name: string, attributes: Attributes, work: (span: Span | null) => Promise<T>): Promise<T> {
+  if (!tracing) return work(null);
+  // From the root, not the active context: only what the caller sent is a parent.
+  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  const span = tracing.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const active = trace.setSpan(parent, span).setValue(SERVICE_TRACER, tracing.tracer);
+  try {
+    return await context.with(active, () => work(span));
+  } catch (error) {
+    failSpan(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** The tracer of the request being served, if it is traced. */
+export function activeTracer(): Tracer | undefined {
+  return context.active().getValue(SERVICE_TRACER) as Tracer | undefined;
+}
+
+/**
+ * Runs `work` in a child span of the active one when the current request is traced, otherwise
+ * as it is (`span` is then null). A thrown error marks the span as failed and is rethrown.
+ */
+export async function withSpan<T>(name: string, attributes: Attributes, work: (span: Span | null) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
+  const tracer = activeTracer();
+  if (!tracer) return work(null);
+  return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * A span for something that already happened (a SQL statement Prisma reports after running it),
+ * as a child of the active span; nothing when the request is not traced.
+ */
+export function recordFinishedSpan(name: string, attributes: Attributes, startTime: Date, durationMs: number, kind: SpanKind = SpanKind.CLIENT): void {
+  const tracer = activeTracer();
+  if (!tracer) return;
+  const span = tracer.startSpan(name, { kind, attributes, startTime }, context.active());
+  span.end(new Date(startTime.getTime() + Math.max(0, durationMs)));
+}
+
+export function failSpan(span: Span, error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: message.slice(0, 200) });
+  if (error instanceof Error) span.recordException({ name: error.name, message: message.slice(0, 200) });
+}
+
+export { SpanKind, SpanStatusCode };
