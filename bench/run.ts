@@ -24,8 +24,10 @@ import { gatewayScenario } from "./scenarios/gateway.js";
 import { hostileLoadScenario } from "./scenarios/hostile-load.js";
 import { indexingLatencyScenario } from "./scenarios/indexing-latency.js";
 import { ingestionScenario } from "./scenarios/ingestion.js";
+import { keywordPruningScenario } from "./scenarios/keyword-pruning.js";
 import { latencyScenario } from "./scenarios/latency.js";
 import { mixedSearchScenario } from "./scenarios/mixed-search.js";
+import { searchPathScenario } from "./scenarios/search-path.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
 import { writeSummary } from "./summary.js";
@@ -41,6 +43,8 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "tenant-scope": tenantScopeScenario as unknown as Scenario<EntryBase>,
   "document-ingestion": documentIngestionScenario as unknown as Scenario<EntryBase>,
   "mixed-search": mixedSearchScenario as unknown as Scenario<EntryBase>,
+  "search-path": searchPathScenario as unknown as Scenario<EntryBase>,
+  "keyword-pruning": keywordPruningScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {
