@@ -8,6 +8,7 @@
  * BoundedLabelValues, so the number of series stays bounded.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { ObservableQueue, QueueStatus } from "../retrieval/queue-status.js";
 import { BoundedLabelValues } from "./metrics-endpoint.js";
 
 /** From 5 ms to 10 s: a search answers in tens of milliseconds, a provider timeout sits at seconds. */
@@ -77,6 +78,105 @@ export class SubgraphMetrics {
 
   recordCacheLookup(result: CacheLookup): void {
     this.cacheLookups.inc({ result });
+  }
+
+  /**
+   * Depth and lag of the background queues, read from the database on each scrape: one bounded
+   * statement per queue (lib/retrieval/queue-status.ts), shared by every gauge of that scrape
+   * and by a scrape that overlaps it. A queue whose read fails or times out is left out of that
+   * scrape (absent rather than stale) and counts in indexing_queue_collect_errors_total; the
+   * scrape itself still answers.
+   */
+  observeQueues(queues: readonly ObservableQueue[]): void {
+    if (queues.length === 0) return;
+    const registers = [this.registry];
+    const pending = new Map<string, Promise<QueueStatus | null>>();
+    const failures = new Map<string, number>(queues.map(({ queue }) => [queue, 0]));
+    const successes = new Map<string, number>();
+    // The read in progress is reused by every metric of this scrape and by an overlapping scrape.
+    const read = (queue: ObservableQueue): Promise<QueueStatus | null> => {
+      let reading = pending.get(queue.queue);
+      if (!reading) {
+        reading = queue
+          .status()
+          .then((status) => {
+            successes.set(queue.queue, Date.now() / 1000);
+            return status;
+          })
+          .catch(() => {
+            failures.set(queue.queue, (failures.get(queue.queue) ?? 0) + 1);
+            return null;
+          })
+          .finally(() => pending.delete(queue.queue));
+        pending.set(queue.queue, reading);
+      }
+      return reading;
+    };
+    const readAll = () => Promise.all(queues.map(async (queue) => [queue.queue, await read(queue)] as const));
+    // These two wait for the same reads as the gauges, so a failure of this scrape counts in it.
+    new Counter({
+      name: "indexing_queue_collect_errors_total",
+      help: "Scrapes whose read of a queue's status failed or timed out (its depth and lag gauges were left out of that scrape)",
+      labelNames: ["queue"],
+      registers,
+      async collect() {
+        await readAll();
+        this.reset();
+        for (const [queue, count] of failures) this.inc({ queue }, count);
+      },
+    });
+    new Gauge({
+      name: "indexing_queue_last_collect_success_timestamp_seconds",
+      help: "When a queue's status was last read successfully (Unix time, seconds)",
+      labelNames: ["queue"],
+      registers,
+      async collect() {
+        await readAll();
+        for (const [queue, at] of successes) this.set({ queue }, at);
+      },
+    });
+    const gauge = (name: string, help: string, labelNames: string[], fill: (gauge: Gauge<string>, queue: string, status: QueueStatus) => void) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["queue", ...labelNames],
+        registers,
+        async collect() {
+          const statuses = await readAll();
+          this.reset();
+          for (const [queue, status] of statuses) if (status) fill(this, queue, status);
+        },
+      });
+    gauge("indexing_queue_waiting_jobs", "Jobs waiting in a queue: when=due (due now, waiting for a worker) or later (run_after in the future: leased by a worker, or waiting out a retry's backoff)", ["when"], (g, queue, status) => {
+      g.set({ queue, when: "due" }, status.due);
+      g.set({ queue, when: "later" }, status.later);
+    });
+    gauge("indexing_queue_failing_jobs", "Jobs whose last attempt failed and that are still queued (retried with backoff)", [], (g, queue, status) => g.set({ queue }, status.failing));
+    gauge("indexing_queue_lag_seconds", "Age of the oldest job due now since it was enqueued, in seconds (0 when none is due)", [], (g, queue, status) => g.set({ queue }, status.oldestDueAgeSeconds));
+
+    const counted = queues.filter((queue) => queue.counters !== null);
+    if (counted.length === 0) return;
+    new Gauge({
+      name: "indexing_queue_in_flight_jobs",
+      help: "Jobs this process's worker holds now (claimed and not yet finished); sum over processes for the whole queue",
+      labelNames: ["queue"],
+      registers,
+      collect() {
+        for (const queue of counted) this.set({ queue: queue.queue }, queue.counters!.inFlight);
+      },
+    });
+    // A counter read from the worker's own monotonic counts at scrape time: they only grow in
+    // this process, so resetting and re-adding keeps the series a true counter.
+    new Counter({
+      name: "indexing_jobs_total",
+      help: "Jobs this process's worker finished, by outcome: indexed (done) or failed (one failed attempt; retried or given up)",
+      labelNames: ["queue", "outcome"],
+      registers,
+      collect() {
+        this.reset();
+        for (const queue of counted) for (const [outcome, count] of Object.entries(queue.counters!.finished)) this.inc({ queue: queue.queue, outcome }, count);
+      },
+    });
   }
 
   /** Database pool use, read on each scrape (nothing is sampled in between). */

@@ -5,6 +5,7 @@
  * subgraph's registry imports only those modules and fuses whatever they return.
  */
 import type { TenantContext } from "../tenancy/token.js";
+import type { ObservableQueue } from "./queue-status.js";
 
 /** Which side of `alpha` a provider is on. */
 export type ProviderKind = "KEYWORD" | "SEMANTIC";
@@ -100,4 +101,6 @@ export interface BackgroundIndexer {
   drain(onProgress?: (done: number) => void): Promise<number>;
   /** Look at the queue now instead of after the idle pause. */
   poke(): void;
+  /** The queues it works through, for the metrics' depth and lag gauges. */
+  queues?(): ObservableQueue[];
 }

@@ -83,6 +83,8 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   const savedSearches = new SavedSearchStore(database.prisma);
   const indexer = domains.conversations.indexer;
   const indexers = all.flatMap((domain) => (domain.indexer ? [domain.indexer] : []));
+  // Queue depth and lag, read from the tables at scrape time.
+  metrics.observeQueues(indexers.flatMap((domainIndexer) => domainIndexer.queues?.() ?? []));
 
   return {
     name: "search",

@@ -3,12 +3,19 @@
  * gateway's request counter for its operation and its subgraph-call histogram, and the search
  * subgraph's request counter, the conversations.keyword provider's OK series and a cache miss
  * (then a hit for the same search). Scrapes are open to loopback and to valid tokens only, and
- * label values stay bounded.
+ * label values stay bounded. The indexing queues' depth and lag are read from the database at
+ * scrape time: conversations created while no indexer runs wait as due jobs, an old job shows
+ * as lag, indexing empties the queue; a failing database leaves /metrics answering.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { ConfigError, loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { BoundedLabelValues, decideScrape, type MetricsAccess } from "../../lib/observability/metrics-endpoint.js";
+import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
+import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
+import type { ObservableQueue } from "../../lib/retrieval/queue-status.js";
+import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
+import { ConversationIndexer } from "../../subgraphs/conversations/search/conversation-indexer.js";
 import { startStack, type RunningStack } from "../../app/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { graphql } from "../support/graphql.js";
@@ -19,6 +26,7 @@ let stack: RunningStack;
 let token: string;
 let gatewayMetricsUrl: string;
 let searchMetricsUrl: string;
+let config: ReturnType<typeof loadConfig>;
 
 const ORGANIZATION = "org-metrics-7f3a";
 const USER = "metrics-user-91c2";
@@ -29,17 +37,27 @@ const SEARCH = `query MetricsSearch($input: SearchInput!) {
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
+  // No indexer in the stack: the queue tests decide when jobs are indexed (searches here use the
+  // keyword provider, whose postings a trigger keeps).
+  config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0", SEARCH_INDEXER: "false" });
   stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
   token = await tokenFor(ORGANIZATION, USER);
   gatewayMetricsUrl = stack.gateway.url.replace(/\/graphql$/, "/metrics");
   searchMetricsUrl = stack.subgraphs.find((subgraph) => subgraph.name === "search")!.url.replace(/\/graphql$/, "/metrics");
-  const create = `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`;
-  for (let i = 0; i < 3; i++) {
-    const response = await graphql(stack.gateway.url, create, { input: { title: `Grafana alert storm ${i}`, messages: [{ role: "USER", content: `the grafana alert for disk pressure fired ${i} times`, tokenCount: 9 }] } }, { token });
-    expect(response.errors).toBeUndefined();
-  }
+  for (let i = 0; i < 3; i++) await createConversation(`Grafana alert storm ${i}`, `the grafana alert for disk pressure fired ${i} times`);
 });
+
+async function createConversation(title: string, content: string): Promise<string> {
+  const create = `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`;
+  const response = await graphql(stack.gateway.url, create, { input: { title, messages: [{ role: "USER", content, tokenCount: 9 }] } }, { token });
+  expect(response.errors).toBeUndefined();
+  return response.data!.createConversation.id;
+}
+
+/** An indexer over the stack's database, run by the test (the stack runs none). */
+function testIndexer(): ConversationIndexer {
+  return new ConversationIndexer(db.database, createEmbedder(config.search, db.database), new PgVectorStore(db.database), silentLogger);
+}
 
 afterAll(async () => {
   await stack?.stop();
@@ -182,5 +200,90 @@ describe("metrics", () => {
     expect(names.label("Operation200")).toBe("other");
     expect(names.label("Operation7")).toBe("Operation7");
     expect(names.label(undefined)).toBe("Anonymous");
+  });
+});
+
+describe("indexing queue metrics", () => {
+  const QUEUE_GAUGES = ["indexing_queue_waiting_jobs", "indexing_queue_failing_jobs", "indexing_queue_lag_seconds", "indexing_queue_in_flight_jobs"];
+
+  it("name every queue the search subgraph's indexers work through, with its labels", async () => {
+    const search = await samples(searchMetricsUrl);
+    for (const name of QUEUE_GAUGES) expect(search.some((sample) => sample.name === name)).toBe(true);
+    const waiting = search.filter((sample) => sample.name === "indexing_queue_waiting_jobs");
+    expect(new Set(waiting.map((sample) => sample.labels.queue))).toEqual(new Set(["conversations", "documents", "vector_deletions"]));
+    expect(new Set(waiting.map((sample) => sample.labels.when))).toEqual(new Set(["due", "later"]));
+    expect(waiting.every((sample) => sample.labels.subgraph === "search")).toBe(true);
+    expect(new Set(search.filter((sample) => sample.name === "indexing_queue_in_flight_jobs").map((sample) => sample.labels.queue))).toEqual(new Set(["conversations", "documents"]));
+    // Nothing failed to read yet.
+    expect(total(search, "indexing_queue_collect_errors_total")).toBe(0);
+    expect(total(search, "indexing_queue_last_collect_success_timestamp_seconds", { queue: "conversations" })).toBeGreaterThan(0);
+    // The stack's own indexer is off: it holds nothing.
+    expect(total(search, "indexing_queue_in_flight_jobs", { queue: "conversations" })).toBe(0);
+  });
+
+  it("count conversations waiting while nothing indexes, show an old job as lag, and drop to 0 once indexed", async () => {
+    // Whatever earlier tests queued is indexed first, so the counts below are this test's own.
+    await testIndexer().drain();
+    const empty = await samples(searchMetricsUrl);
+    expect(total(empty, "indexing_queue_waiting_jobs", { queue: "conversations", when: "due" })).toBe(0);
+    expect(total(empty, "indexing_queue_lag_seconds", { queue: "conversations" })).toBe(0);
+
+    const ids = [await createConversation("Queue depth one", "the queue grows while the indexer is off"), await createConversation("Queue depth two", "and shrinks once it runs")];
+    const queued = await samples(searchMetricsUrl);
+    expect(total(queued, "indexing_queue_waiting_jobs", { queue: "conversations", when: "due" })).toBe(2);
+    expect(total(queued, "indexing_queue_waiting_jobs", { queue: "conversations", when: "later" })).toBe(0);
+
+    // A job enqueued an hour ago is an hour late.
+    await db.database.prisma.$executeRaw`UPDATE search_index_jobs SET enqueued_at = clock_timestamp() - interval '1 hour' WHERE conversation_id = ${ids[0]}::uuid`;
+    const late = await samples(searchMetricsUrl);
+    expect(total(late, "indexing_queue_lag_seconds", { queue: "conversations" })).toBeGreaterThanOrEqual(3600);
+
+    // A job in backoff after a failure is waiting later, and failing.
+    await db.database.prisma.$executeRaw`UPDATE search_index_jobs SET attempts = 1, last_error = 'embedder unreachable', run_after = clock_timestamp() + interval '1 hour' WHERE conversation_id = ${ids[1]}::uuid`;
+    const backingOff = await samples(searchMetricsUrl);
+    expect(total(backingOff, "indexing_queue_waiting_jobs", { queue: "conversations", when: "due" })).toBe(1);
+    expect(total(backingOff, "indexing_queue_waiting_jobs", { queue: "conversations", when: "later" })).toBe(1);
+    expect(total(backingOff, "indexing_queue_failing_jobs", { queue: "conversations" })).toBe(1);
+
+    await db.database.prisma.$executeRaw`UPDATE search_index_jobs SET run_after = clock_timestamp() WHERE conversation_id = ${ids[1]}::uuid`;
+    expect(await testIndexer().drain()).toBe(2);
+    const indexed = await samples(searchMetricsUrl);
+    for (const when of ["due", "later"]) expect(total(indexed, "indexing_queue_waiting_jobs", { queue: "conversations", when })).toBe(0);
+    expect(total(indexed, "indexing_queue_failing_jobs", { queue: "conversations" })).toBe(0);
+    expect(total(indexed, "indexing_queue_lag_seconds", { queue: "conversations" })).toBe(0);
+  });
+
+  it("count the indexer's jobs by outcome, and read each queue once per scrape even when scrapes overlap", async () => {
+    const indexer = testIndexer();
+    const metrics = new SubgraphMetrics("search");
+    let reads = 0;
+    metrics.observeQueues(indexer.queues().map((queue) => ({ ...queue, status: () => (reads++, queue.status()) })));
+    await createConversation("Counted once", "one job for the indexer's counter");
+    expect(await indexer.drain()).toBe(1);
+    const [first, second] = await Promise.all([metrics.registry.metrics(), metrics.registry.metrics()]);
+    // Three gauges per scrape, two overlapping scrapes: one statement.
+    expect(reads).toBe(1);
+    expect(first).toBe(second);
+    const after = parseExposition(first);
+    expect(total(after, "indexing_jobs_total", { queue: "conversations", outcome: "indexed" })).toBe(1);
+    expect(total(after, "indexing_jobs_total", { queue: "conversations", outcome: "failed" })).toBe(0);
+    expect(total(after, "indexing_queue_in_flight_jobs", { queue: "conversations" })).toBe(0);
+    await metrics.registry.metrics();
+    expect(reads).toBe(2);
+  });
+
+  it("keep answering when the database fails, counting the failed reads and leaving the queue's gauges out", async () => {
+    const broken = await createTestDatabase();
+    const indexer = new ConversationIndexer(broken.database, createEmbedder(config.search, broken.database), new PgVectorStore(broken.database), silentLogger);
+    await broken.dispose();
+    const metrics = new SubgraphMetrics("search");
+    const queues: ObservableQueue[] = indexer.queues();
+    metrics.observeQueues(queues);
+    const exposition = parseExposition(await metrics.registry.metrics());
+    expect(total(exposition, "indexing_queue_collect_errors_total", { queue: "conversations" })).toBe(1);
+    expect(exposition.filter((sample) => sample.name === "indexing_queue_waiting_jobs")).toEqual([]);
+    expect(exposition.filter((sample) => sample.name === "indexing_queue_last_collect_success_timestamp_seconds")).toEqual([]);
+    // The worker's own counts need no database.
+    expect(total(exposition, "indexing_queue_in_flight_jobs", { queue: "conversations" })).toBe(0);
   });
 });

@@ -14,6 +14,7 @@ import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { chunkText, DEFAULT_CHUNKING, type ChunkOptions } from "../../../lib/retrieval/chunking.js";
+import { JobCounters, readQueueStatus, type ObservableQueue, type QueueStatus } from "../../../lib/retrieval/queue-status.js";
 
 export interface IndexerOptions {
   /** Conversations claimed per round; their chunks are embedded in one call. */
@@ -67,6 +68,8 @@ export class ConversationIndexer {
   private readonly chunking: ChunkOptions;
   private readonly vacuumAfterJobs: number | null;
   private jobsSinceVacuum = 0;
+  /** Jobs this process holds and finished, for the metrics (the queue's depth is read from the table). */
+  readonly counters = new JobCounters();
 
   constructor(
     private readonly database: Database,
@@ -139,10 +142,24 @@ export class ConversationIndexer {
     }
   }
 
+  /** How deep and late the queue is, across every worker (one bounded statement). */
+  queueStatus(): Promise<QueueStatus> {
+    return readQueueStatus(this.database, "conversations");
+  }
+
+  /** The queue as metrics see it. */
+  queues(): ObservableQueue[] {
+    return [{ queue: "conversations", status: () => this.queueStatus(), counters: this.counters }];
+  }
+
   /** Claims and processes one batch; returns how many jobs it handled. */
   async runOnce(): Promise<number> {
     const jobs = await this.claim();
     if (jobs.length === 0) return 0;
+    return this.counters.holding(jobs.length, () => this.process(jobs));
+  }
+
+  private async process(jobs: ClaimedJob[]): Promise<number> {
     const texts = await this.load(jobs.map((job) => job.conversation_id));
 
     // Every chunk of the batch goes to the embedder in one call: batching is where throughput comes from.
@@ -257,11 +274,13 @@ export class ConversationIndexer {
   private async complete(job: ClaimedJob): Promise<void> {
     await this.database.prisma.$executeRaw`
       DELETE FROM search_index_jobs WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+    this.counters.record("indexed");
   }
 
   private async fail(job: ClaimedJob, error: unknown): Promise<void> {
     const message = (error as Error)?.message ?? String(error);
     const backoffSeconds = Math.min(2 ** job.attempts, 3_600);
+    this.counters.record("failed");
     this.logger.warn(`indexing conversation ${job.conversation_id} failed (attempt ${job.attempts}, retry in ${backoffSeconds} s): ${message}`);
     await this.database.prisma.$executeRaw`
       UPDATE search_index_jobs

@@ -25,6 +25,7 @@ import { markdownSections, type DocumentSection } from "../../../lib/documents/n
 import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { BackgroundIndexer } from "../../../lib/retrieval/search-provider.js";
+import { JobCounters, readQueueStatus, type ObservableQueue, type QueueStatus } from "../../../lib/retrieval/queue-status.js";
 import { removeDeletedVectors } from "../../../lib/retrieval/vector-stores/deleted-vectors.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { DocumentStore, type DocumentFormat, type NewChunk } from "../document-store.js";
@@ -83,6 +84,8 @@ export class DocumentIndexer implements BackgroundIndexer {
   private readonly chunking: DocumentChunkingOptions;
   private readonly vacuumAfterJobs: number | null;
   private jobsSinceVacuum = 0;
+  /** Jobs this process holds and finished, for the metrics (the queue's depth is read from the table). */
+  readonly counters = new JobCounters();
 
   constructor(
     private readonly database: Database,
@@ -153,11 +156,28 @@ export class DocumentIndexer implements BackgroundIndexer {
     }
   }
 
+  /** How deep and late the document queue is, across every worker (one bounded statement). */
+  queueStatus(): Promise<QueueStatus> {
+    return readQueueStatus(this.database, "documents");
+  }
+
+  /** The queues this indexer works through, as metrics see them: documents, and the vector deletions it also runs. */
+  queues(): ObservableQueue[] {
+    return [
+      { queue: "documents", status: () => this.queueStatus(), counters: this.counters },
+      { queue: "vector_deletions", status: () => readQueueStatus(this.database, "vector_deletions"), counters: null },
+    ];
+  }
+
   /** Claims a batch and indexes its documents one by one; returns how many jobs it finished (or failed). */
   async runOnce(): Promise<number> {
     // Chunks deleted since the last round (deleted documents, re-indexed ones) take their vectors with them.
     await removeDeletedVectors(this.database, this.vectorStore, this.logger);
     const jobs = await this.claim();
+    return this.counters.holding(jobs.length, () => this.processBatch(jobs));
+  }
+
+  private async processBatch(jobs: ClaimedJob[]): Promise<number> {
     let handled = 0;
     for (const [position, job] of jobs.entries()) {
       if (this.stopping) {
@@ -233,6 +253,7 @@ export class DocumentIndexer implements BackgroundIndexer {
       }
       await this.progress(job, { status: "READY", chunksIndexed: written.length });
       await this.complete(job);
+      this.counters.record("indexed");
       return true;
     } catch (error) {
       if (error instanceof IndexerStopped) {
@@ -257,6 +278,7 @@ export class DocumentIndexer implements BackgroundIndexer {
   private async failDocument(job: ClaimedJob, written: string[], error: unknown): Promise<void> {
     const reason = oneLine(error);
     const permanent = error instanceof PermanentFailure || job.attempts >= this.maxAttempts;
+    this.counters.record("failed");
     try {
       await this.undo(job.organization_id, job.document_id, written);
       await this.store.recordProgress(job.organization_id, job.document_id, { status: "FAILED", failureReason: reason, chunksIndexed: 0, chunksTotal: null });
