@@ -11,7 +11,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../generated/prisma/client.js";
 import { redactUrl } from "../config.js";
 import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
-import { recordFinishedSpan } from "../observability/tracing.js";
+import { recordFinishedSpan, sqlSpanName } from "../observability/tracing.js";
 import { registerTenantReadPool, TenantReadPool } from "./tenant-reads.js";
 
 /** One connection for work that must stay on a single session (migrations, advisory locks). */
@@ -154,13 +154,4 @@ function withStatementCounting(prisma: PrismaClient<"query">, counter: Statement
     recordFinishedSpan(sqlSpanName(event.query), { "db.system.name": "postgresql", "db.query.text": event.query }, event.timestamp, event.duration);
   });
   return prisma as unknown as PrismaClient;
-}
-
-/** "SELECT", "INSERT", … : the statement's first word, found by a plain scan (no regex over the text). */
-function sqlSpanName(sql: string): string {
-  let start = 0;
-  while (start < sql.length && sql.charCodeAt(start) <= 32) start++;
-  let end = start;
-  while (end < sql.length && end - start < 16 && /[A-Za-z]/.test(sql[end]!)) end++;
-  return end > start ? sql.slice(start, end).toUpperCase() : "SQL";
 }

@@ -27,6 +27,7 @@
 import pg from "pg";
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { StatementCounter } from "./connect.js";
+import { SpanKind, withSpan, withStatementSpan } from "../observability/tracing.js";
 import { tenantScopesEnabled, TENANT_ROLE, withTenantScope, type TenantScopeOptions, type TenantTransaction } from "./tenant-scope.js";
 
 /** What a tenant read may do: read with raw SQL, like Prisma's $queryRaw and $queryRawUnsafe. */
@@ -114,14 +115,14 @@ export class TenantReadPool {
     // Unknown until the statement has succeeded: if it fails, run() destroys the connection.
     carried.delete(client);
     this.count(SESSION_SET_STATEMENT, true);
-    await client.query(SESSION_SET_STATEMENT, [names, values]);
+    await withStatementSpan(SESSION_SET_STATEMENT, () => client.query(SESSION_SET_STATEMENT, [names, values]));
     carried.set(client, wanted);
   }
 
   private readerOn(client: pg.PoolClient): TenantReader {
     const query = async <Row>(text: string, values: unknown[]): Promise<Row[]> => {
       this.count(text, false);
-      return (await client.query({ text, values })).rows as Row[];
+      return (await withStatementSpan(text, () => client.query({ text, values }))).rows as Row[];
     };
     const reader = {
       $queryRaw: <Row>(template: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) => {
@@ -209,5 +210,6 @@ export async function withTenantReads<T>(
 ): Promise<T> {
   const pool = pools.get(prisma);
   if (!pool || !sessionReadsEnabled || !tenantScopesEnabled()) return withTenantScope(prisma, organizationId, work, options);
-  return pool.run(organizationId, options, work);
+  // One span per session read (when the request is traced), its statements its children, as a tenant scope's are.
+  return withSpan("db.session tenant_reads", { "db.system.name": "postgresql", "db.operation.name": "SESSION" }, () => pool.run(organizationId, options, work), SpanKind.CLIENT);
 }

@@ -161,6 +161,25 @@ export function recordFinishedSpan(name: string, attributes: Attributes, startTi
   span.end(new Date(startTime.getTime() + Math.max(0, durationMs)));
 }
 
+/** Runs one SQL statement of ours in a CLIENT span (when traced): its text is recorded, its parameters never. */
+export function withStatementSpan<T>(sql: string, work: () => Promise<T>): Promise<T> {
+  if (!activeTracer()) return work();
+  return withSpan(sqlSpanName(sql), { "db.system.name": "postgresql", "db.query.text": sql }, work, SpanKind.CLIENT);
+}
+
+/** "SELECT", "INSERT", … : the statement's first word, found by a plain scan (no regex over the text). */
+export function sqlSpanName(sql: string): string {
+  let start = 0;
+  while (start < sql.length && sql.charCodeAt(start) <= 32) start++;
+  let end = start;
+  while (end < sql.length && end - start < 16 && isAsciiLetter(sql.charCodeAt(end))) end++;
+  return end > start ? sql.slice(start, end).toUpperCase() : "SQL";
+}
+
+function isAsciiLetter(code: number): boolean {
+  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
+
 export function failSpan(span: Span, error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
   span.setStatus({ code: SpanStatusCode.ERROR, message: message.slice(0, 200) });

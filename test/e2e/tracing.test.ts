@@ -232,8 +232,9 @@ describe("tracing", () => {
     const serper = spans.find((span) => span.name === "search.provider web.serper" && span.traceId === traceId);
     expect(serper?.attributes["search.provider.status"]).toBe("SKIPPED");
 
-    // The provider's tenant-scope transaction, and its SQL statements inside it.
-    const scope = spans.find((span) => span.name === "db.transaction tenant_scope" && span.parentSpanId === keyword!.spanId);
+    // The provider's tenant scope (a transaction on PGlite, a session-scoped read on PostgreSQL,
+    // see tenant-reads.ts), and its SQL statements inside it.
+    const scope = spans.find((span) => (span.name === "db.transaction tenant_scope" || span.name === "db.session tenant_reads") && span.parentSpanId === keyword!.spanId);
     expect(scope).toBeDefined();
     const statements = spans.filter((span) => span.parentSpanId === scope!.spanId);
     expect(statements.length).toBeGreaterThan(0);
