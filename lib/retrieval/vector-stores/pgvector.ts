@@ -5,6 +5,7 @@
  * the model's rows, because a single HNSW index needs one fixed dimension.
  */
 import { createHash } from "node:crypto";
+import { withTenantReads } from "../../database/tenant-reads.js";
 import { withTenantScope } from "../../database/tenant-scope.js";
 import type { Database } from "../../database/connect.js";
 import { assertDistinctEntities, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore } from "./vector-store.js";
@@ -79,7 +80,12 @@ export class PgVectorStore implements VectorStore {
       DELETE FROM embedding_chunks WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND entity_id = ${entityId}::uuid`);
   }
 
-  async search(organizationId: string, model: string, vector: number[], options: VectorSearchOptions): Promise<VectorMatch[]> {
+  /**
+   * `liveConversations`: also drop conversations deleted (or gone) since their vectors were
+   * written, in the same statement (a LEFT JOIN on conversations), after collapsing to `limit`
+   * entities exactly as a separate liveness check would, so a search sends one statement, not two.
+   */
+  async search(organizationId: string, model: string, vector: number[], options: VectorSearchOptions & { liveConversations?: boolean }): Promise<VectorMatch[]> {
     const dimensions = this.dimensions.get(model) ?? vector.length;
     if (vector.length !== dimensions) throw new RangeError(`query vector has ${vector.length} dimensions; model ${model} has ${dimensions}`);
     const entityTypes = options.entityTypes ?? ["conversation", "document_chunk"];
@@ -89,20 +95,21 @@ export class PgVectorStore implements VectorStore {
     // what we need, and let pgvector 0.8's iterative scan keep looking when the filter is
     // selective (one organization among many), instead of silently returning too few.
     const settings = { "hnsw.ef_search": String(Math.max(40, candidates)), "hnsw.iterative_scan": "relaxed_order" };
-    const rows = await withTenantScope(
+    const rows = await withTenantReads(
       this.database.prisma,
       organizationId,
       (tx) =>
         // The cast to vector(n) must match the index expression exactly for the planner to use it;
         // n is an integer we validated, so formatting it into the SQL is safe.
-        tx.$queryRawUnsafe<{ entity_type: EntityType; entity_id: string; chunk_index: number; distance: number }[]>(
-          `SELECT entity_type, entity_id::text AS entity_id, chunk_index, distance FROM (
+        tx.$queryRawUnsafe<{ entity_type: EntityType; entity_id: string; chunk_index: number; distance: number; live: boolean }[]>(
+          `SELECT entity_type, entity_id::text AS entity_id, chunk_index, distance, ${options.liveConversations ? "live.id IS NOT NULL" : "true"} AS live FROM (
              SELECT entity_type, entity_id, chunk_index, embedding::vector(${dimensions}) <=> $3::vector(${dimensions}) AS distance
              FROM embedding_chunks
              WHERE organization_id = $1 AND model = $2 AND entity_type = ANY($4::text[])
              ORDER BY embedding::vector(${dimensions}) <=> $3::vector(${dimensions})
              LIMIT $5
            ) nearest
+           ${options.liveConversations ? "LEFT JOIN conversations live ON nearest.entity_type = 'conversation' AND live.id = nearest.entity_id AND live.organization_id = $1 AND live.deleted_at IS NULL" : ""}
            ORDER BY distance, entity_id`,
           organizationId,
           model,
@@ -113,11 +120,13 @@ export class PgVectorStore implements VectorStore {
       { settings },
     );
     const best = new Map<string, VectorMatch>();
+    const dead = new Set<string>();
     for (const row of rows) {
       const key = `${row.entity_type}:${row.entity_id}`;
       if (best.has(key)) continue;
       best.set(key, { entityType: row.entity_type, entityId: row.entity_id, chunkIndex: row.chunk_index, score: 1 - Number(row.distance) });
+      if (!row.live) dead.add(key);
     }
-    return [...best.values()].slice(0, options.limit);
+    return [...best.values()].slice(0, options.limit).filter((match) => !dead.has(`${match.entityType}:${match.entityId}`));
   }
 }

@@ -2,13 +2,15 @@
  * `conversations.semantic`: nearest conversations to the query's embedding, by their best
  * chunk. Only vectors made by the same model as the query's are compared (the store filters by
  * model), and hits are checked against the live conversations, so a conversation deleted a
- * moment ago (before the indexer removed its vectors) is not returned.
+ * moment ago (before the indexer removed its vectors) is not returned: inside the vector
+ * statement with pgvector, by a second statement with other stores.
  */
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import { liveConversationIds } from "./live-conversations.js";
-import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
+import { PgVectorStore } from "../../../lib/retrieval/vector-stores/pgvector.js";
+import type { VectorMatch, VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 
 export class ConversationsSemanticProvider implements SearchProvider {
@@ -35,11 +37,19 @@ export class ConversationsSemanticProvider implements SearchProvider {
       [vector] = await this.embedder.embed([query]);
       this.queryVectors.set(query, vector!);
     }
-    const matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, { limit: window, entityTypes: ["conversation"] });
-    if (matches.length === 0) return [];
-    const liveIds = await liveConversationIds(this.prisma, tenant.organizationId, matches.map((match) => match.entityId));
+    const options = { limit: window, entityTypes: ["conversation" as const] };
+    let matches: VectorMatch[];
+    if (this.vectorStore instanceof PgVectorStore) {
+      // Vectors beside the conversations: the liveness check rides in the nearest-neighbour
+      // statement itself (one statement per search instead of two, issue 12).
+      matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, { ...options, liveConversations: true });
+    } else {
+      matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, options);
+      if (matches.length === 0) return [];
+      const liveIds = await liveConversationIds(this.prisma, tenant.organizationId, matches.map((match) => match.entityId));
+      matches = matches.filter((match) => liveIds.has(match.entityId));
+    }
     return matches
-      .filter((match) => liveIds.has(match.entityId))
       .map((match) => ({ ref: { typename: "Conversation", id: match.entityId }, nativeScore: match.score }));
   }
 }

@@ -6,7 +6,7 @@
  * cached pages know nothing of access scopes or deletions.
  */
 import type { PrismaClient } from "../../../generated/prisma/client.js";
-import { withTenantScope } from "../../../lib/database/tenant-scope.js";
+import { withTenantReads } from "../../../lib/database/tenant-reads.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -15,7 +15,7 @@ export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContex
   // A cached page may name anything; an id that is not a uuid names no chunk (and must not fail the cast).
   const candidates = [...new Set(ids.filter((id) => UUID.test(id)))];
   if (candidates.length === 0) return new Set();
-  const rows = await withTenantScope(
+  const rows = await withTenantReads(
     prisma,
     tenant.organizationId,
     (tx) => tx.$queryRaw<{ id: string }[]>`

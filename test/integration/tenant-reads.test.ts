@@ -1,0 +1,175 @@
+/**
+ * Tenant reads (lib/database/tenant-reads.ts): on PostgreSQL a search sends its statements
+ * alone on session-scoped connections, re-pointed only when the organization changes; on
+ * PGlite the same calls run in tenant-scope transactions. Counted at the client (the database
+ * handle's statement counter, which both Prisma's query events and the tenant-read pool feed).
+ * Isolation is checked per statement through the same path: the organization and role the
+ * statement itself reads, not only what row-level security lets it see.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { Prisma } from "../../generated/prisma/client.js";
+import { loadConfig } from "../../lib/config.js";
+import { silentLogger } from "../../lib/logger.js";
+import { NoResultCache } from "../../lib/cache/result-cache.js";
+import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
+import { SESSION_SET_STATEMENT, tenantReadPoolOf, withTenantReads, withTransactionTenantReadsForBenchmark } from "../../lib/database/tenant-reads.js";
+import { TENANT_ROLE } from "../../lib/database/tenant-scope.js";
+import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
+import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
+import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
+
+let db: TestDatabase;
+let search: SearchSubgraph;
+const tenant = (organizationId: string, userId: string) => ({ organizationId, userId, teamIds: [], userName: null, userEmail: null });
+const acme = tenant("acme", "ann");
+const globex = tenant("globex", "gus");
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const store = new ConversationStore(db.database.prisma);
+  search = await searchSubgraph({ database: db.database, config: loadConfig({ SEARCH_INDEXER: "false" }), logger: silentLogger, embedder: new FeatureHashingEmbedder(), cache: new NoResultCache() });
+  await search.start!();
+  for (const [who, key, title, text] of [
+    [acme, "deadlock", "Order service deadlock", "PostgreSQL deadlock in the order service under load"],
+    [acme, "lisbon", "Lisbon itinerary", "Four days in Lisbon with tram 28"],
+    [acme, "doomed", "Deadlock notes to delete", "another order service deadlock"],
+    [globex, "globex", "Globex deadlock postmortem", "PostgreSQL deadlock in the order service again"],
+  ] as const) {
+    ids[key] = (await store.create(who, title, [{ role: "user", content: text, tokenCount: 3 }])).id;
+  }
+  await search.indexer.drain();
+});
+
+afterAll(async () => {
+  await search?.stop?.();
+  await db?.dispose();
+});
+
+const CONVERSATIONS = ["conversations.keyword", "conversations.semantic"];
+const hybrid = (who: typeof acme, query: string) => search.service.search(who, { query, limit: 10, alpha: 0.5, providers: CONVERSATIONS });
+
+describe("tenant reads", () => {
+  it("sends one statement per provider read in steady state on PostgreSQL (three per hybrid search), and scope transactions on PGlite", async () => {
+    await hybrid(acme, "order service deadlock"); // warm: the connections get acme's settings
+    await hybrid(acme, "order service deadlock");
+    db.database.statements.reset();
+    const result = await hybrid(acme, "deadlock under load");
+    expect(result.providers.filter((provider) => provider.status === "OK").map((provider) => provider.name).sort()).toEqual(["conversations.keyword", "conversations.semantic"]);
+    // Keyword: collection statistics + BM25 (a small organization reads its statistics live);
+    // semantic: the nearest-neighbour statement with the liveness join folded in.
+    // Reads only: the subgraph's background writers (query log, queues) may flush meanwhile.
+    const isWrite = (statement: string) => ["INSERT", "UPDATE", "DELETE"].includes(statement.trimStart().slice(0, 6).toUpperCase());
+    const writes = db.database.statements.log.filter(isWrite).length;
+    expect(db.database.statements.count - writes).toBe(3);
+    // PostgreSQL: nothing else (no BEGIN/COMMIT, no set_config: the connections already carry
+    // acme). PGlite: each provider's reads in a scope transaction, set_config and COMMIT per
+    // provider (Prisma's PGlite adapter logs no BEGIN).
+    expect(db.database.statements.overhead).toBe(usingPostgres ? 0 : 4);
+  });
+
+  it("answers exactly as the transaction path does", async () => {
+    for (const query of ["order service deadlock", "lisbon tram", "postgresql"]) {
+      const now = await hybrid(acme, query);
+      const before = await withTransactionTenantReadsForBenchmark(() => hybrid(acme, query));
+      expect(now.hits.map((hit) => [hit.ref.id, hit.score])).toEqual(before.hits.map((hit) => [hit.ref.id, hit.score]));
+    }
+  });
+
+  it("drops a conversation deleted before its vectors are, inside the vector statement", async () => {
+    const before = await hybrid(acme, "order service deadlock");
+    expect(before.hits.map((hit) => hit.ref.id)).toContain(ids.doomed);
+    // Mark it deleted behind the indexer's back: its vectors and postings stay for now.
+    await db.database.withSession((session) => session.query(`UPDATE conversations SET deleted_at = now() WHERE id = $1`, [ids.doomed]));
+    const semantic = await search.service.search(acme, { query: "order service deadlock", limit: 10, alpha: 0, providers: CONVERSATIONS });
+    expect(semantic.hits.map((hit) => hit.ref.id)).not.toContain(ids.doomed);
+    expect(semantic.hits.map((hit) => hit.ref.id)).toContain(ids.deadlock);
+  });
+
+  it("re-points a connection only when the organization changes, and every statement reads its own organization", async () => {
+    const whoAmI = (organizationId: string) =>
+      withTenantReads(db.database.prisma, organizationId, (reader) =>
+        reader.$queryRaw<{ organization: string; role: string; visible: string[] }[]>`
+          SELECT current_setting('app.organization_id') AS organization, current_user::text AS role,
+                 (SELECT array_agg(DISTINCT organization_id ORDER BY organization_id) FROM conversations) AS visible`,
+      );
+    const [first] = await whoAmI("acme");
+    expect(first).toEqual({ organization: "acme", role: TENANT_ROLE, visible: ["acme"] });
+    // Alternating organizations, concurrently, on the same few pooled connections.
+    const organizations = Array.from({ length: 40 }, (_, i) => (i % 3 === 0 ? "globex" : i % 3 === 1 ? "acme" : "nobody"));
+    db.database.statements.reset();
+    const answers = await Promise.all(organizations.map((organization) => whoAmI(organization)));
+    answers.forEach(([row], i) => {
+      expect(row!.organization).toBe(organizations[i]);
+      expect(row!.role).toBe(TENANT_ROLE);
+      expect(row!.visible).toEqual(organizations[i] === "nobody" ? null : [organizations[i]]);
+    });
+    // Counted from the log: background work of the subgraph (its batched writers) may run meanwhile.
+    const sent = (needle: string) => db.database.statements.log.filter((statement) => statement.includes(needle)).length;
+    expect(sent("current_setting('app.organization_id') AS organization")).toBe(40);
+    if (usingPostgres) {
+      // At most one set statement per call; fewer when a connection already carried the organization.
+      expect(sent(SESSION_SET_STATEMENT)).toBeGreaterThan(0);
+      expect(sent(SESSION_SET_STATEMENT)).toBeLessThanOrEqual(40);
+      db.database.statements.reset();
+      for (let i = 0; i < 5; i++) await whoAmI("acme");
+      // One at a time, the pool hands back an idle connection: it is set once at most, then reused.
+      expect(sent(SESSION_SET_STATEMENT)).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it("leaves no connection behind with stale settings after a statement times out or fails", async () => {
+    const pool = tenantReadPoolOf(db.database.prisma);
+    expect(Boolean(pool)).toBe(usingPostgres);
+    const discardedBefore = pool?.discarded ?? 0;
+    // PGlite has no timer to cancel a statement with: the timeout is PostgreSQL's alone.
+    if (usingPostgres) {
+      await expect(
+        withTenantReads(db.database.prisma, "acme", (reader) => reader.$queryRaw`SELECT pg_sleep(5)::text`, { statementTimeoutMs: 100 }),
+      ).rejects.toThrow(/statement timeout/);
+    }
+    await expect(withTenantReads(db.database.prisma, "acme", (reader) => reader.$queryRaw`SELECT 1/0`)).rejects.toThrow(/division by zero/);
+    // A write on the search pool is refused (read-only sessions), on PostgreSQL.
+    if (usingPostgres) {
+      await expect(withTenantReads(db.database.prisma, "acme", (reader) => reader.$queryRaw`UPDATE conversations SET title = 'x' RETURNING id`)).rejects.toThrow(/read-only/);
+    }
+    if (pool) expect(pool.discarded - discardedBefore).toBe(3);
+    // Every connection the next calls get carries the caller's organization and no leftover
+    // timeout or planner setting from the failed calls or from the vector search.
+    const rows = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        withTenantReads(db.database.prisma, i % 2 ? "globex" : "acme", (reader) =>
+          reader.$queryRaw<{ organization: string; timeout: string; ef: string | null }[]>`
+            SELECT current_setting('app.organization_id') AS organization, current_setting('statement_timeout') AS timeout,
+                   current_setting('hnsw.ef_search', true) AS ef`,
+        ),
+      ),
+    );
+    rows.forEach(([row], i) => {
+      expect(row!.organization).toBe(i % 2 ? "globex" : "acme");
+      expect(row!.timeout).toBe("0");
+      expect(row!.ef === null || row!.ef === "40").toBe(true);
+    });
+  });
+
+  it("runs each read under the statement timeout it asks for, and none when it asks for none", async () => {
+    const timeoutOf = (statementTimeoutMs?: number) =>
+      withTenantReads(db.database.prisma, "acme", (reader) => reader.$queryRaw<{ timeout: string }[]>`SELECT current_setting('statement_timeout') AS timeout`, statementTimeoutMs ? { statementTimeoutMs } : {});
+    const asked = [2500, undefined, 2500, 700, undefined, 700.2];
+    const seen = await Promise.all(asked.map(async (ms) => (await timeoutOf(ms))[0]!.timeout));
+    expect(seen).toEqual(["2500ms", "0", "2500ms", "700ms", "0", "701ms"]);
+  });
+
+  it("types results as Prisma's $queryRaw does", async () => {
+    const statement = Prisma.sql`
+      SELECT ${ids.deadlock}::uuid AS id, 9007199254740993::int8 AS big, 12.50::numeric AS amount, 3::int4 AS small,
+             0.25::float4 AS single, 0.125::float8 AS double, true AS flag, ${["a", "b"]}::text[] AS list,
+             '2026-12-01T10:00:00Z'::timestamptz AS at, '[1,2.5]'::vector AS embedding, NULL::text AS nothing`;
+    const [fast] = await withTenantReads(db.database.prisma, "acme", (reader) => reader.$queryRaw<Record<string, unknown>[]>(statement));
+    const [prisma] = await db.database.prisma.$queryRaw<Record<string, unknown>[]>(statement);
+    expect(fast).toEqual(prisma);
+    expect(typeof fast!.big).toBe("bigint");
+    expect(fast!.amount).toBeInstanceOf(Prisma.Decimal);
+    expect(fast!.at).toBeInstanceOf(Date);
+  });
+});
