@@ -48,6 +48,10 @@ export interface StatementRecorder {
    * or not: a phase's difference over its completed searches is what a search sends under load.
    */
   sent(): number;
+  /** Starts counting every statement sent by its shape (see `statementShape`), until `endTally`. */
+  beginTally(): void;
+  /** The statement shapes sent since `beginTally`, most frequent first. */
+  endTally(): { shape: string; count: number }[];
   /** Restores pg's own `query`. */
   dispose(): void;
 }
@@ -63,8 +67,14 @@ export function recordStatements(): StatementRecorder {
   let current: Map<object, CapturedStatement[]> | null = null;
   let target: ConnectionTarget | null = null;
   let sent = 0;
+  let tally: Map<string, number> | null = null;
   prototype.query = function recordingQuery(this: pg.Client, ...args: unknown[]) {
     sent += 1;
+    if (tally) {
+      const statement = describeStatement(args[0], args[1]);
+      const shape = statement ? statementShape(statement.text, 70) : "(not a text query)";
+      tally.set(shape, (tally.get(shape) ?? 0) + 1);
+    }
     if (current) {
       const statement = describeStatement(args[0], args[1]);
       if (statement) {
@@ -87,6 +97,14 @@ export function recordStatements(): StatementRecorder {
     },
     target: () => target,
     sent: () => sent,
+    beginTally() {
+      tally = new Map();
+    },
+    endTally() {
+      const counts = [...(tally ?? new Map<string, number>()).entries()].map(([shape, count]) => ({ shape, count }));
+      tally = null;
+      return counts.sort((a, b) => b.count - a.count || a.shape.localeCompare(b.shape));
+    },
     dispose() {
       if (prototype.query !== original) prototype.query = original;
       current = null;

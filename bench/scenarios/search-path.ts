@@ -82,6 +82,8 @@ export interface SearchPathRun {
    * what was captured one search at a time.
    */
   statementsPerSearch: number | null;
+  /** The most frequent statement shapes of the phase, per completed search (PostgreSQL only). */
+  topStatements: { shape: string; perSearch: number }[];
   backlogSeconds: number;
   /** 1-minute load average when the phase started. */
   loadAverage: number;
@@ -164,10 +166,12 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
         const before: PostgresCpuSample | null = monitor ? await samplePostgresCpu(monitor) : null;
         // After the sample: the monitor's own statement is not the phase's.
         const sentBefore = recorder?.sent() ?? 0;
+        recorder?.beginTally();
         const result = await work();
         const statements = recorder ? recorder.sent() - sentBefore : null;
+        const tally = recorder?.endTally() ?? [];
         const after = monitor && before ? await samplePostgresCpu(monitor) : null;
-        return { result, statements, delta: before && after ? postgresCpuDelta(before, after) : null };
+        return { result, statements, tally, delta: before && after ? postgresCpuDelta(before, after) : null };
       };
       const perSearch = (ms: number | null | undefined, completed: number) => (typeof ms === "number" && completed > 0 ? round(ms / completed, 3) : null);
 
@@ -177,7 +181,7 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
         await warmUp(load(url, bodies), warmSeconds);
         const backlogSeconds = await settle(subgraphs, database);
         const loadAverage = round(os.loadavg()[0] ?? 0, 2);
-        const { result, delta, statements } = await cpu(() => runLoad(load(url, bodies)));
+        const { result, delta, statements, tally } = await cpu(() => runLoad(load(url, bodies)));
         const run: SearchPathRun = {
           phase,
           name,
@@ -193,6 +197,7 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
           machinePostgresCpuMsPerSearch: perSearch(delta?.machineMs, result.completed),
           hitsPerResponse: result.hitsPerResponse,
           statementsPerSearch: perSearch(statements, result.completed),
+          topStatements: topStatements(tally, result.completed),
           backlogSeconds,
           loadAverage,
         };
@@ -211,7 +216,7 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
         try {
           await replaySearches(replay.clients, searches, warmSeconds);
           const loadAverage = round(os.loadavg()[0] ?? 0, 2);
-          const { result, delta, statements } = await cpu(() => replaySearches(replay.clients, searches, seconds));
+          const { result, delta, statements, tally } = await cpu(() => replaySearches(replay.clients, searches, seconds));
           const run: SearchPathRun = {
             phase,
             name,
@@ -227,6 +232,7 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
             machinePostgresCpuMsPerSearch: perSearch(delta?.machineMs, result.completed),
             hitsPerResponse: null,
             statementsPerSearch: perSearch(statements, result.completed),
+            topStatements: topStatements(tally, result.completed),
             backlogSeconds,
             loadAverage,
           };
@@ -334,6 +340,8 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
           "",
           example,
           "",
+          renderStatementsUnderLoad(entry.runs),
+          "",
           renderWarnings(entry.serverWarnings),
           "",
           renderProfiles(entry.profiles),
@@ -439,6 +447,10 @@ function summarizeCapture(captured: CapturedSearch[]): CaptureSummary {
   };
 }
 
+function topStatements(tally: { shape: string; count: number }[], completed: number): { shape: string; perSearch: number }[] {
+  return tally.slice(0, 8).map(({ shape, count }) => ({ shape, perSearch: round(count / Math.max(completed, 1), 2) }));
+}
+
 function meanOrNull(values: (number | null)[]): number | null {
   const present = values.filter((value): value is number => typeof value === "number" && Number.isFinite(value));
   return present.length > 0 ? round(mean(present), 3) : null;
@@ -458,6 +470,20 @@ function computeRatios(runs: SearchPathRun[]): SearchPathEntry["ratios"] {
     gatewayDrift: drift("gateway"),
     keywordShareOfPostgresCpu: ratio(cpu("keyword-only"), cpu("sql-ceiling")),
   };
+}
+
+/** What the HTTP phases sent per search under load, by statement shape: where extra statements come from. */
+function renderStatementsUnderLoad(runs: SearchPathRun[]): string {
+  const http = runs.filter((run) => (run.phase === "subgraph" || run.phase === "gateway") && (run.topStatements?.length ?? 0) > 0);
+  if (http.length === 0) return "";
+  return [
+    "Statements per search under load, by shape (every pg client of this process, the phase's first run):",
+    "",
+    ...(["subgraph", "gateway"] as const).flatMap((phase) => {
+      const run = http.find((candidate) => candidate.phase === phase);
+      return run ? [`- ${run.name}: ${run.topStatements.map((item) => `${fixed(item.perSearch, 2)} × \`${item.shape.replaceAll("`", "'")}\``).join("; ")}`] : [];
+    }),
+  ].join("\n");
 }
 
 function logRun(log: (line: string) => void, run: SearchPathRun): void {
