@@ -133,7 +133,9 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     }
     const search = tools.find((tool) => tool.name === "search")!;
     expect(search.inputSchema.required).toEqual(["query"]);
-    expect(search.inputSchema.properties).toMatchObject({ query: { type: "string" }, alpha: { type: "number", default: 0.5 }, limit: { type: "integer", default: 10 }, providers: { type: "array", items: { type: "string" } }, dryRun: { type: "boolean", default: false } });
+    expect(search.inputSchema.properties).toMatchObject({ query: { type: "string" }, alpha: { type: "number" }, limit: { type: "integer", default: 10 }, providers: { type: "array", items: { type: "string" } }, dryRun: { type: "boolean", default: false } });
+    // No default alpha in the tool: left out, the search uses the deployment's (measured per embedder).
+    expect((search.inputSchema.properties as Record<string, object>).alpha).not.toHaveProperty("default");
     expect(tools.find((tool) => tool.name === "get_conversation")!.annotations).toMatchObject({ readOnlyHint: true });
     expect(tools.find((tool) => tool.name === "delete_saved_search")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });
