@@ -15,8 +15,8 @@
  *
  * What goes into attributes: span names and attributes carry our own identifiers (provider
  * names, SQL text that we wrote, with its parameters left out, HTTP routes) and never a user's
- * search text or a token. Hive's gateway plugin records the GraphQL document (not the
- * variables); every attribute value is cut at ATTRIBUTE_VALUE_LIMIT characters.
+ * search text or a token. The GraphQL document Hive's gateway plugin records is dropped before
+ * export (DROPPED_ATTRIBUTES); every attribute value is cut at ATTRIBUTE_VALUE_LIMIT characters.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from "@opentelemetry/api";
@@ -24,7 +24,7 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from "@opentelemetry/sdk-trace-base";
+import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import type { TracingConfig } from "./tracing-config.js";
 
@@ -36,6 +36,12 @@ export const ATTRIBUTE_VALUE_LIMIT = 2_048;
  */
 const EXPORT_TIMEOUT_MS = 3_000;
 const TRACER_NAME = "context-search";
+/**
+ * Never exported: Hive's plugin records each operation's GraphQL document, where a client may have
+ * written a search's text inline instead of in a variable. The operation's name, type and hash
+ * (graphql.operation.hash) stay, which is enough to find it.
+ */
+const DROPPED_ATTRIBUTES = ["graphql.document"];
 
 /** The active context's tracer: set by a traced server for the work of one request. */
 const SERVICE_TRACER = createContextKey("context-search.service-tracer");
@@ -89,7 +95,7 @@ export function startServiceTracing(config: TracingConfig | null | undefined, co
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
     sampler: samplerFor(config),
     spanLimits: { attributeValueLengthLimit: ATTRIBUTE_VALUE_LIMIT },
-    spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
+    spanProcessors: [new BatchSpanProcessor(withoutAttributes(exporter, DROPPED_ATTRIBUTES), { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
   });
   let stopped: Promise<void> | null = null;
   return {
@@ -102,6 +108,25 @@ export function startServiceTracing(config: TracingConfig | null | undefined, co
       });
       return stopped;
     },
+  };
+}
+
+/**
+ * An exporter that leaves out the named attributes: each span is exported as a view of itself
+ * (its prototype is the span) with its own filtered attribute object; spans without them pass as
+ * they are.
+ */
+function withoutAttributes(exporter: SpanExporter, names: string[]): SpanExporter {
+  const strip = (span: ReadableSpan): ReadableSpan => {
+    if (!names.some((name) => name in span.attributes)) return span;
+    const attributes = { ...span.attributes };
+    for (const name of names) delete attributes[name];
+    return Object.create(span, { attributes: { value: attributes } }) as ReadableSpan;
+  };
+  return {
+    export: (spans, done) => exporter.export(spans.map(strip), done),
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
   };
 }
 
