@@ -101,7 +101,8 @@ export const gatewayScenario: Scenario<GatewayEntry> = {
       // One query text for every request, as the issue asks: the realistic worst case for a
       // gateway that merges identical requests is also the best case for merging.
       const query = queryPool(context.size, 1)[0] ?? "database connection pool";
-      const input = { query, limit: 20 };
+      // alpha explicit, as the result's description says: the default is keyword only with the bundled models.
+      const input = { query, limit: 20, alpha: 0.5 };
       const directBodies = [graphqlBody(DIRECT_SEARCH, { input })];
       const gatewayBodies = [graphqlBody(GATEWAY_SEARCH, { input })];
       const load = (url: string, bodies: string[]): LoadOptions => ({

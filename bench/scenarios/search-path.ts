@@ -138,7 +138,8 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
     try {
       const token = await benchToken(config);
       const queries = queryPool(context.size, QUERIES);
-      const inputs = queries.map((query) => ({ query, limit: LIMIT }));
+      // alpha explicit: the default is keyword only with the bundled models, and this measures both providers.
+      const inputs = queries.map((query) => ({ query, limit: LIMIT, alpha: 0.5 }));
       const directBodies = inputs.map((input) => graphqlBody(DIRECT_SEARCH, { input }));
       const gatewayBodies = inputs.map((input) => graphqlBody(GATEWAY_SEARCH, { input }));
       const connections = context.options.connections;
@@ -272,7 +273,7 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
           connections,
           "seconds per phase": seconds,
           "warm-up per phase": `${warmSeconds} s`,
-          queries: `${queries.length} queries from the corpus's query pool, in turn, limit ${LIMIT}, default alpha (both providers)`,
+          queries: `${queries.length} queries from the corpus's query pool, in turn, limit ${LIMIT}, alpha 0.5 (both providers)`,
           "result cache": "off (SEARCH_CACHE_TTL_SECONDS=0): every search does real work",
           gateway: "Rust planner, in-flight merging off",
           capture: database.kind === "postgres" ? "pg.Client.prototype.query wrapped while each query is searched once, one at a time, through the search subgraph (after a warm-up); the query log's batched INSERTs excluded" : "not possible on PGlite (no pg client, no separate server)",
