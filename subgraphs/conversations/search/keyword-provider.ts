@@ -34,6 +34,8 @@ const B = 0.75;
 const COLLECTION_STATISTICS_TTL_MS = 10_000;
 /** Below this many documents the statistics cost well under a millisecond: always read them live. */
 const CACHE_FROM_DOCUMENTS = 5_000;
+/** See keyword_search_conversations (keyword_term_statistics migration): pruning pays from here. */
+const PRUNE_FROM_POSTINGS = 20_000;
 
 interface CollectionStatistics {
   documents: number;
@@ -47,7 +49,15 @@ export class ConversationsKeywordProvider implements SearchProvider {
 
   private readonly collections = new LRUCache<string, CollectionStatistics>({ max: 10_000, ttl: COLLECTION_STATISTICS_TTL_MS });
 
-  constructor(private readonly prisma: PrismaClient) {}
+  /**
+   * @param pruneFromPostings below this many postings of the query's terms in all, score them
+   * all instead of pruning (the database function's default when omitted); tests pass 0 to
+   * exercise the pruning on a small corpus.
+   */
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly options: { pruneFromPostings?: number } = {},
+  ) {}
 
   async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
     // One tenant scope for the statistics and the scoring. Under overload, searches the service
@@ -71,7 +81,8 @@ export class ConversationsKeywordProvider implements SearchProvider {
     // scoreAllPostings below, without reading the postings of terms that cannot change it.
     const rows = await prisma.$queryRaw<{ id: string; score: number }[]>`
       SELECT id::text AS id, score
-      FROM keyword_search_conversations(${organizationId}, ${query}, ${collection.documents}::float8, ${collection.averageLength}::float8, ${window}::int)`;
+      FROM keyword_search_conversations(${organizationId}, ${query}, ${collection.documents}::float8, ${collection.averageLength}::float8, ${window}::int,
+                                        ${this.options.pruneFromPostings ?? PRUNE_FROM_POSTINGS}::int)`;
     return rows.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: Number(row.score) }));
   }
 

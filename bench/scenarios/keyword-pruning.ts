@@ -1,0 +1,305 @@
+/**
+ * Pruned exact BM25 (keyword_search_conversations, keyword_term_statistics migration) against
+ * the exhaustive statement it replaced (scoreAllPostings), on the bench corpus: for each
+ * benchmark query both run on one database connection, interleaved (alternating which goes
+ * first), as the tables' owner, so the ratio is the statements' own work.
+ *
+ * PostgreSQL CPU per search is the backend's utime + stime from /proc/<pg_backend_pid()>/stat
+ * before and after each statement: PostgreSQL runs on this machine. Where /proc cannot be read
+ * (PGlite runs inside Node; a remote server) the entry says so and falls back to wall time.
+ * Postings read come from pg_stat_user_indexes (index entries the postings' primary key
+ * returned around each statement), measured in a separate pass.
+ *
+ * Ingestion: the cost of the statistics upkeep, as the time to insert 500 conversations (twice)
+ * (copies of corpus conversations with their messages, batches of 250 like the corpus loader)
+ * with the current trigger and with the previous trigger function (no statistics), each inside
+ * a transaction that is rolled back, interleaved.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { MIGRATIONS_DIR } from "../../lib/database/migrate.js";
+import type { SqlSession } from "../../lib/database/connect.js";
+import type { TenantReader } from "../../lib/database/tenant-reads.js";
+import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
+import { scoreAllPostings } from "../../subgraphs/conversations/search/keyword-provider.js";
+import { BENCH_ORGANIZATION_ID, queryPool } from "../corpus.js";
+import { databaseLabel, entryHeading, fixed, formatCount, formatMs, formatRatio, renderConditions, type EntryBase, type TargetResult } from "../report.js";
+import { baseConditions, type Scenario } from "../scenario.js";
+import { ratio, summarizeLatencies, type LatencySummary } from "../stats.js";
+
+const WINDOW = 20;
+const QUERIES = 100;
+const ROUNDS = 3;
+/** Per run; two runs per side (a loaded 2-core machine inserts ~10–100 conversations/s). */
+const INGEST_CONVERSATIONS = 500;
+const INGEST_BATCH = 250;
+/** The issue's target: keyword CPU per search down by at least a third. */
+const CPU_REDUCTION_TARGET = 1 / 3;
+
+interface Side {
+  latency: LatencySummary;
+  /** PostgreSQL backend CPU per search (ms), or null when /proc was not readable. */
+  cpuMsPerSearch: number | null;
+  /** Postings' primary-key entries read per search (mean), or null when not measurable. */
+  postingsReadPerSearch: number | null;
+  maxPostingsRead: number | null;
+}
+
+export interface KeywordPruningEntry extends EntryBase {
+  queries: number;
+  rounds: number;
+  cpuSource: "backend /proc utime+stime" | "wall time (no /proc)";
+  exhaustive: Side;
+  pruned: Side;
+  ratios: { cpu: number; p50: number; p99: number; postingsRead: number | null };
+  identicalQueries: number;
+  ingestion: { conversations: number; withStatisticsSeconds: number[]; withoutStatisticsSeconds: number[]; ratio: number } | null;
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * utime + stime of one process in ms from /proc/<pid>/stat, or null where it cannot be read.
+ * Ticks are USER_HZ, 100 on Linux (sysconf(_SC_CLK_TCK)): the ratio does not depend on it.
+ */
+function processCpuMs(pid: number): number | null {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces: count from its end.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_SECOND : null;
+}
+
+/** $queryRaw over one pinned session, so both statements run on the same backend. */
+function sessionReader(session: SqlSession): TenantReader {
+  const $queryRaw = (strings: TemplateStringsArray, ...values: unknown[]) =>
+    session.query(strings.reduce((text, part, i) => `${text}$${i}${part}`), values);
+  return { $queryRaw } as unknown as TenantReader;
+}
+
+/**
+ * Index entries the postings' primary key has returned so far (pg_stat_user_indexes). A
+ * backend reports its counts lazily: force the flush, and drop the cached snapshot, first.
+ */
+async function postingsIndexReads(session: SqlSession): Promise<number> {
+  await session.query(`SELECT pg_stat_force_next_flush()`);
+  await session.query(`SELECT pg_stat_clear_snapshot()`);
+  const [row] = await session.query<{ reads: string | number }>(
+    `SELECT coalesce(sum(idx_tup_read), 0) AS reads FROM pg_stat_user_indexes WHERE indexrelname = 'keyword_postings_pkey'`,
+  );
+  return Number(row?.reads ?? 0);
+}
+
+/** The trigger function before this change (statistics not kept), as its migration wrote it. */
+function previousTriggerFunction(): string {
+  const sql = fs.readFileSync(path.join(MIGRATIONS_DIR, "20261130140000_keyword_search_at_scale", "migration.sql"), "utf8");
+  const start = sql.indexOf("CREATE OR REPLACE FUNCTION conversations_after_write_search()");
+  const bodyEnd = sql.indexOf("$$;", sql.indexOf("$$", sql.indexOf("$$", start) + 2));
+  if (start < 0 || bodyEnd < 0) throw new Error("previous trigger function not found in the keyword_search_at_scale migration");
+  return sql.slice(start, bodyEnd + 3);
+}
+
+export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
+  name: "keyword-pruning",
+  title: "Pruned exact BM25 vs the exhaustive keyword statement",
+  async run(context) {
+    const { database } = context.bench;
+    const queries = queryPool(context.size, QUERIES);
+    const organizationId = BENCH_ORGANIZATION_ID;
+    return database.withSession(async (session) => {
+      const reader = sessionReader(session);
+      const [collectionRow] = await session.query<{ documents: number; average_length: number }>(
+        `SELECT count(*)::float8 AS documents, greatest(coalesce(avg(length), 1), 1)::float8 AS average_length FROM keyword_documents WHERE organization_id = $1`,
+        [organizationId],
+      );
+      const collection = { documents: Number(collectionRow!.documents), averageLength: Number(collectionRow!.average_length) };
+      const exhaustive = (query: string) => scoreAllPostings(reader, organizationId, query, WINDOW, collection);
+      const pruned = async (query: string) =>
+        (await session.query<{ id: string; score: number }>(
+          `SELECT id::text AS id, score FROM keyword_search_conversations($1, $2, $3::float8, $4::float8, $5::int)`,
+          [organizationId, query, collection.documents, collection.averageLength, WINDOW],
+        )).map((row) => ({ id: row.id, score: Number(row.score) }));
+
+      let pid: number | null = null;
+      if (context.bench.kind === "postgres") {
+        const [row] = await session.query<{ pid: number }>(`SELECT pg_backend_pid() AS pid`);
+        pid = row ? Number(row.pid) : null;
+      }
+      const cpuReadable = pid !== null && processCpuMs(pid) !== null;
+      const measure = async (work: () => Promise<unknown>) => {
+        const cpuBefore = cpuReadable ? processCpuMs(pid!)! : 0;
+        const started = performance.now();
+        await work();
+        const wall = performance.now() - started;
+        return { wall, cpu: cpuReadable ? processCpuMs(pid!)! - cpuBefore : wall };
+      };
+
+      // Exactness first (and warm-up): the same ids in the same order, scores within float
+      // summation noise.
+      let identicalQueries = 0;
+      for (const query of queries) {
+        const [a, b] = [await exhaustive(query), await pruned(query)];
+        if (a.length === b.length && a.every((row, i) => row.id === b[i]!.id && Math.abs(row.score - b[i]!.score) <= 1e-9 * row.score)) identicalQueries += 1;
+      }
+      context.log(`   keyword pruning: top ${WINDOW} identical on ${identicalQueries} of ${queries.length} queries`);
+
+      // Postings read, one pass per side.
+      const postings = { exhaustive: [] as number[], pruned: [] as number[] };
+      let postingsMeasurable = true;
+      try {
+        for (const query of queries) {
+          for (const [side, run] of [["exhaustive", exhaustive], ["pruned", pruned]] as const) {
+            const before = await postingsIndexReads(session);
+            await run(query);
+            postings[side].push((await postingsIndexReads(session)) - before);
+          }
+        }
+      } catch (error) {
+        postingsMeasurable = false;
+        context.log(`   keyword pruning: postings read not measurable here (${(error as Error).message})`);
+      }
+
+      const samples = { exhaustive: { wall: [] as number[], cpu: [] as number[] }, pruned: { wall: [] as number[], cpu: [] as number[] } };
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [i, query] of queries.entries()) {
+          const order = (round + i) % 2 === 0 ? (["exhaustive", "pruned"] as const) : (["pruned", "exhaustive"] as const);
+          for (const side of order) {
+            const taken = await measure(() => (side === "exhaustive" ? exhaustive(query) : pruned(query)));
+            samples[side].wall.push(taken.wall);
+            samples[side].cpu.push(taken.cpu);
+          }
+        }
+        context.log(`   keyword pruning: round ${round + 1}/${ROUNDS} done`);
+      }
+      const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+      const side = (name: "exhaustive" | "pruned"): Side => ({
+        latency: summarizeLatencies(samples[name].wall),
+        cpuMsPerSearch: sum(samples[name].cpu) / samples[name].cpu.length,
+        postingsReadPerSearch: postingsMeasurable && postings[name].length > 0 ? sum(postings[name]) / postings[name].length : null,
+        maxPostingsRead: postingsMeasurable && postings[name].length > 0 ? Math.max(...postings[name]) : null,
+      });
+      const before = side("exhaustive");
+      const after = side("pruned");
+
+      // Ingestion with and without the statistics upkeep, rolled back each time.
+      let ingestion: KeywordPruningEntry["ingestion"] = null;
+      if (context.bench.kind === "postgres") {
+        const previous = previousTriggerFunction();
+        const ingest = async (withStatistics: boolean) => {
+          await session.exec("BEGIN");
+          try {
+            if (!withStatistics) await session.exec(previous);
+            await session.exec(`CREATE TEMP TABLE ingest_map ON COMMIT DROP AS
+              SELECT id AS source, gen_random_uuid() AS target, row_number() OVER (ORDER BY id) AS n
+              FROM conversations WHERE organization_id = '${organizationId}' AND deleted_at IS NULL ORDER BY id LIMIT ${INGEST_CONVERSATIONS}`);
+            const started = performance.now();
+            for (let from = 1; from <= INGEST_CONVERSATIONS; from += INGEST_BATCH) {
+              const to = from + INGEST_BATCH - 1;
+              await session.query(
+                `INSERT INTO conversations (id, organization_id, user_id, title)
+                 SELECT m.target, c.organization_id, c.user_id, c.title FROM ingest_map m JOIN conversations c ON c.id = m.source WHERE m.n BETWEEN $1 AND $2`,
+                [from, to],
+              );
+              await session.query(
+                `INSERT INTO messages (id, conversation_id, organization_id, position, role, content, token_count)
+                 SELECT gen_random_uuid(), m.target, x.organization_id, x.position, x.role, x.content, x.token_count
+                 FROM ingest_map m JOIN messages x ON x.conversation_id = m.source WHERE m.n BETWEEN $1 AND $2`,
+                [from, to],
+              );
+            }
+            return (performance.now() - started) / 1000;
+          } finally {
+            await session.exec("ROLLBACK");
+          }
+        };
+        const withStatisticsSeconds: number[] = [];
+        const withoutStatisticsSeconds: number[] = [];
+        for (let round = 0; round < 2; round++) {
+          for (const withStatistics of round % 2 === 0 ? [true, false] : [false, true]) {
+            (withStatistics ? withStatisticsSeconds : withoutStatisticsSeconds).push(await ingest(withStatistics));
+          }
+        }
+        ingestion = { conversations: INGEST_CONVERSATIONS, withStatisticsSeconds, withoutStatisticsSeconds, ratio: ratio(sum(withStatisticsSeconds), sum(withoutStatisticsSeconds)) };
+        context.log(`   keyword pruning: ingesting ${INGEST_CONVERSATIONS} conversations ${withStatisticsSeconds.map((s) => s.toFixed(2)).join("/")} s with statistics, ${withoutStatisticsSeconds.map((s) => s.toFixed(2)).join("/")} s without`);
+      }
+
+      return {
+        database: context.bench.kind,
+        size: context.size,
+        run: context.run,
+        conditions: baseConditions(context, {
+          method: `one pinned connection as the tables' owner, ${queries.length} bench queries × ${ROUNDS} rounds per side, interleaved (alternating which side goes first), window ${WINDOW}`,
+          "PostgreSQL CPU": cpuReadable ? "utime+stime of the backend (/proc/<pg_backend_pid()>/stat; PostgreSQL runs on this machine)" : "not readable here: wall time instead",
+          "postings read": "idx_tup_read of keyword_postings_pkey in pg_stat_user_indexes around each statement (flush forced), one pass per side",
+          baseline: "the exhaustive statement (scoreAllPostings): counts every query term's postings for df, then sums every posting",
+        }),
+        corpus: context.corpus,
+        profiles: [],
+        queries: queries.length,
+        rounds: ROUNDS,
+        cpuSource: cpuReadable ? "backend /proc utime+stime" : "wall time (no /proc)",
+        exhaustive: before,
+        pruned: after,
+        ratios: {
+          cpu: ratio(after.cpuMsPerSearch ?? undefined, before.cpuMsPerSearch ?? undefined),
+          p50: ratio(after.latency.p50, before.latency.p50),
+          p99: ratio(after.latency.p99, before.latency.p99),
+          postingsRead: after.postingsReadPerSearch !== null && before.postingsReadPerSearch ? ratio(after.postingsReadPerSearch, before.postingsReadPerSearch) : null,
+        },
+        identicalQueries,
+        ingestion,
+      };
+    });
+  },
+
+  renderSection(file) {
+    const rows = file.entries.flatMap((entry) =>
+      (["exhaustive", "pruned"] as const).map((name) => {
+        const side = entry[name];
+        return [
+          databaseLabel(entry.database),
+          formatCount(entry.size),
+          name === "exhaustive" ? "exhaustive (baseline)" : "pruned (MaxScore)",
+          formatMs(side.cpuMsPerSearch),
+          formatMs(side.latency.p50),
+          formatMs(side.latency.p99),
+          side.postingsReadPerSearch === null ? "–" : formatCount(Math.round(side.postingsReadPerSearch)),
+          side.maxPostingsRead === null ? "–" : formatCount(side.maxPostingsRead),
+          name === "pruned" ? `${entry.identicalQueries} of ${entry.queries}` : "",
+        ];
+      }),
+    );
+    const table = renderMarkdownTable(["database", "conversations", "statement", "PostgreSQL CPU / search", "p50", "p99", "postings read (mean)", "postings read (max)", "top 20 identical"], rows);
+    const details = file.entries.map((entry) => {
+      const ingestion = entry.ingestion
+        ? `Ingestion of ${formatCount(entry.ingestion.conversations)} conversations: ${entry.ingestion.withStatisticsSeconds.map((s) => fixed(s, 2)).join(" / ")} s with the statistics upkeep, ${entry.ingestion.withoutStatisticsSeconds.map((s) => fixed(s, 2)).join(" / ")} s with the previous trigger (ratio ${formatRatio(entry.ingestion.ratio)}).`
+        : "Ingestion cost not measured (PostgreSQL only).";
+      return [
+        `**${entryHeading(entry)}**: CPU ratio ${formatRatio(entry.ratios.cpu)} (${entry.cpuSource}), p50 ${formatRatio(entry.ratios.p50)}, p99 ${formatRatio(entry.ratios.p99)}, postings read ${formatRatio(entry.ratios.postingsRead)}; top 20 identical on ${entry.identicalQueries} of ${entry.queries} queries. ${ingestion}`,
+        "",
+        renderConditions(entry),
+      ].join("\n");
+    });
+    return [table, "", ...details.flatMap((detail) => [detail, ""])].join("\n");
+  },
+
+  targets(file) {
+    return file.entries
+      .filter((entry) => entry.size === 10_000)
+      .map((entry): TargetResult => {
+        const reduction = 1 - entry.ratios.cpu;
+        const ok = Number.isFinite(reduction) && entry.pruned.cpuMsPerSearch !== null;
+        return {
+          target: `Keyword CPU per search down ≥ a third, exact top 20 (${entryHeading(entry)})`,
+          status: !ok ? "not measured" : reduction >= CPU_REDUCTION_TARGET && entry.identicalQueries === entry.queries ? "met" : "missed",
+          measured: ok ? `${formatMs(entry.exhaustive.cpuMsPerSearch)} → ${formatMs(entry.pruned.cpuMsPerSearch)} (${fixed(reduction * 100, 0)}% less, ${entry.cpuSource}); identical on ${entry.identicalQueries}/${entry.queries}` : "–",
+          margin: ok ? `${fixed((reduction - CPU_REDUCTION_TARGET) * 100, 0)} points ${reduction >= CPU_REDUCTION_TARGET ? "above" : "short"}` : "–",
+        };
+      });
+  },
+};
