@@ -197,6 +197,11 @@ export async function withTransactionTenantReadsForBenchmark<T>(work: () => Prom
   }
 }
 
+/** True inside withTransactionTenantReadsForBenchmark: providers then replay their pre-issue-12 statements too. */
+export function replayingTransactionReadsForBenchmark(): boolean {
+  return !sessionReadsEnabled;
+}
+
 /**
  * Runs read-only `work` as the organization's tenant (row-level security applies): on
  * PostgreSQL on a session-scoped connection with no transaction, elsewhere in a tenant scope.

