@@ -40,13 +40,14 @@ describe("searches over every provider", () => {
     const { warnings, reports } = JSON.parse(stdout.trim().split("\n").at(-1)!) as Scenario;
     expect(reports).toHaveLength(24);
     for (const providers of reports) {
-      // Every search answered, and the fan-out really was wide. Twelve at once on a busy machine
-      // may time a provider out; that is the search's own degradation, not this test's concern.
+      // Every search answered, and the fan-out really was wide: every provider ran and answered
+      // (the script's provider timeouts are generous), the semantic ones skipped at alpha 1 only.
       expect(Array.isArray(providers)).toBe(true);
       expect((providers as unknown[]).length).toBeGreaterThanOrEqual(8);
+      expect((providers as { name: string; status: string }[]).filter((provider) => provider.status !== "OK" && provider.status !== "SKIPPED")).toEqual([]);
     }
     const statuses = (reports as { name: string; status: string }[][]).flat();
-    for (const name of ["web.serper", "web.dataforseo", "slack.messages", "knowledge-bases", "conversations.keyword"]) expect(statuses.some((provider) => provider.name === name && provider.status === "OK")).toBe(true);
+    for (const name of ["web.serper", "web.dataforseo", "slack.messages", "knowledge-bases", "conversations.keyword", "conversations.semantic"]) expect(statuses.some((provider) => provider.name === name && provider.status === "OK")).toBe(true);
     const ours = warnings.filter((warning) => warning.name === "MaxListenersExceededWarning" && !KNOWN_UPSTREAM.every((frame) => warning.stack?.includes(frame)));
     expect(ours.map((warning) => warning.stack)).toEqual([]);
   }, 300_000);

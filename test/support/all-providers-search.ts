@@ -36,6 +36,10 @@ const config = loadConfig({
   DATAFORSEO_LOGIN: dataforseo.login, DATAFORSEO_PASSWORD: dataforseo.password, DATAFORSEO_BASE_URL: dataforseo.baseUrl,
   PERPLEXITY_API_KEY: PERPLEXITY_KEY, PERPLEXITY_BASE_URL: perplexity.baseURL,
   SLACK_API_URL: slack.slackApiUrl,
+  // Generous: twelve searches at once on a busy machine must not time out a provider or the
+  // gateway's call to the search subgraph (PGlite serializes their statements), so that
+  // every provider really runs (and adds whatever listeners it adds).
+  SEARCH_PROVIDER_TIMEOUT_MS: "60000", EXTERNAL_ATTEMPT_TIMEOUT_MS: "60000", EXTERNAL_CALL_TIMEOUT_MS: "120000", UPSTREAM_TIMEOUT_MS: "120000",
 });
 const stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
 const reports: unknown[] = [];
