@@ -10,10 +10,12 @@
  * index. to_tsvector accepts any string: tsquery operators, quotes, backslashes and SQL in the
  * user's text are just characters, so no input can make this query fail or change its shape.
  *
- * Cost: the statement reads only the index ranges of the query's own terms (the postings'
- * primary key covers tf and document length, so these are index-only scans), counts each
- * range for its document frequency and sums BM25 per conversation. Scoring stays exact; the
- * work grows with how many conversations contain the query's terms, not with the corpus.
+ * Cost: df comes from keyword_term_statistics (kept by the postings trigger), not from counting
+ * each term's postings. When the query's terms have many postings, keyword_search_conversations
+ * prunes MaxScore-style: a first candidate set gives θ, the window-th best full score; terms
+ * whose summed upper bounds stay below θ are only probed (primary key) for conversations that
+ * contain another term, never read in full. Scoring stays exact: the same window as
+ * scoreAllPostings (below), up to the order floats are summed in.
  */
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
