@@ -156,10 +156,10 @@ export class ConversationIndexer {
   async runOnce(): Promise<number> {
     const jobs = await this.claim();
     if (jobs.length === 0) return 0;
-    return this.counters.holding(jobs.length, () => this.process(jobs));
+    return this.counters.holding(jobs.length, () => this.indexBatch(jobs));
   }
 
-  private async process(jobs: ClaimedJob[]): Promise<number> {
+  private async indexBatch(jobs: ClaimedJob[]): Promise<number> {
     const texts = await this.load(jobs.map((job) => job.conversation_id));
 
     // Every chunk of the batch goes to the embedder in one call: batching is where throughput comes from.
