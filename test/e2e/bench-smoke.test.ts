@@ -104,12 +104,29 @@ describe("npm run bench, smoke run at a tiny size", () => {
     expect(ingestion.local.index).toMatchObject({ embedder: "universal-sentence-encoder-lite", conversations: 1, failing: 0 });
     expect(ingestion.local.index.chunks).toBeGreaterThan(0);
 
+    const searchPath = readJson("search-path.json").entries[0];
+    expect(searchPath.totalErrors).toBe(0);
+    // The SQL ceiling needs a pg client to capture at: PGlite measures the gateway/subgraph ratio only.
+    expect(searchPath.runs.map((run: any) => run.phase)).toEqual(
+      database === "postgres" ? ["sql-ceiling", "subgraph", "gateway", "keyword-only", "gateway", "subgraph", "sql-ceiling"] : ["subgraph", "gateway", "gateway", "subgraph"],
+    );
+    for (const run of searchPath.runs) expect(run.completed).toBeGreaterThan(0);
+    expect(Number.isFinite(searchPath.ratios.gatewayVsSubgraph)).toBe(true);
+    if (database === "postgres") {
+      expect(searchPath.capture.searches).toBeGreaterThan(0);
+      expect(searchPath.capture.statementsPerSearch.min).toBeGreaterThan(0);
+      expect(searchPath.capture.keywordStatementsPerSearch).toBeGreaterThan(0);
+      expect(Number.isFinite(searchPath.ratios.subgraphVsCeiling)).toBe(true);
+      // PostgreSQL's CPU comes from /proc: only where its processes are readable from here.
+      if (searchPath.postgresCpuMsPerSearch.ceiling !== null) expect(searchPath.ratios.keywordShareOfPostgresCpu).toBeGreaterThan(0);
+    }
+
     const summary = fs.readFileSync(path.join(outDir, "SUMMARY.md"), "utf8");
-    for (const heading of ["## Targets", "## Gateway overhead", "## Batching under load", "## Search latency against corpus size", "## Soak", "## Ingestion"]) {
+    for (const heading of ["## Targets", "## Search path against its SQL ceiling", "## Gateway overhead", "## Batching under load", "## Search latency against corpus size", "## Soak", "## Ingestion"]) {
       expect(summary).toContain(heading);
     }
     expect(summary).toMatch(/Gateway throughput ≥ 30% of direct/);
     expect(summary).toMatch(/not measured/); // no 100k run at this size
     expect(fs.readFileSync(path.join(outDir, `latency-${database}.svg`), "utf8")).toMatch(/^<\?xml[\s\S]*<svg[\s\S]*<\/svg>\s*$/);
-  }, 180_000);
+  }, 300_000);
 });
