@@ -16,6 +16,7 @@ import { ConversationIndexer } from "./search/conversation-indexer.js";
 import { SearchIndexStatusReader, type SearchIndexStatus } from "./search/index-status.js";
 import { ConversationsKeywordProvider } from "./search/keyword-provider.js";
 import { liveConversationIds } from "./search/live-conversations.js";
+import { liveConversationTitles } from "./search/live-titles.js";
 import { ConversationsSemanticProvider } from "./search/semantic-provider.js";
 
 export { enqueueMissing as enqueueConversationsMissingVectors } from "./search/conversation-indexer.js";
@@ -32,6 +33,8 @@ export interface ConversationSearch extends DomainSearch {
   readonly indexer: ConversationIndexer;
   /** How far the caller's organization's conversation index is behind (`searchIndexStatus`). */
   indexStatus(tenant: TenantContext): Promise<SearchIndexStatus>;
+  /** Live titles of these conversations (absent: deleted or not the caller's), one statement; `Conversation.title` on search hits. */
+  titles(tenant: TenantContext, ids: readonly string[]): Promise<Map<string, string>>;
 }
 
 export function conversationSearch({ database, embedder, vectorStore, logger }: ConversationSearchDependencies): ConversationSearch {
@@ -52,5 +55,6 @@ export function conversationSearch({ database, embedder, vectorStore, logger }: 
     },
     indexer,
     indexStatus: (tenant) => status.read(tenant),
+    titles: (tenant, ids) => liveConversationTitles(database.prisma, tenant.organizationId, ids),
   };
 }

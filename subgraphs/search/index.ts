@@ -23,6 +23,7 @@ import { createResultCache, type ResultCache } from "../../lib/cache/result-cach
 import { resolvers, type SearchContext } from "./resolvers.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
+import { createConversationTitleLoader } from "./conversation-titles.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
@@ -99,12 +100,15 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     metrics,
     createContext(base: RequestContext): SearchContext {
       let savedSearchLoader: ReturnType<typeof createSavedSearchLoader> | null = null;
+      let conversationTitleLoader: ReturnType<typeof createConversationTitleLoader> | null = null;
       return {
         ...base,
         search: service,
         indexStatus: (tenant) => domains.conversations.indexStatus(tenant),
         savedSearches,
         savedSearchLoader: () => (savedSearchLoader ??= createSavedSearchLoader(savedSearches, base.requireTenant())),
+        // Made on first use, so a request that asks no title sends no statement for titles.
+        conversationTitleLoader: () => (conversationTitleLoader ??= createConversationTitleLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),
       };
     },
     async checkHealth() {

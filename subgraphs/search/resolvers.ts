@@ -1,11 +1,13 @@
 /**
  * Resolvers of the search subgraph (schema.graphql beside this file). Hits carry entity
- * references only (`{ __typename, id }`); the gateway loads each entity's fields from the
- * subgraph that owns it, in one batched `_entities` call per type.
+ * references (`{ __typename, id }`); the gateway loads each entity's fields from the subgraph
+ * that owns it, in one batched `_entities` call per type. The one exception is a Conversation's
+ * title, which this subgraph provides (conversation-titles.ts), read live per request, so a page
+ * of hits with titles needs no second hop.
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import type DataLoader from "dataloader";
-import { GraphQLError } from "graphql";
+import { GraphQLError, type GraphQLResolveInfo } from "graphql";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { DateTime } from "../../lib/graphql/date-time.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
@@ -13,6 +15,7 @@ import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { SearchIndexStatus } from "../conversations/index.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
+import { selectsConversationTitle } from "./conversation-titles.js";
 import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
 import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, type SaveSearchInput } from "./saved-search-input.js";
 import type { SavedSearch, SavedSearchPageCursor, SavedSearchStore } from "./saved-search-store.js";
@@ -24,6 +27,8 @@ export interface SearchContext extends RequestContext {
   savedSearches: SavedSearchStore;
   /** The caller's saved searches by id, for this request only (created on first use, after the tenant is known). */
   savedSearchLoader(): DataLoader<string, SavedSearch | null>;
+  /** Live titles of the caller's conversations by id, for this request only (null: deleted or not theirs). */
+  conversationTitleLoader(): DataLoader<string, string | null>;
 }
 
 const savedSearchCursor = (row: SavedSearch) => encodeCursor("ss", [row.createdAt.toISOString(), row.id]);
@@ -139,14 +144,36 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     },
   },
   Conversation: {
-    /** Only echoes the reference back (this subgraph owns no Conversation field but `id`). */
+    /** Only echoes the reference back (this subgraph owns no Conversation field but `id`; `title` it provides on hits only). */
     __resolveReference(reference: { __typename: string; id?: unknown }) {
       if (typeof reference.id !== "string" || reference.id.length === 0) throw badUserInput("id", "must be a non-empty string");
       return reference;
     },
+    /**
+     * Set by SearchHit.item when the client asked for it. Anyone calling `_entities` here directly
+     * (the gateway never does) gets the live title too, or an error if the conversation is gone.
+     */
+    async title(conversation: { id: string; title?: string }, _args: unknown, context: SearchContext) {
+      if (conversation.title !== undefined) return conversation.title;
+      context.requireTenant();
+      const title = await context.conversationTitleLoader().load(conversation.id);
+      if (title === null) throw new GraphQLError("This conversation no longer exists.", { extensions: { code: "NOT_FOUND" } });
+      return title;
+    },
   },
   SearchHit: {
-    item: (hit: SearchHitData) => ({ __typename: hit.ref.typename, id: hit.ref.id }),
+    /**
+     * A reference for the gateway to load from the owner. When the client asked for a
+     * conversation's title, this subgraph provides it (one statement for the whole page), and a
+     * conversation that is gone (deleted since a cached page was stored, or since the providers
+     * answered) is a null item, exactly as the owner's `_entities` answer would make it.
+     */
+    async item(hit: SearchHitData, _args: unknown, context: SearchContext, info: GraphQLResolveInfo) {
+      const reference = { __typename: hit.ref.typename, id: hit.ref.id };
+      if (hit.ref.typename !== "Conversation" || !selectsConversationTitle(info)) return reference;
+      const title = await context.conversationTitleLoader().load(hit.ref.id);
+      return title === null ? null : { ...reference, title };
+    },
   },
   SearchItem: {
     __resolveType: (item: { __typename: string }) => item.__typename,
