@@ -1,0 +1,56 @@
+/**
+ * The search subgraph's `SearchHit.item @provides(fields: "... on Conversation { title }")`
+ * (issue 12, lever 3) is valid federation for both composers' rules, not only for the one we
+ * run:
+ * - The Guild's composer (`npm run compose`, lib/composition/compose.ts) composes it and records
+ *   the provides in the supergraph, with the conversations subgraph still the title's owner.
+ * - Apollo's own subgraph validation (@apollo/federation-internals, which @apollo/subgraph
+ *   depends on; Apollo's full composer, @apollo/composition, is not a dependency here) accepts
+ *   the search subgraph's schema, and reads the provides back out of our composed supergraph.
+ * A provides of a field the search subgraph does not declare `@external` fails both: the check
+ * can fail.
+ */
+import fs from "node:fs";
+import { describe, expect, it } from "@jest/globals";
+import { buildSubgraph, Supergraph } from "@apollo/federation-internals";
+import { parse } from "graphql";
+import { composeFromConfig, composeSupergraph, CompositionError, loadSubgraphSchemas } from "../../lib/composition/compose.js";
+import { readSupergraphConfig } from "../../lib/composition/supergraph-config.js";
+
+const searchSdl = fs.readFileSync("subgraphs/search/schema.graphql", "utf8");
+const PROVIDES = `@provides(fields: "... on Conversation { title }")`;
+// The same schema, providing a field it does not declare: both composers must reject it.
+const brokenSdl = searchSdl.replace(PROVIDES, `@provides(fields: "... on Conversation { createdAt }")`);
+
+describe("SearchHit.item provides Conversation.title", () => {
+  it("is in the search subgraph's schema, with title declared external", () => {
+    expect(searchSdl).toContain(`item: SearchItem ${PROVIDES}`);
+    expect(searchSdl).toMatch(/title: String! @external/);
+    expect(brokenSdl).not.toBe(searchSdl);
+  });
+
+  it("composes with The Guild's composer, which records the provides and keeps conversations the owner", async () => {
+    const supergraph = await composeFromConfig(readSupergraphConfig("supergraph.yaml", {}));
+    expect(supergraph).toContain(`item: SearchItem @join__field(graph: SEARCH, provides: "... on Conversation { title }")`);
+    expect(supergraph).toContain(`title: String! @join__field(graph: CONVERSATIONS) @join__field(graph: SEARCH, external: true)`);
+  });
+
+  it("fails The Guild's composer when the provided field is not external", async () => {
+    const subgraphs = await loadSubgraphSchemas(readSupergraphConfig("supergraph.yaml", {}));
+    const broken = subgraphs.map((subgraph) => (subgraph.name === "search" ? { ...subgraph, typeDefs: parse(brokenSdl) } : subgraph));
+    expect(() => composeSupergraph(broken)).toThrow(CompositionError);
+  });
+
+  it("passes Apollo's subgraph validation, and Apollo reads the provides out of the composed supergraph", () => {
+    expect(() => buildSubgraph("search", "http://search/graphql", searchSdl).validate()).not.toThrow();
+    const conversationsSdl = fs.readFileSync("subgraphs/conversations/schema.graphql", "utf8");
+    expect(() => buildSubgraph("conversations", "http://conversations/graphql", conversationsSdl).validate()).not.toThrow();
+    const extracted = Supergraph.build(fs.readFileSync("supergraph.graphql", "utf8")).subgraphs().get("search")!;
+    const item = extracted.schema.type("SearchHit") as unknown as { field(name: string): { appliedDirectives: unknown[] } };
+    expect(item.field("item").appliedDirectives.map(String)).toContain(PROVIDES);
+  });
+
+  it("fails Apollo's subgraph validation when the provided field is not external", () => {
+    expect(() => buildSubgraph("search", "http://search/graphql", brokenSdl).validate()).toThrow(/createdAt/);
+  });
+});
