@@ -129,7 +129,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf) : null;
   const rateLimiter = options.rateLimit ? new RequestRateLimiter(options.rateLimit, logger) : null;
   const metrics = gatewayMetrics();
-  const tracing = gatewayTracing(options.tracing);
+  const tracing = await gatewayTracing(options.tracing);
   const runtime = createGatewayRuntime({
     supergraph: options.supergraphSdl,
     ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),

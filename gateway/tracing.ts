@@ -3,10 +3,12 @@
  * validate, execute), subgraph-execution and upstream-fetch spans, continues a client's W3C
  * `traceparent` and injects one into every subgraph fetch, so the subgraphs' spans join the
  * same trace. It uses the gateway's own tracer provider (lib/observability/tracing.ts); with no
- * OTLP endpoint configured there is no plugin at all.
+ * OTLP endpoint configured there is no plugin at all, and the plugin is not even loaded: its
+ * import (OpenTelemetry's auto-instrumentations among its dependencies) adds 0.25-0.3 s to a
+ * gateway start on this 2-core machine, after the runtime's own imports, which every start and
+ * every e2e test's stack would pay with tracing off.
  */
 import type { GatewayConfigContext, GatewayPlugin } from "@graphql-hive/gateway-runtime";
-import { useOpenTelemetry } from "@graphql-hive/plugin-opentelemetry";
 import { trace } from "@opentelemetry/api";
 import { startServiceTracing, type ServiceTracing } from "../lib/observability/tracing.js";
 import type { TracingConfig } from "../lib/observability/tracing-config.js";
@@ -18,9 +20,10 @@ export interface GatewayTracing {
   shutdown(): Promise<void>;
 }
 
-export function gatewayTracing(config: TracingConfig | null | undefined): GatewayTracing | null {
+export async function gatewayTracing(config: TracingConfig | null | undefined): Promise<GatewayTracing | null> {
   const service = startServiceTracing(config, "gateway");
   if (!service) return null;
+  const { useOpenTelemetry } = await import("@graphql-hive/plugin-opentelemetry");
   // The plugin (1.5.3) reads its `traces.tracer` option before it has resolved it, so it always
   // asks the global API for its tracer: the gateway's provider is made the global one. The
   // subgraphs never use the global provider (their tracer travels in the request's context),
