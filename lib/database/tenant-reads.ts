@@ -19,7 +19,8 @@
  * - Role and organization are changed together in one statement, before the read, never folded
  *   into it: row-level security is applied when a statement is planned, by the role current then.
  * - A setting the previous call set and this call does not want is reset to its default in the
- *   same statement (set_config with NULL), so planner knobs do not linger either.
+ *   same statement (set_config with NULL), so a timeout or planner knob does not linger either;
+ *   the one exception is vector-index knobs, which every vector read names for itself.
  *
  * PGlite has one in-process connection shared with Prisma: there, and whenever no pool was
  * registered for the Prisma client, the same calls run in `withTenantScope`'s transaction.
@@ -38,6 +39,16 @@ export const SESSION_SET_STATEMENT =
   "SELECT set_config(setting.name, setting.value, false) FROM unnest($1::text[], $2::text[]) AS setting(name, value)";
 
 type Settings = Map<string, string>;
+
+/**
+ * Planner knobs only a vector index scan reads, and every vector read names its own (the
+ * pgvector store sets hnsw.ef_search and hnsw.iterative_scan on each search): a call that does
+ * not name them leaves them on the connection instead of resetting them. Otherwise a hybrid
+ * search, whose keyword and vector reads share the pool, paid about one set statement per
+ * search only to switch these back and forth (issue 12: 3 data + 1 setup statements).
+ */
+const VECTOR_INDEX_KNOBS = ["hnsw.", "ivfflat."];
+const isVectorIndexKnob = (name: string) => VECTOR_INDEX_KNOBS.some((prefix) => name.startsWith(prefix));
 
 /** What each pooled connection carries now; absent means unknown (fresh, or mid-change). */
 const carried = new WeakMap<pg.ClientBase, Settings>();
@@ -104,19 +115,24 @@ export class TenantReadPool {
         values.push(value);
       }
     }
-    // Settings a previous call set that this one does not want go back to their defaults.
-    for (const name of current?.keys() ?? []) {
-      if (!wanted.has(name)) {
-        names.push(name);
-        values.push(null);
+    // Settings a previous call set that this one does not want go back to their defaults, except
+    // vector-index knobs (see VECTOR_INDEX_KNOBS), which stay and stay recorded.
+    const after = new Map(wanted);
+    for (const [name, value] of current ?? []) {
+      if (wanted.has(name)) continue;
+      if (isVectorIndexKnob(name)) {
+        after.set(name, value);
+        continue;
       }
+      names.push(name);
+      values.push(null);
     }
     if (current && names.length === 0) return;
     // Unknown until the statement has succeeded: if it fails, run() destroys the connection.
     carried.delete(client);
     this.count(SESSION_SET_STATEMENT, true);
     await withStatementSpan(SESSION_SET_STATEMENT, () => client.query(SESSION_SET_STATEMENT, [names, values]));
-    carried.set(client, wanted);
+    carried.set(client, after);
   }
 
   private readerOn(client: pg.PoolClient): TenantReader {
