@@ -10,11 +10,12 @@
  * index. to_tsvector accepts any string: tsquery operators, quotes, backslashes and SQL in the
  * user's text are just characters, so no input can make this query fail or change its shape.
  *
- * Cost: df comes from keyword_term_statistics (kept by the postings trigger), not from counting
- * each term's postings. When the query's terms have many postings, keyword_search_conversations
- * prunes MaxScore-style: a first candidate set gives θ, the window-th best full score; terms
- * whose summed upper bounds stay below θ are only probed (primary key) for conversations that
- * contain another term, never read in full. Scoring stays exact: the same window as
+ * Cost: when the query's terms have many postings, keyword_search_conversations (the
+ * keyword_search_pruning migration) prunes MaxScore-style with the universal BM25 bound
+ * idf·(k1+1), which needs no per-term statistics (nothing extra on the write path): a first
+ * candidate set gives θ, the window-th best full score; terms whose summed bounds stay below θ
+ * (the near-stop-words, whose idf is tiny) are only probed (primary key) for conversations that
+ * contain another term, never summed in full. Scoring stays exact: the same window as
  * scoreAllPostings (below), up to the order floats are summed in.
  */
 import { LRUCache } from "lru-cache";
@@ -36,8 +37,8 @@ const B = 0.75;
 const COLLECTION_STATISTICS_TTL_MS = 10_000;
 /** Below this many documents the statistics cost well under a millisecond: always read them live. */
 const CACHE_FROM_DOCUMENTS = 5_000;
-/** See keyword_search_conversations (keyword_term_statistics migration): pruning pays from here. */
-const PRUNE_FROM_POSTINGS = 20_000;
+/** See keyword_search_conversations (keyword_search_pruning migration): pruning pays from here. */
+export const PRUNE_FROM_POSTINGS = 20_000;
 
 interface CollectionStatistics {
   documents: number;
@@ -79,13 +80,15 @@ export class ConversationsKeywordProvider implements SearchProvider {
   }
 
   private async score(prisma: TenantReader, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
-    // Pruned exact BM25 (MaxScore, keyword_term_statistics migration): the same top window as
-    // scoreAllPostings below, without reading the postings of terms that cannot change it.
-    const rows = await prisma.$queryRaw<{ id: string; score: number }[]>`
+    // Pruned exact BM25 (MaxScore, keyword_search_pruning migration): the same top window as
+    // scoreAllPostings below, without summing the postings of terms that cannot change it.
+    // Rows with a NULL id carry the dfs the function counted, not hits.
+    const rows = await prisma.$queryRaw<{ id: string | null; score: number }[]>`
       SELECT id::text AS id, score
       FROM keyword_search_conversations(${organizationId}, ${query}, ${collection.documents}::float8, ${collection.averageLength}::float8, ${window}::int,
-                                        ${this.options.pruneFromPostings ?? PRUNE_FROM_POSTINGS}::int)`;
-    return rows.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: Number(row.score) }));
+                                        ${this.options.pruneFromPostings ?? PRUNE_FROM_POSTINGS}::int)
+      WHERE id IS NOT NULL`;
+    return (rows as { id: string; score: number }[]).map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: Number(row.score) }));
   }
 
   private async collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
