@@ -22,7 +22,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
-import { withTenantScope, type TenantTransaction } from "../../../lib/database/tenant-scope.js";
+import { withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 
@@ -49,8 +49,9 @@ export class DocumentsKeywordProvider implements SearchProvider {
 
   async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
     // The provider's timeout bounds the statements too: a search nobody waits for any more
-    // must not keep the database busy.
-    return withTenantScope(
+    // must not keep the database busy. Tenant reads: on PostgreSQL a session-scoped connection
+    // with no transaction around the two statements (lib/database/tenant-reads.ts).
+    return withTenantReads(
       this.prisma,
       tenant.organizationId,
       async (tx) => {
@@ -62,7 +63,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
     );
   }
 
-  private async score(db: TenantTransaction, tenant: TenantContext, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
+  private async score(db: TenantReader, tenant: TenantContext, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
     const { organizationId, userId } = tenant;
     const teamIds = [...tenant.teamIds];
     const rows = await db.$queryRaw<{ id: string; score: number }[]>`
@@ -95,7 +96,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
     return rows.map((row) => ({ ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score) }));
   }
 
-  private async collectionStatistics(db: TenantTransaction, organizationId: string): Promise<CollectionStatistics> {
+  private async collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
     const cached = this.collections.get(organizationId);
     if (cached) return cached;
     const [row] = await db.$queryRaw<{ chunks: number; average_length: number }[]>`
