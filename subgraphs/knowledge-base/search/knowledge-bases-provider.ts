@@ -40,6 +40,8 @@ export class KnowledgeBasesProvider implements SearchProvider {
   readonly kind = "SEMANTIC" as const;
   readonly description = "Passages from the Bedrock and S3 Vectors knowledge bases you may query (the platform's, your organization's and your teams'), merged by rank.";
   private readonly lists: LRUCache<string, KnowledgeBase[]> | null;
+  /** Listings in flight, by the same key as `lists` (entries live only while their read does). */
+  private readonly listing = new Map<string, Promise<KnowledgeBase[]>>();
 
   constructor(
     private readonly knowledgeBases: KnowledgeBaseStore,
@@ -86,8 +88,18 @@ export class KnowledgeBasesProvider implements SearchProvider {
     const key = `${tenant.organizationId}\u0000${[...tenant.teamIds].sort().join("\u0000")}`;
     const cached = this.lists?.get(key);
     if (cached) return cached;
-    const bases = await this.knowledgeBases.listRemote(tenant, MAX_KNOWLEDGE_BASES_PER_SEARCH);
-    this.lists?.set(key, bases);
-    return bases;
+    // One listing per key at a time: when the entry expires under load, the searches in flight
+    // share it instead of each sending the same statement (as the external keys' lookup did).
+    const pending = this.listing.get(key);
+    if (pending) return pending;
+    const listing = this.knowledgeBases
+      .listRemote(tenant, MAX_KNOWLEDGE_BASES_PER_SEARCH)
+      .then((bases) => {
+        this.lists?.set(key, bases);
+        return bases;
+      })
+      .finally(() => this.listing.delete(key));
+    this.listing.set(key, listing);
+    return listing;
   }
 }
