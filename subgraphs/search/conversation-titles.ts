@@ -34,9 +34,17 @@ export function createConversationTitleLoader(read: ConversationTitleReader, ten
 // the validator would have rejected anyway, so a bug cannot become a stack overflow.
 const MAX_FRAGMENT_DEPTH = 32;
 
+// graphql-js hands every hit of a page the same fieldNodes array, so the answer is worked out once per page.
+const answered = new WeakMap<readonly FieldNode[], boolean>();
+
 /** Whether the client's selection on this `item` field asks for a Conversation's `title` (inline fragments and named fragments included). */
 export function selectsConversationTitle(info: GraphQLResolveInfo): boolean {
-  return info.fieldNodes.some((node: FieldNode) => node.selectionSet !== undefined && selectsTitle(node.selectionSet, info.fragments, 0));
+  let selects = answered.get(info.fieldNodes);
+  if (selects === undefined) {
+    selects = info.fieldNodes.some((node: FieldNode) => node.selectionSet !== undefined && selectsTitle(node.selectionSet, info.fragments, 0));
+    answered.set(info.fieldNodes, selects);
+  }
+  return selects;
 }
 
 function selectsTitle(selectionSet: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, depth: number): boolean {
