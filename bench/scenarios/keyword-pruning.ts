@@ -24,7 +24,7 @@ import { MIGRATIONS_DIR } from "../../lib/database/migrate.js";
 import type { SqlSession } from "../../lib/database/connect.js";
 import type { TenantReader } from "../../lib/database/tenant-reads.js";
 import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
-import { PRUNE_FROM_POSTINGS, scoreAllPostings } from "../../subgraphs/conversations/search/keyword-provider.js";
+import { CACHE_DF_FROM, PRUNE_FROM_POSTINGS, scoreAllPostings } from "../../subgraphs/conversations/search/keyword-provider.js";
 import { BENCH_ORGANIZATION_ID, queryPool } from "../corpus.js";
 import { databaseLabel, entryHeading, fixed, formatCount, formatMs, formatRatio, renderConditions, type EntryBase, type TargetResult } from "../report.js";
 import { baseConditions, type Scenario } from "../scenario.js";
@@ -57,13 +57,19 @@ export interface KeywordPruningEntry extends EntryBase {
   pruned: Side;
   /** Pruning whatever the postings (threshold 0): where pruning pays. */
   alwaysPruned: Side;
+  /** As shipped, with the dfs of CACHE_DF_FROM postings or more passed in, as the provider's warm cache does in large organizations. */
+  cachedDfs: Side;
+  /** Per band of the query's postings (sum of its terms' df): mean CPU per search of each side, to place the threshold. */
+  bands: { fromPostings: number; queries: number; exhaustiveCpuMs: number; alwaysPrunedCpuMs: number; cachedDfsCpuMs: number }[];
   pruneFromPostings: number;
   /** Queries whose terms have at least pruneFromPostings postings (so the provider prunes). */
   queriesPastThreshold: number;
-  ratios: { cpu: number; p50: number; p99: number; postingsRead: number | null; alwaysPrunedCpu: number };
+  ratios: { cpu: number; p50: number; p99: number; postingsRead: number | null; alwaysPrunedCpu: number; cachedDfsCpu: number };
   identicalQueries: number;
   identicalAlwaysPruned: number;
-  ingestion: { conversations: number; currentTriggerSeconds: number[]; previousTriggerSeconds: number[]; ratio: number } | null;
+  /** With cached dfs the scores are those of the dfs passed: identical as long as no df changed since (none does here). */
+  identicalCachedDfs: number;
+  ingestion: { conversations: number; currentTriggerSeconds: number[]; previousTriggerSeconds: number[]; ratio: number; triggerUnchanged: boolean } | null;
 }
 
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -130,16 +136,31 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
       const collection = { documents: Number(collectionRow!.documents), averageLength: Number(collectionRow!.average_length) };
       const exhaustive = (query: string) => scoreAllPostings(reader, organizationId, query, WINDOW, collection);
       // Rows with a NULL id carry the dfs the function counted (for a caller's cache), not hits.
-      const callFunction = async (query: string, pruneFrom: number) =>
+      const callFunction = async (query: string, pruneFrom: number, known: { terms: string[]; dfs: number[] } = { terms: [], dfs: [] }) =>
         (await session.query<{ id: string; score: number }>(
-          `SELECT id::text AS id, score FROM keyword_search_conversations($1, $2, $3::float8, $4::float8, $5::int, $6::int) WHERE id IS NOT NULL`,
-          [organizationId, query, collection.documents, collection.averageLength, WINDOW, pruneFrom],
+          `SELECT id::text AS id, score FROM keyword_search_conversations($1, $2, $3::float8, $4::float8, $5::int, $6::int, $7::text[], $8::float8[]) WHERE id IS NOT NULL`,
+          [organizationId, query, collection.documents, collection.averageLength, WINDOW, pruneFrom, known.terms, known.dfs],
         )).map((row) => ({ id: row.id, score: Number(row.score) }));
+      // Each query's terms with their dfs, as the function counts them (its NULL-id rows).
+      const termDfs = new Map<string, { term: string; df: number }[]>();
+      for (const query of queries) {
+        const rows = await session.query<{ term: string; df: number }>(
+          `SELECT term, df FROM keyword_search_conversations($1, $2, $3::float8, $4::float8, $5::int) WHERE id IS NULL`,
+          [organizationId, query, collection.documents, collection.averageLength, WINDOW],
+        );
+        termDfs.set(query, rows.map((row) => ({ term: row.term, df: Number(row.df) })));
+      }
+      const postingsOf = (query: string) => (termDfs.get(query) ?? []).reduce((total, row) => total + row.df, 0);
+      const warmCache = (query: string) => {
+        const common = (termDfs.get(query) ?? []).filter((row) => row.df >= CACHE_DF_FROM);
+        return { terms: common.map((row) => row.term), dfs: common.map((row) => row.df) };
+      };
       const pruned = (query: string) => callFunction(query, PRUNE_FROM_POSTINGS);
       const alwaysPruned = (query: string) => callFunction(query, 0);
-      const runners = { exhaustive, pruned, alwaysPruned } as const;
+      const cachedDfs = (query: string) => callFunction(query, PRUNE_FROM_POSTINGS, warmCache(query));
+      const runners = { exhaustive, pruned, alwaysPruned, cachedDfs } as const;
       type SideName = keyof typeof runners;
-      const SIDES: SideName[] = ["exhaustive", "pruned", "alwaysPruned"];
+      const SIDES: SideName[] = ["exhaustive", "pruned", "alwaysPruned", "cachedDfs"];
       const [past] = await session.query<{ queries: number }>(
         `SELECT count(*)::int AS queries FROM unnest($2::text[]) q(text) WHERE (
            SELECT count(*) FROM keyword_postings p
@@ -165,17 +186,19 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
       // summation noise.
       let identicalQueries = 0;
       let identicalAlwaysPruned = 0;
+      let identicalCachedDfs = 0;
       const same = (a: { id: string; score: number }[], b: { id: string; score: number }[]) =>
         a.length === b.length && a.every((row, i) => row.id === b[i]!.id && Math.abs(row.score - b[i]!.score) <= 1e-9 * row.score);
       for (const query of queries) {
         const reference = await exhaustive(query);
         if (same(reference, await pruned(query))) identicalQueries += 1;
         if (same(reference, await alwaysPruned(query))) identicalAlwaysPruned += 1;
+        if (same(reference, await cachedDfs(query))) identicalCachedDfs += 1;
       }
       context.log(`   keyword pruning: top ${WINDOW} identical on ${identicalQueries} of ${queries.length} queries (always pruning: ${identicalAlwaysPruned}); ${Number(past?.queries ?? 0)} queries past ${PRUNE_FROM_POSTINGS} postings`);
 
       // Postings read, one pass per side.
-      const postings: Record<SideName, number[]> = { exhaustive: [], pruned: [], alwaysPruned: [] };
+      const postings: Record<SideName, number[]> = { exhaustive: [], pruned: [], alwaysPruned: [], cachedDfs: [] };
       let postingsMeasurable = true;
       try {
         for (const query of queries) {
@@ -191,6 +214,7 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
       }
 
       const samples = Object.fromEntries(SIDES.map((name) => [name, { wall: [] as number[], cpu: [] as number[] }])) as Record<SideName, { wall: number[]; cpu: number[] }>;
+      const perQuery = new Map<string, Record<SideName, number>>(queries.map((query) => [query, { exhaustive: 0, pruned: 0, alwaysPruned: 0, cachedDfs: 0 }]));
       for (let round = 0; round < ROUNDS; round++) {
         for (const [i, query] of queries.entries()) {
           const shift = (round + i) % SIDES.length;
@@ -199,6 +223,7 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
             const taken = await measure(() => runners[side](query));
             samples[side].wall.push(taken.wall);
             samples[side].cpu.push(taken.cpu);
+            perQuery.get(query)![side] += taken.cpu / ROUNDS;
           }
         }
         context.log(`   keyword pruning: round ${round + 1}/${ROUNDS} done`);
@@ -213,11 +238,24 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
       const before = side("exhaustive");
       const after = side("pruned");
       const always = side("alwaysPruned");
+      const cached = side("cachedDfs");
+      const BAND_STARTS = [0, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000];
+      const bands = BAND_STARTS.map((fromPostings, i) => {
+        const inBand = queries.filter((query) => postingsOf(query) >= fromPostings && postingsOf(query) < (BAND_STARTS[i + 1] ?? Infinity));
+        const mean = (name: SideName) => (inBand.length ? sum(inBand.map((query) => perQuery.get(query)![name])) / inBand.length : NaN);
+        return { fromPostings, queries: inBand.length, exhaustiveCpuMs: mean("exhaustive"), alwaysPrunedCpuMs: mean("alwaysPruned"), cachedDfsCpuMs: mean("cachedDfs") };
+      }).filter((band) => band.queries > 0);
+      for (const band of bands) context.log(`   keyword pruning: ${band.queries} queries from ${band.fromPostings} postings: CPU exhaustive ${band.exhaustiveCpuMs.toFixed(2)} ms, always pruning ${band.alwaysPrunedCpuMs.toFixed(2)} ms, cached dfs ${band.cachedDfsCpuMs.toFixed(2)} ms`);
 
       // Ingestion with the installed trigger and with keyword_search_at_scale's, rolled back each time.
       let ingestion: KeywordPruningEntry["ingestion"] = null;
       if (context.bench.kind === "postgres") {
         const previous = previousTriggerFunction();
+        // Whether the installed trigger function is exactly keyword_search_at_scale's: then any
+        // ratio away from 1.00 is the machine's noise.
+        const [installed] = await session.query<{ source: string }>(`SELECT prosrc AS source FROM pg_proc WHERE proname = 'conversations_after_write_search'`);
+        const bodyStart = previous.indexOf("$$") + 2;
+        const triggerUnchanged = installed?.source === previous.slice(bodyStart, previous.lastIndexOf("$$"));
         const ingest = async (current: boolean) => {
           await session.exec("BEGIN");
           try {
@@ -252,7 +290,7 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
             (current ? currentTriggerSeconds : previousTriggerSeconds).push(await ingest(current));
           }
         }
-        ingestion = { conversations: INGEST_CONVERSATIONS, currentTriggerSeconds, previousTriggerSeconds, ratio: ratio(sum(currentTriggerSeconds), sum(previousTriggerSeconds)) };
+        ingestion = { conversations: INGEST_CONVERSATIONS, currentTriggerSeconds, previousTriggerSeconds, ratio: ratio(sum(currentTriggerSeconds), sum(previousTriggerSeconds)), triggerUnchanged };
         context.log(`   keyword pruning: ingesting ${INGEST_CONVERSATIONS} conversations ${currentTriggerSeconds.map((s) => s.toFixed(2)).join("/")} s with the installed trigger, ${previousTriggerSeconds.map((s) => s.toFixed(2)).join("/")} s with keyword_search_at_scale's`);
       }
 
@@ -274,6 +312,8 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
         exhaustive: before,
         pruned: after,
         alwaysPruned: always,
+        cachedDfs: cached,
+        bands,
         pruneFromPostings: PRUNE_FROM_POSTINGS,
         queriesPastThreshold: Number(past?.queries ?? 0),
         ratios: {
@@ -282,9 +322,11 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
           p99: ratio(after.latency.p99, before.latency.p99),
           postingsRead: after.postingsReadPerSearch !== null && before.postingsReadPerSearch ? ratio(after.postingsReadPerSearch, before.postingsReadPerSearch) : null,
           alwaysPrunedCpu: ratio(always.cpuMsPerSearch ?? undefined, before.cpuMsPerSearch ?? undefined),
+          cachedDfsCpu: ratio(cached.cpuMsPerSearch ?? undefined, before.cpuMsPerSearch ?? undefined),
         },
         identicalQueries,
         identicalAlwaysPruned,
+        identicalCachedDfs,
         ingestion,
       };
     });
@@ -292,28 +334,30 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
 
   renderSection(file) {
     const rows = file.entries.flatMap((entry) =>
-      (["exhaustive", "pruned", "alwaysPruned"] as const).map((name) => {
+      (["exhaustive", "pruned", "alwaysPruned", "cachedDfs"] as const).map((name) => {
         const side = entry[name];
         return [
           databaseLabel(entry.database),
           formatCount(entry.size),
-          name === "exhaustive" ? "exhaustive (baseline)" : name === "pruned" ? `function as shipped (prunes from ${formatCount(entry.pruneFromPostings)} postings)` : "function, always pruning",
+          name === "exhaustive" ? "exhaustive (baseline)" : name === "pruned" ? `function as shipped (prunes from ${formatCount(entry.pruneFromPostings)} postings)` : name === "alwaysPruned" ? "function, always pruning" : `as shipped, dfs ≥ ${formatCount(CACHE_DF_FROM)} cached`,
           formatMs(side.cpuMsPerSearch),
           formatMs(side.latency.p50),
           formatMs(side.latency.p99),
           side.postingsReadPerSearch === null ? "–" : formatCount(Math.round(side.postingsReadPerSearch)),
           side.maxPostingsRead === null ? "–" : formatCount(side.maxPostingsRead),
-          name === "pruned" ? `${entry.identicalQueries} of ${entry.queries}` : name === "alwaysPruned" ? `${entry.identicalAlwaysPruned} of ${entry.queries}` : "",
+          name === "pruned" ? `${entry.identicalQueries} of ${entry.queries}` : name === "alwaysPruned" ? `${entry.identicalAlwaysPruned} of ${entry.queries}` : `${entry.identicalCachedDfs} of ${entry.queries}`,
         ];
       }),
     );
     const table = renderMarkdownTable(["database", "conversations", "statement", "PostgreSQL CPU / search", "p50", "p99", "postings read (mean)", "postings read (max)", "top 20 identical"], rows);
     const details = file.entries.map((entry) => {
       const ingestion = entry.ingestion
-        ? `Ingestion of ${formatCount(entry.ingestion.conversations)} conversations: ${entry.ingestion.currentTriggerSeconds.map((s) => fixed(s, 2)).join(" / ")} s with the installed trigger, ${entry.ingestion.previousTriggerSeconds.map((s) => fixed(s, 2)).join(" / ")} s with keyword_search_at_scale's (ratio ${formatRatio(entry.ingestion.ratio)}).`
+        ? `Ingestion of ${formatCount(entry.ingestion.conversations)} conversations: ${entry.ingestion.currentTriggerSeconds.map((s) => fixed(s, 2)).join(" / ")} s with the installed trigger, ${entry.ingestion.previousTriggerSeconds.map((s) => fixed(s, 2)).join(" / ")} s with keyword_search_at_scale's (ratio ${formatRatio(entry.ingestion.ratio)}; the installed trigger function ${entry.ingestion.triggerUnchanged ? "is" : "is not"} that migration's, character for character).`
         : "Ingestion cost not measured (PostgreSQL only).";
       return [
-        `**${entryHeading(entry)}**: CPU ratio ${formatRatio(entry.ratios.cpu)} as shipped (${entry.cpuSource}; ${entry.queriesPastThreshold} of ${entry.queries} queries past the threshold), ${formatRatio(entry.ratios.alwaysPrunedCpu)} always pruning, p50 ${formatRatio(entry.ratios.p50)}, p99 ${formatRatio(entry.ratios.p99)}, postings read ${formatRatio(entry.ratios.postingsRead)}; top 20 identical on ${entry.identicalQueries} of ${entry.queries} queries. ${ingestion}`,
+        `**${entryHeading(entry)}**: CPU ratio ${formatRatio(entry.ratios.cpu)} as shipped (${entry.cpuSource}; ${entry.queriesPastThreshold} of ${entry.queries} queries past the threshold), ${formatRatio(entry.ratios.alwaysPrunedCpu)} always pruning, ${formatRatio(entry.ratios.cachedDfsCpu)} with cached dfs, p50 ${formatRatio(entry.ratios.p50)}, p99 ${formatRatio(entry.ratios.p99)}, postings read ${formatRatio(entry.ratios.postingsRead)}; top 20 identical on ${entry.identicalQueries} of ${entry.queries} queries. ${ingestion}`,
+        "",
+        `CPU per search by the query's postings (sum of its terms' df): ${entry.bands.map((band) => `from ${formatCount(band.fromPostings)} (${band.queries} queries) exhaustive ${formatMs(band.exhaustiveCpuMs)}, always pruning ${formatMs(band.alwaysPrunedCpuMs)}, cached dfs ${formatMs(band.cachedDfsCpuMs)}`).join("; ")}.`,
         "",
         renderConditions(entry),
       ].join("\n");

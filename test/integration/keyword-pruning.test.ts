@@ -190,6 +190,42 @@ describe("pruned BM25", () => {
     expect(skewed.filter((row) => row.id !== null).some((row) => liveScores.has(row.id) && liveScores.get(row.id) !== row.score)).toBe(true);
   });
 
+  it("provider: in a large organization it keeps common terms' dfs like the document count, and scores with them until they expire", async () => {
+    const cached = new ConversationsKeywordProvider(db.database.prisma, { pruneFromPostings: 0, cacheFromDocuments: 1, cacheDfFrom: 100 });
+    const [rarest] = await sql<{ term: string }>(
+      `SELECT term FROM keyword_postings WHERE organization_id = 'acme' GROUP BY term HAVING count(*) BETWEEN 5 AND 30 ORDER BY term LIMIT 1`,
+    );
+    const query = `${word(0)} ${word(1)} ${rarest!.term}`;
+    const search = (provider: ConversationsKeywordProvider) => provider.search({ tenant: acme, query, window: WINDOW, signal: new AbortController().signal });
+    const [collection] = await sql<{ documents: number; average_length: number }>(
+      `SELECT count(*)::float8 AS documents, greatest(coalesce(avg(length), 1), 1)::float8 AS average_length FROM keyword_documents WHERE organization_id = 'acme'`,
+    );
+    const dfs = await sql<{ term: string; df: number }>(
+      `SELECT term, count(*)::float8 AS df FROM keyword_postings WHERE organization_id = 'acme' AND term = ANY($1::text[]) GROUP BY term ORDER BY term`,
+      [[word(0), word(1), rarest!.term]],
+    );
+    const common = dfs.filter((row) => row.df >= 100);
+    const rare = dfs.filter((row) => row.df < 100);
+    expect(common.map((row) => row.term)).toEqual([word(0), word(1)]);
+    expect(rare.map((row) => row.term)).toEqual([rarest!.term]);
+    await search(cached);
+    // Many new conversations with the common words (and a few with the rare one) change their dfs.
+    const added = await insertTitles("acme", "ann", [...Array.from({ length: 150 }, () => `${word(0)} ${word(1)} ${title()}`), ...Array.from({ length: 5 }, () => `${rarest!.term} ${rarest!.term} cachedfz`)]);
+    const expected = await sql<{ id: string; score: number }>(
+      `SELECT id::text, score FROM keyword_search_conversations('acme', $1, $2::float8, $3::float8, ${WINDOW}, 0, $4::text[], $5::float8[]) WHERE id IS NOT NULL`,
+      [query, collection!.documents, collection!.average_length, common.map((row) => row.term), common.map((row) => row.df)],
+    );
+    // Within the TTL: the cached document count and common dfs, the rare df counted live (the
+    // new conversations with the rare term are found at once).
+    const hits = await search(cached);
+    expect(hits.map((hit) => [hit.ref.id, hit.nativeScore])).toEqual(expected.map((row) => [row.id, row.score]));
+    expect(hits.some((hit) => added.includes(hit.ref.id))).toBe(true);
+    // A provider without the cache sees the new dfs: other scores.
+    const fresh = await search(new ConversationsKeywordProvider(db.database.prisma, { pruneFromPostings: 0 }));
+    expect(fresh.map((hit) => hit.nativeScore)).not.toEqual(hits.map((hit) => hit.nativeScore));
+    await sql(`DELETE FROM conversations WHERE id = ANY($1::uuid[])`, [added]);
+  });
+
   it("reaches only the caller's organization: under a tenant scope another organization's postings are invisible", async () => {
     const call = (organizationId: string) =>
       withTenantScope(db.database.prisma, "acme", (tx) =>
