@@ -521,8 +521,7 @@ export async function explainProviders(context: ScenarioContext, subgraphs: Benc
     const result = await subgraphs.search.service.search(BENCH_TENANT, { query: pick.query, alpha: ALPHA, limit: PAGE });
     capturing = false;
     sections.push(`=== ${label}: "${pick.query}" (fused ${result.tookMs.toFixed(1)} ms; ${result.providers.map((report) => `${report.name} ${report.tookMs.toFixed(1)} ms`).join(", ")})`);
-    // The provider calls keyword_search_conversations() (keyword_search_pruning migration); older builds ran the statement over keyword_postings.
-    const keyword = captured.find((statement) => statement.query.includes("keyword_search_conversations(") || statement.query.includes("keyword_postings"));
+    const keyword = captured.find((statement) => statement.query.includes("keyword_postings"));
     const vector = captured.find((statement) => statement.query.includes("FROM embedding_chunks"));
     const settings = captured.filter((statement) => statement.query.startsWith("SET LOCAL"));
     for (const [name, statement, prelude] of [

@@ -1,19 +1,21 @@
 /**
- * Pruned exact BM25 (keyword_search_conversations, keyword_search_pruning migration) against the
- * exhaustive statement it replaced, on a real database: a generated corpus with skewed term
+ * Pruned exact BM25 (keyword_search_conversations, bench/sql/keyword-search-pruning.sql: the
+ * experiment the keyword-pruning benchmark measures, not shipped; installed here into the test
+ * database) against the provider's exhaustive statement, on a real database: a generated corpus with skewed term
  * frequencies (a few terms in most conversations, a long tail in few), many query shapes, after
  * inserts, renames, soft and hard deletes and another organization's writes; the dfs a caller
  * passes in (its cache) are used as given; a tenant reaches only its own postings.
  */
+import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { PRUNING_SQL } from "../../bench/scenarios/keyword-pruning.js";
 import type { SqlSession } from "../../lib/database/connect.js";
 import type { TenantReader } from "../../lib/database/tenant-reads.js";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
-import { ConversationsKeywordProvider, scoreAllPostings } from "../../subgraphs/conversations/search/keyword-provider.js";
+import { scoreAllPostings } from "../../subgraphs/conversations/search/keyword-provider.js";
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
 
 let db: TestDatabase;
-const acme = { organizationId: "acme", userId: "ann", teamIds: [], userName: null, userEmail: null };
 const WINDOW = 20;
 
 /** Deterministic pseudo-random numbers (mulberry32), so a failure reproduces. */
@@ -69,17 +71,24 @@ async function insertTitles(organizationId: string, userId: string, titles: stri
 }
 
 async function expectSameTopWindow(): Promise<number> {
-  // Always prune (the product only prunes from 20,000 postings, more than this corpus has),
-  // and also check the unpruned path of the function.
-  const providers = [new ConversationsKeywordProvider(db.database.prisma, { pruneFromPostings: 0 }), new ConversationsKeywordProvider(db.database.prisma)];
   const [collection] = await sql<{ documents: number; average_length: number }>(
     `SELECT count(*)::float8 AS documents, greatest(coalesce(avg(length), 1), 1)::float8 AS average_length FROM keyword_documents WHERE organization_id = 'acme'`,
   );
+  // Always pruning (threshold 0), and the function's default threshold (more postings than this
+  // corpus has, so its unpruned path), under the tenant scope as a provider would call it.
+  const search = (query: string, pruneFrom: number | null) =>
+    withTenantScope(db.database.prisma, "acme", (tx) =>
+      pruneFrom === null
+        ? tx.$queryRaw<{ id: string; score: number }[]>`
+            SELECT id::text, score FROM keyword_search_conversations('acme', ${query}, ${collection!.documents}::float8, ${collection!.average_length}::float8, ${WINDOW}) WHERE id IS NOT NULL`
+        : tx.$queryRaw<{ id: string; score: number }[]>`
+            SELECT id::text, score FROM keyword_search_conversations('acme', ${query}, ${collection!.documents}::float8, ${collection!.average_length}::float8, ${WINDOW}, ${pruneFrom}::int) WHERE id IS NOT NULL`,
+    ).then((rows) => rows.map((row) => ({ ref: { id: row.id }, nativeScore: Number(row.score) })));
   let nonEmpty = 0;
   let identicalQueries = 0;
-  for (const [which, provider] of providers.entries()) for (const query of queries()) {
+  for (const [which, pruneFrom] of [0, null].entries()) for (const query of queries()) {
     if (which === 1 && query.split(" ").length < 10) continue;
-    const pruned = await provider.search({ tenant: acme, query, window: WINDOW, signal: new AbortController().signal });
+    const pruned = await search(query, pruneFrom);
     // The exhaustive statement, with room past the window to see ties across its edge.
     const reference = await scoreAllPostings(db.database.prisma, "acme", query, WINDOW + 10, { documents: collection!.documents, averageLength: collection!.average_length });
     const exact = reference.slice(0, WINDOW);
@@ -106,6 +115,7 @@ async function expectSameTopWindow(): Promise<number> {
 
 beforeAll(async () => {
   db = await createTestDatabase();
+  await db.database.withSession((session) => session.exec(fs.readFileSync(PRUNING_SQL, "utf8")));
   await sql(`INSERT INTO organizations (id, name) VALUES ('acme', 'Acme'), ('globex', 'Globex')`);
   await sql(`INSERT INTO users (organization_id, id) VALUES ('acme', 'ann'), ('globex', 'gus')`);
   await insertTitles("acme", "ann", Array.from({ length: 700 }, title));
@@ -190,42 +200,6 @@ describe("pruned BM25", () => {
     expect(skewed.filter((row) => row.id !== null).some((row) => liveScores.has(row.id) && liveScores.get(row.id) !== row.score)).toBe(true);
   });
 
-  it("provider: in a large organization it keeps common terms' dfs like the document count, and scores with them until they expire", async () => {
-    const cached = new ConversationsKeywordProvider(db.database.prisma, { pruneFromPostings: 0, cacheFromDocuments: 1, cacheDfFrom: 100 });
-    const [rarest] = await sql<{ term: string }>(
-      `SELECT term FROM keyword_postings WHERE organization_id = 'acme' GROUP BY term HAVING count(*) BETWEEN 5 AND 30 ORDER BY term LIMIT 1`,
-    );
-    const query = `${word(0)} ${word(1)} ${rarest!.term}`;
-    const search = (provider: ConversationsKeywordProvider) => provider.search({ tenant: acme, query, window: WINDOW, signal: new AbortController().signal });
-    const [collection] = await sql<{ documents: number; average_length: number }>(
-      `SELECT count(*)::float8 AS documents, greatest(coalesce(avg(length), 1), 1)::float8 AS average_length FROM keyword_documents WHERE organization_id = 'acme'`,
-    );
-    const dfs = await sql<{ term: string; df: number }>(
-      `SELECT term, count(*)::float8 AS df FROM keyword_postings WHERE organization_id = 'acme' AND term = ANY($1::text[]) GROUP BY term ORDER BY term`,
-      [[word(0), word(1), rarest!.term]],
-    );
-    const common = dfs.filter((row) => row.df >= 100);
-    const rare = dfs.filter((row) => row.df < 100);
-    expect(common.map((row) => row.term)).toEqual([word(0), word(1)]);
-    expect(rare.map((row) => row.term)).toEqual([rarest!.term]);
-    await search(cached);
-    // Many new conversations with the common words (and a few with the rare one) change their dfs.
-    const added = await insertTitles("acme", "ann", [...Array.from({ length: 150 }, () => `${word(0)} ${word(1)} ${title()}`), ...Array.from({ length: 5 }, () => `${rarest!.term} ${rarest!.term} cachedfz`)]);
-    const expected = await sql<{ id: string; score: number }>(
-      `SELECT id::text, score FROM keyword_search_conversations('acme', $1, $2::float8, $3::float8, ${WINDOW}, 0, $4::text[], $5::float8[]) WHERE id IS NOT NULL`,
-      [query, collection!.documents, collection!.average_length, common.map((row) => row.term), common.map((row) => row.df)],
-    );
-    // Within the TTL: the cached document count and common dfs, the rare df counted live (the
-    // new conversations with the rare term are found at once).
-    const hits = await search(cached);
-    expect(hits.map((hit) => [hit.ref.id, hit.nativeScore])).toEqual(expected.map((row) => [row.id, row.score]));
-    expect(hits.some((hit) => added.includes(hit.ref.id))).toBe(true);
-    // A provider without the cache sees the new dfs: other scores.
-    const fresh = await search(new ConversationsKeywordProvider(db.database.prisma, { pruneFromPostings: 0 }));
-    expect(fresh.map((hit) => hit.nativeScore)).not.toEqual(hits.map((hit) => hit.nativeScore));
-    await sql(`DELETE FROM conversations WHERE id = ANY($1::uuid[])`, [added]);
-  });
-
   it("reaches only the caller's organization: under a tenant scope another organization's postings are invisible", async () => {
     const call = (organizationId: string) =>
       withTenantScope(db.database.prisma, "acme", (tx) =>
@@ -249,10 +223,17 @@ describe("pruned BM25", () => {
     await sql(`UPDATE conversations SET deleted_at = NULL WHERE id = ANY($1::uuid[])`, [sample.slice(50, 60)]);
     await sql(`DELETE FROM conversations WHERE id = ANY($1::uuid[])`, [[...sample.slice(80, 100), ...ids.slice(0, 10)]]);
     expect(await expectSameTopWindow()).toBeGreaterThan(60);
-    const acmeBefore = await Promise.all(queries().map((query) => new ConversationsKeywordProvider(db.database.prisma, { pruneFromPostings: 0 }).search({ tenant: acme, query, window: WINDOW, signal: new AbortController().signal })));
+    const acmeResults = async () => {
+      const [collection] = await sql<{ documents: number; average_length: number }>(
+        `SELECT count(*)::float8 AS documents, greatest(coalesce(avg(length), 1), 1)::float8 AS average_length FROM keyword_documents WHERE organization_id = 'acme'`,
+      );
+      return Promise.all(queries().map((query) =>
+        sql(`SELECT id::text, score FROM keyword_search_conversations('acme', $1, $2::float8, $3::float8, ${WINDOW}, 0)`, [query, collection!.documents, collection!.average_length])));
+    };
+    const acmeBefore = await acmeResults();
     const globexIds = await insertTitles("globex", "gus", Array.from({ length: 100 }, () => `${word(0)} ${word(0)} ${word(1)} ${title()}`));
     await sql(`DELETE FROM conversations WHERE id = ANY($1::uuid[])`, [globexIds.slice(0, 30)]);
-    const acmeAfter = await Promise.all(queries().map((query) => new ConversationsKeywordProvider(db.database.prisma, { pruneFromPostings: 0 }).search({ tenant: acme, query, window: WINDOW, signal: new AbortController().signal })));
+    const acmeAfter = await acmeResults();
     expect(acmeAfter).toEqual(acmeBefore);
   });
 });

@@ -98,7 +98,7 @@ describe("conversations.keyword (BM25)", () => {
     const result = await run(acme, "deadlock order service", { alpha: 1 });
     expect(result.providers[0]!.status).toBe("OK");
     const log = db.database.statements.log;
-    const scoring = log.findIndex((sql) => sql.includes("keyword_search_conversations("));
+    const scoring = log.findIndex((sql) => sql.includes("FROM keyword_postings"));
     expect(scoring).toBeGreaterThanOrEqual(0);
     // PGlite: the tenant scope sets the statement timeout (and the role and organization) in one
     // statement before it. PostgreSQL's tenant reads set it once per pooled session, so a search
