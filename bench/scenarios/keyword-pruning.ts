@@ -31,6 +31,7 @@ import { BENCH_ORGANIZATION_ID, queryPool } from "../corpus.js";
 import { databaseLabel, entryHeading, fixed, formatCount, formatMs, formatRatio, renderConditions, type EntryBase, type TargetResult } from "../report.js";
 import { baseConditions, type Scenario } from "../scenario.js";
 import { ratio, summarizeLatencies, type LatencySummary } from "../stats.js";
+import { processCpuMs } from "../postgres-cpu.js";
 
 const WINDOW = 20;
 /** The experiment's pruning threshold (sum of the query terms' df) as first proposed. */
@@ -78,25 +79,6 @@ export interface KeywordPruningEntry extends EntryBase {
   /** With cached dfs the scores are those of the dfs passed: identical as long as no df changed since (none does here). */
   identicalCachedDfs: number;
   ingestion: { conversations: number; currentTriggerSeconds: number[]; previousTriggerSeconds: number[]; ratio: number; triggerUnchanged: boolean } | null;
-}
-
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/**
- * utime + stime of one process in ms from /proc/<pid>/stat, or null where it cannot be read.
- * Ticks are USER_HZ, 100 on Linux (sysconf(_SC_CLK_TCK)): the ratio does not depend on it.
- */
-function processCpuMs(pid: number): number | null {
-  let stat: string;
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null;
-  }
-  // The command name (field 2) is in parentheses and may hold spaces: count from its end.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_SECOND : null;
 }
 
 /** $queryRaw over one pinned session, so both statements run on the same backend. */
