@@ -31,8 +31,10 @@ let config: ReturnType<typeof loadConfig>;
 const ORGANIZATION = "org-metrics-7f3a";
 const USER = "metrics-user-91c2";
 
+// createdAt: the search subgraph provides only titles, so asking for more sends the gateway to the
+// conversations subgraph too, whose subgraph metrics this test counts.
 const SEARCH = `query MetricsSearch($input: SearchInput!) {
-  search(input: $input) { hits { item { __typename ... on Conversation { id title } } } providers { name status } cached }
+  search(input: $input) { hits { item { __typename ... on Conversation { id title createdAt } } } providers { name status } cached }
 }`;
 
 beforeAll(async () => {
