@@ -14,6 +14,15 @@ export const GATEWAY_SEARCH = `query BenchSearch($input: SearchInput!) {
   search(input: $input) { providers { name status error } hits { score item { __typename ... on Conversation { id title } } } }
 }`;
 
+/**
+ * Through the gateway, asking each Conversation for a field the search subgraph does not provide
+ * (createdAt): the page's entities then come from the conversations subgraph in one `_entities`
+ * call, which is what the batching scenario counts.
+ */
+export const GATEWAY_SEARCH_WITH_ENTITIES = `query BenchSearch($input: SearchInput!) {
+  search(input: $input) { providers { name status error } hits { score item { __typename ... on Conversation { id title createdAt } } } }
+}`;
+
 /** Straight to the search subgraph: the same query without the entity fields it does not own. */
 export const DIRECT_SEARCH = `query BenchSearch($input: SearchInput!) {
   search(input: $input) { providers { name status error } hits { score item { __typename ... on Conversation { id } } } }

@@ -16,7 +16,7 @@ import type { PrismaClient } from "../../generated/prisma/client.js";
 import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
 import { queryPool } from "../corpus.js";
 import { graphqlBody, runLoad, type LoadResult } from "../load.js";
-import { GATEWAY_SEARCH } from "../queries.js";
+import { GATEWAY_SEARCH_WITH_ENTITIES } from "../queries.js";
 import { entryHeading, formatErrors, formatMs, formatRate, renderConditions, renderWarnings, type EntryBase, type TargetResult } from "../report.js";
 import { baseConditions, sleep, type Scenario } from "../scenario.js";
 import { benchConfig, benchToken, settle, startBenchGateway, startBenchSubgraphs, type ServerWarnings } from "../stack.js";
@@ -90,7 +90,7 @@ export const batchingScenario: Scenario<BatchingEntry> = {
     });
     try {
       const token = await benchToken(config);
-      const bodies = queryPool(context.size, 500).map((query, index) => graphqlBody(GATEWAY_SEARCH, { input: { query, limit: pageSize, alpha: [0.25, 0.5, 0.75][index % 3] } }));
+      const bodies = queryPool(context.size, 500).map((query, index) => graphqlBody(GATEWAY_SEARCH_WITH_ENTITIES, { input: { query, limit: pageSize, alpha: [0.25, 0.5, 0.75][index % 3] } }));
       const base = {
         url: gateway.url,
         token,

@@ -55,15 +55,19 @@ describe("npm run bench, smoke run at a tiny size", () => {
       ["gateway", "rust", true],
       ["gateway", "js", false],
       ["gateway", "js", true],
+      // The same Rust configuration on a supergraph without the title @provides (two fetches).
+      ["gateway", "rust", false],
       ["direct", null, null],
     ]);
+    expect(Number.isFinite(gateway.ratios.providesVsTwoFetches)).toBe(true);
     for (const run of gateway.runs) {
       expect(run.load.completed).toBeGreaterThan(0);
       expect(run.load.requestsPerSecond).toBeGreaterThan(0);
       expect(run.load.latencyMs.p99).toBeGreaterThanOrEqual(run.load.latencyMs.p50);
       expect(run.load.errors.total).toBe(0);
     }
-    expect(Object.values(gateway.ratios.throughputVsDirect)).toHaveLength(4);
+    // Four configurations, and the Rust one again without the title @provides.
+    expect(Object.values(gateway.ratios.throughputVsDirect)).toHaveLength(5);
     for (const value of [...Object.values(gateway.ratios.throughputVsDirect), gateway.ratios.rustVsJsMergingOff, gateway.ratios.baselineDrift]) {
       expect(Number.isFinite(value)).toBe(true);
     }
