@@ -65,7 +65,14 @@ describe("tenant reads", () => {
     // PostgreSQL: nothing else (no BEGIN/COMMIT, no set_config: the connections already carry
     // acme). PGlite: each provider's reads in a scope transaction, set_config and COMMIT per
     // provider (Prisma's PGlite adapter logs no BEGIN).
-    expect(db.database.statements.overhead).toBe(usingPostgres ? 0 : 4);
+    if (usingPostgres) {
+      expect(db.database.statements.log.filter((statement) => statement.startsWith("SELECT set_config")).length).toBe(0);
+      // A background writer (the indexer's claim, the batched query log) may commit its own
+      // transaction meanwhile (seen in CI: BEGIN and COMMIT around one write); without one, none.
+      if (writes === 0) expect(db.database.statements.overhead).toBe(0);
+    } else {
+      expect(db.database.statements.overhead).toBe(4);
+    }
   });
 
   it("answers exactly as the transaction path does", async () => {
