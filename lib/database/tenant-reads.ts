@@ -65,6 +65,15 @@ export class TenantReadPool {
   private readonly statements: StatementCounter;
   /** Tests only: connections destroyed after a failure, to prove none went back to the pool. */
   discarded = 0;
+  /**
+   * The statement timeout of a read that names none (0: none). The search subgraph sets it to
+   * its providers' timeout (useTenantReadTimeout), which the keyword providers also name: when
+   * reads that name a timeout and reads that name none (vector search, titles, liveness checks)
+   * wanted different values, a connection switched back and forth between them, about one set
+   * statement for every three reads under load (issue 12's search-path profile). It also
+   * bounds those reads: every read on this pool serves a search someone may be waiting on.
+   */
+  defaultStatementTimeoutMs = 0;
 
   constructor(options: TenantReadPoolOptions) {
     this.pool = new pg.Pool({
@@ -83,7 +92,7 @@ export class TenantReadPool {
   }
 
   async run<T>(organizationId: string, options: TenantScopeOptions, work: (reader: TenantReader) => Promise<T>): Promise<T> {
-    const wanted = wantedSettings(organizationId, options);
+    const wanted = wantedSettings(organizationId, options.statementTimeoutMs ? options : { ...options, statementTimeoutMs: this.defaultStatementTimeoutMs });
     const client = await this.pool.connect();
     let healthy = false;
     try {
@@ -191,6 +200,16 @@ const pools = new WeakMap<PrismaClient, TenantReadPool>();
 
 export function registerTenantReadPool(prisma: PrismaClient, pool: TenantReadPool): void {
   pools.set(prisma, pool);
+}
+
+/**
+ * Bounds every tenant read on this database that names no statement timeout of its own by
+ * `statementTimeoutMs` (see TenantReadPool.defaultStatementTimeoutMs). PostgreSQL only: on
+ * PGlite tenant reads run in scope transactions, which set only what each call names.
+ */
+export function useTenantReadTimeout(prisma: PrismaClient, statementTimeoutMs: number): void {
+  const pool = pools.get(prisma);
+  if (pool) pool.defaultStatementTimeoutMs = statementTimeoutMs;
 }
 
 /** The tenant-read pool of a Prisma client (tests inspect it); undefined on PGlite. */

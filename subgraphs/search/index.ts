@@ -9,6 +9,7 @@ import fs from "node:fs";
 import { parse } from "graphql";
 import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";
+import { useTenantReadTimeout } from "../../lib/database/tenant-reads.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
@@ -51,6 +52,9 @@ export interface SearchSubgraph extends SubgraphDefinition<SearchContext> {
 
 export async function searchSubgraph(dependencies: SearchSubgraphDependencies): Promise<SearchSubgraph> {
   const { database, config, logger } = dependencies;
+  // Every tenant read serves a search: bounded like a provider, and all on one timeout, so the
+  // session-scoped connections never switch between two (lib/database/tenant-reads.ts).
+  useTenantReadTimeout(database.prisma, config.search.providerTimeoutMs);
   const embedder = dependencies.embedder ?? createEmbedder(config.search, database);
   const vectorStore = dependencies.vectorStore ?? createVectorStore(config.search, database);
   const cache = dependencies.cache ?? createResultCache({ redisUrl: config.search.redisUrl, redisKeyPrefix: config.search.redisKeyPrefix, ttlSeconds: config.search.cacheTtlSeconds, logger });

@@ -155,7 +155,8 @@ describe("tenant reads", () => {
     );
     rows.forEach(([row], i) => {
       expect(row!.organization).toBe(i % 2 ? "globex" : "acme");
-      expect(row!.timeout).toBe("0");
+      // The search subgraph's provider timeout (2 s) is every unnamed read's, never the failed call's 100 ms.
+      expect(row!.timeout).toBe(usingPostgres ? "2s" : "0");
       expect(row!.ef === null || /^[0-9]+$/.test(row!.ef)).toBe(true);
     });
   });
@@ -180,12 +181,39 @@ describe("tenant reads", () => {
     expect(sets()).toBe(2);
   });
 
-  it("runs each read under the statement timeout it asks for, and none when it asks for none", async () => {
+  it("runs each read under the statement timeout it asks for, and under the search subgraph's provider timeout when it asks for none", async () => {
     const timeoutOf = (statementTimeoutMs?: number) =>
       withTenantReads(db.database.prisma, "acme", (reader) => reader.$queryRaw<{ timeout: string }[]>`SELECT current_setting('statement_timeout') AS timeout`, statementTimeoutMs ? { statementTimeoutMs } : {});
     const asked = [2500, undefined, 2500, 700, undefined, 700.2];
     const seen = await Promise.all(asked.map(async (ms) => (await timeoutOf(ms))[0]!.timeout));
-    expect(seen).toEqual(["2500ms", "0", "2500ms", "700ms", "0", "701ms"]);
+    // PGlite: scope transactions set only what a call names (statement_timeout stays PostgreSQL's "none").
+    const none = usingPostgres ? "2s" : "0";
+    expect(seen).toEqual(["2500ms", none, "2500ms", "700ms", none, "701ms"]);
+  });
+
+  it("pays no set statement when reads that name the provider timeout and reads that name none alternate", async () => {
+    if (!usingPostgres) return; // PGlite: each read is its own transaction with its own settings.
+    const timeoutOf = (statementTimeoutMs?: number) =>
+      withTenantReads(db.database.prisma, "acme", (reader) => reader.$queryRaw<{ timeout: string }[]>`SELECT current_setting('statement_timeout') AS timeout`, statementTimeoutMs ? { statementTimeoutMs } : {});
+    const sets = () => db.database.statements.log.filter((statement) => statement === SESSION_SET_STATEMENT).length;
+    await Promise.all([timeoutOf(2_000), timeoutOf(2_000), timeoutOf(2_000)]); // every connection the test may get carries acme
+    db.database.statements.reset();
+    // Concurrent, so that connections are handed around: a keyword read names the provider
+    // timeout, a vector or title read names none; both must find what they want already set.
+    const seen = await Promise.all([2_000, undefined, 2_000, undefined, undefined, 2_000].map(async (ms) => (await timeoutOf(ms))[0]!.timeout));
+    expect(seen).toEqual(Array(6).fill("2s"));
+    expect(sets()).toBe(0);
+    // Without the subgraph's default the two differ again, and connections switch.
+    const pool = tenantReadPoolOf(db.database.prisma)!;
+    pool.defaultStatementTimeoutMs = 0;
+    try {
+      db.database.statements.reset();
+      await timeoutOf(2_000);
+      await timeoutOf();
+      expect(sets()).toBe(1);
+    } finally {
+      pool.defaultStatementTimeoutMs = 2_000;
+    }
   });
 
   it("types results as Prisma's $queryRaw does", async () => {
