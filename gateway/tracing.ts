@@ -21,7 +21,7 @@ export interface GatewayTracing {
 }
 
 export async function gatewayTracing(config: TracingConfig | null | undefined): Promise<GatewayTracing | null> {
-  const service = startServiceTracing(config, "gateway");
+  const service = await startServiceTracing(config, "gateway");
   if (!service) return null;
   const { useOpenTelemetry } = await import("@graphql-hive/plugin-opentelemetry");
   // The plugin (1.5.3) reads its `traces.tracer` option before it has resolved it, so it always

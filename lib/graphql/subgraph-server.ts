@@ -109,7 +109,7 @@ export async function startSubgraph<TContext extends RequestContext>(
   };
   const limits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
   const metrics = definition.metrics ?? new SubgraphMetrics(definition.name);
-  const tracing = startServiceTracing(options.tracing, definition.name);
+  const tracing = await startServiceTracing(options.tracing, definition.name);
   const apollo = new ApolloServer<TContext>({
     // Limits: tokens are counted before Apollo sees the request (handleRequest), the document's
     // shape on entering validation, and no error suggests field names.

@@ -4,8 +4,8 @@
  * code calls to open spans.
  *
  * Off by default. With no endpoint `startServiceTracing` returns null: no provider, no exporter,
- * no global context manager or propagator is registered, and `withSpan` runs its work directly
- * after one lookup in the (empty) active context.
+ * no global context manager or propagator is registered, none of the SDK's modules is even
+ * loaded, and `withSpan` runs its work directly after one lookup in the (empty) active context.
  *
  * Why a provider per server rather than the global one: `npm start` runs the gateway and all the
  * subgraphs in one process, and each should still report as its own service. So the global
@@ -19,13 +19,11 @@
  * export (DROPPED_ATTRIBUTES); every attribute value is cut at ATTRIBUTE_VALUE_LIMIT characters.
  */
 import type { IncomingHttpHeaders } from "node:http";
+// Only the API is loaded with this module (withSpan and the context lookups need it, and it is
+// small). The SDK, the exporter and the context manager are imported by startServiceTracing when
+// an endpoint is configured: loading them cost every server start about 0.3 s with tracing off.
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type Sampler, type SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import type { BasicTracerProvider, ReadableSpan, Sampler, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { TracingConfig } from "./tracing-config.js";
 
 /** Longest attribute value exported (the GraphQL document, SQL text): bounded, so one span stays small. */
@@ -61,41 +59,55 @@ let globalsInstalled = false;
  * manager (so a span opened in an awaited call finds its parent) and the W3C traceparent
  * propagator (Hive's plugin injects and extracts through the global propagation API).
  */
-function installGlobals(): void {
+async function installGlobals(): Promise<void> {
+  if (globalsInstalled) return;
+  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }] = await Promise.all([import("@opentelemetry/context-async-hooks"), import("@opentelemetry/core")]);
+  // Checked again after the imports: two servers starting together both awaited them.
   if (globalsInstalled) return;
   globalsInstalled = true;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 }
 
-function samplerFor(config: TracingConfig): Sampler {
+type TraceSdk = typeof import("@opentelemetry/sdk-trace-base");
+
+function samplerFor(config: TracingConfig, sdk: TraceSdk): Sampler {
   switch (config.sampler) {
     case "always_on":
-      return new AlwaysOnSampler();
+      return new sdk.AlwaysOnSampler();
     case "always_off":
-      return new AlwaysOffSampler();
+      return new sdk.AlwaysOffSampler();
     case "traceidratio":
-      return new TraceIdRatioBasedSampler(config.ratio);
+      return new sdk.TraceIdRatioBasedSampler(config.ratio);
     case "parentbased_always_off":
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() });
     case "parentbased_traceidratio":
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.ratio) });
+      return new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(config.ratio) });
     case "parentbased_always_on":
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() });
   }
 }
 
-/** A tracer provider for one server (`component`: "gateway" or a subgraph's name); null when tracing is off. */
-export function startServiceTracing(config: TracingConfig | null | undefined, component: string): ServiceTracing | null {
+/**
+ * A tracer provider for one server (`component`: "gateway" or a subgraph's name); null when
+ * tracing is off, in which case nothing of the SDK is loaded.
+ */
+export async function startServiceTracing(config: TracingConfig | null | undefined, component: string): Promise<ServiceTracing | null> {
   if (!config?.endpoint) return null;
-  installGlobals();
+  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }, { ATTR_SERVICE_NAME }] = await Promise.all([
+    import("@opentelemetry/sdk-trace-base"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/semantic-conventions"),
+    installGlobals(),
+  ]);
   const serviceName = `${config.serviceName}-${component}`;
   const exporter = new OTLPTraceExporter({ url: config.endpoint, timeoutMillis: EXPORT_TIMEOUT_MS });
-  const provider = new BasicTracerProvider({
+  const provider = new sdk.BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
-    sampler: samplerFor(config),
+    sampler: samplerFor(config, sdk),
     spanLimits: { attributeValueLengthLimit: ATTRIBUTE_VALUE_LIMIT },
-    spanProcessors: [new BatchSpanProcessor(withoutAttributes(exporter, DROPPED_ATTRIBUTES), { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
+    spanProcessors: [new sdk.BatchSpanProcessor(withoutAttributes(exporter, DROPPED_ATTRIBUTES), { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
   });
   let stopped: Promise<void> | null = null;
   return {

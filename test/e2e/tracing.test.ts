@@ -183,7 +183,7 @@ describe("tracing", () => {
   it("is off with no endpoint: no tracer is set up and nothing is exported", async () => {
     const config = stackConfig({});
     expect(config.tracing.endpoint).toBeNull();
-    expect(startServiceTracing(config.tracing, "gateway")).toBeNull();
+    expect(await startServiceTracing(config.tracing, "gateway")).toBeNull();
     await searchOnce(config);
     expect(receiver.requests).toBe(0);
     // Nothing registered globally either: the API still hands out its no-op tracer.
