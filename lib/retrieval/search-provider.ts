@@ -43,15 +43,24 @@ export interface ProviderRequest {
  * than it takes. The search reports it SKIPPED with this message (not ERROR: nothing failed).
  */
 export class SearchProviderSkippedError extends Error {
-  constructor(
-    reason: string,
-    /**
-     * Whether the reason passes by itself (an open breaker, a spent budget): a page without this
-     * provider is then not cached. "Not configured" lasts, and does not stop caching.
-     */
-    readonly transient = true,
-  ) {
-    super(reason);
+  /**
+   * Whether the reason passes by itself (an open breaker, a spent budget): a page without this
+   * provider is then not cached. "Not configured" lasts, and does not stop caching.
+   */
+  readonly transient: boolean;
+
+  constructor(reason: string, transient = true) {
+    // An answer, not a fault: every unified search gets one per external provider the caller has
+    // not configured, and capturing their stacks cost 1.7% of the search subgraph's CPU under
+    // load (issue 12's search-path profile). Nobody reads the stack of a skip.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(reason);
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
+    this.transient = transient;
     this.name = "SearchProviderSkippedError";
   }
 }
