@@ -89,6 +89,9 @@ export interface SearchPathRun {
   loadAverage: number;
 }
 
+/** What the client of a phase measured, an HTTP load or a SQL replay: the rest of a run is measured around it. */
+type ClientMeasurement = Pick<SearchPathRun, "durationSeconds" | "completed" | "searchesPerSecond" | "latencyMs" | "errors" | "firstError" | "nodeCpuMsPerSearch" | "hitsPerResponse">;
+
 export interface CaptureSummary {
   searches: number;
   statementsPerSearch: { min: number; mean: number; max: number };
@@ -163,47 +166,59 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
       }
 
       const runs: SearchPathRun[] = [];
-      const cpu = async <T>(work: () => Promise<T>) => {
+      const perSearch = (ms: number | null | undefined, completed: number) => (typeof ms === "number" && completed > 0 ? round(ms / completed, 3) : null);
+      /**
+       * One measured phase, whichever client drives it: `work` reports what the client saw;
+       * around it, what PostgreSQL spent and was sent. Its run is recorded and logged.
+       */
+      const measurePhase = async (phase: SearchPathPhase, name: string, backlogSeconds: number, work: () => Promise<ClientMeasurement>) => {
+        const loadAverage = round(os.loadavg()[0] ?? 0, 2);
         const before: PostgresCpuSample | null = monitor ? await samplePostgresCpu(monitor) : null;
         // After the sample: the monitor's own statement is not the phase's.
         const sentBefore = recorder?.sent() ?? 0;
         recorder?.beginTally();
-        const result = await work();
+        const client = await work();
         const statements = recorder ? recorder.sent() - sentBefore : null;
         const tally = recorder?.endTally() ?? [];
         const after = monitor && before ? await samplePostgresCpu(monitor) : null;
-        return { result, statements, tally, delta: before && after ? postgresCpuDelta(before, after) : null };
+        const delta = before && after ? postgresCpuDelta(before, after) : null;
+        // Only the summary's three figures: a client's own latency record may carry more.
+        const latency = client.latencyMs;
+        const run: SearchPathRun = {
+          phase,
+          name,
+          connections,
+          ...client,
+          latencyMs: { p50: latency.p50, p99: latency.p99, mean: latency.mean },
+          postgresCpuMsPerSearch: perSearch(delta?.databaseMs, client.completed),
+          machinePostgresCpuMsPerSearch: perSearch(delta?.machineMs, client.completed),
+          statementsPerSearch: perSearch(statements, client.completed),
+          topStatements: topStatements(tally, client.completed),
+          backlogSeconds,
+          loadAverage,
+        };
+        runs.push(run);
+        logRun(context.log, run);
       };
-      const perSearch = (ms: number | null | undefined, completed: number) => (typeof ms === "number" && completed > 0 ? round(ms / completed, 3) : null);
 
       const measureHttp = async (phase: "subgraph" | "gateway", name: string) => {
         const url = phase === "subgraph" ? subgraphs.searchServer.url : gateway.url;
         const bodies = phase === "subgraph" ? directBodies : gatewayBodies;
         await warmUp(load(url, bodies), warmSeconds);
         const backlogSeconds = await settle(subgraphs, database);
-        const loadAverage = round(os.loadavg()[0] ?? 0, 2);
-        const { result, delta, statements, tally } = await cpu(() => runLoad(load(url, bodies)));
-        const run: SearchPathRun = {
-          phase,
-          name,
-          connections,
-          durationSeconds: result.durationSeconds,
-          completed: result.completed,
-          searchesPerSecond: result.requestsPerSecond,
-          latencyMs: { p50: result.latencyMs.p50, p99: result.latencyMs.p99, mean: result.latencyMs.mean },
-          errors: result.errors.total,
-          firstError: result.errors.first,
-          nodeCpuMsPerSearch: result.serverCpuMsPerRequest,
-          postgresCpuMsPerSearch: perSearch(delta?.databaseMs, result.completed),
-          machinePostgresCpuMsPerSearch: perSearch(delta?.machineMs, result.completed),
-          hitsPerResponse: result.hitsPerResponse,
-          statementsPerSearch: perSearch(statements, result.completed),
-          topStatements: topStatements(tally, result.completed),
-          backlogSeconds,
-          loadAverage,
-        };
-        runs.push(run);
-        logRun(context.log, run);
+        await measurePhase(phase, name, backlogSeconds, async () => {
+          const result = await runLoad(load(url, bodies));
+          return {
+            durationSeconds: result.durationSeconds,
+            completed: result.completed,
+            searchesPerSecond: result.requestsPerSecond,
+            latencyMs: result.latencyMs,
+            errors: result.errors.total,
+            firstError: result.errors.first,
+            nodeCpuMsPerSearch: result.serverCpuMsPerRequest,
+            hitsPerResponse: result.hitsPerResponse,
+          };
+        });
       };
 
       const measureReplay = async (phase: "sql-ceiling" | "keyword-only", name: string, searches: CapturedSearch[]) => {
@@ -216,29 +231,11 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
         const replay = await openReplayClients(target, connections);
         try {
           await replaySearches(replay.clients, searches, warmSeconds);
-          const loadAverage = round(os.loadavg()[0] ?? 0, 2);
-          const { result, delta, statements, tally } = await cpu(() => replaySearches(replay.clients, searches, seconds));
-          const run: SearchPathRun = {
-            phase,
-            name,
-            connections,
-            durationSeconds: result.durationSeconds,
-            completed: result.completed,
-            searchesPerSecond: result.searchesPerSecond,
-            latencyMs: { p50: result.latencyMs.p50, p99: result.latencyMs.p99, mean: result.latencyMs.mean },
-            errors: result.errors,
-            firstError: result.firstError,
-            nodeCpuMsPerSearch: result.nodeCpuMsPerSearch,
-            postgresCpuMsPerSearch: perSearch(delta?.databaseMs, result.completed),
-            machinePostgresCpuMsPerSearch: perSearch(delta?.machineMs, result.completed),
-            hitsPerResponse: null,
-            statementsPerSearch: perSearch(statements, result.completed),
-            topStatements: topStatements(tally, result.completed),
-            backlogSeconds,
-            loadAverage,
-          };
-          runs.push(run);
-          logRun(context.log, run);
+          await measurePhase(phase, name, backlogSeconds, async () => {
+            const { durationSeconds, completed, searchesPerSecond, latencyMs, errors, firstError, nodeCpuMsPerSearch } = await replaySearches(replay.clients, searches, seconds);
+            // Replayed SQL returns rows, not a page: there are no hits to count.
+            return { durationSeconds, completed, searchesPerSecond, latencyMs, errors, firstError, nodeCpuMsPerSearch, hitsPerResponse: null };
+          });
         } finally {
           await replay.close();
         }
