@@ -5,9 +5,9 @@
  * is not configured for that organization). Keys are opened here, at call time, and never
  * returned, logged or put in an error message.
  */
-import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { ExternalProvider } from "../../generated/prisma/enums.js";
+import { BriefCache } from "../../lib/cache/brief-cache.js";
 import type { ExternalSearchConfig } from "../../lib/config.js";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
@@ -73,13 +73,13 @@ export class ProviderCredentials {
   /**
    * Which providers each organization stored keys for, briefly: every unified search asks every
    * external provider, and most organizations store none, so "not configured" must not cost a
-   * statement per provider per search.
+   * statement per provider per search. One read per organization at a time: when the entry
+   * expires under load, every search in flight misses at once, and each of them asks for every
+   * external provider (the search-path benchmark counted 2.85 of these lookups per search at 50
+   * connections before this). store/remove invalidate it, so a read that started before a
+   * change is never kept.
    */
-  private readonly own = new LRUCache<string, Set<ExternalProvider>>({ max: 10_000, ttl: OWN_PROVIDERS_TTL_MS });
-  /** Reads in flight, one per organization (entries live only while their read does). */
-  private readonly reading = new Map<string, Promise<Set<ExternalProvider>>>();
-  /** Bumped by store/remove so that a read started before a change never caches what it saw. */
-  private readonly generation = new LRUCache<string, number>({ max: 10_000 });
+  private readonly own = new BriefCache<string, Set<ExternalProvider>>({ ttlMs: OWN_PROVIDERS_TTL_MS });
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -95,28 +95,12 @@ export class ProviderCredentials {
   /** The providers the organization has stored its own keys for: one statement, no secret read. */
   async ownProviders(tenant: TenantContext): Promise<Set<ExternalProvider>> {
     const organizationId = tenant.organizationId;
-    const cached = this.own.get(organizationId);
-    if (cached) return cached;
-    // One read per organization at a time: when the entry expires under load, every search in
-    // flight misses at once, and each of them asks for every external provider (the search-path
-    // benchmark counted 2.85 of these lookups per search at 50 connections before this).
-    const pending = this.reading.get(organizationId);
-    if (pending) return pending;
-    const generation = this.generation.get(organizationId);
-    const read: Promise<Set<ExternalProvider>> = withTenantScope(this.prisma, organizationId, (tx) =>
-      tx.externalProviderCredentials.findMany({ where: { organizationId }, select: { provider: true } }),
-    )
-      .then((rows) => {
-        const providers = new Set(rows.map((row) => row.provider));
-        // A store or remove that ran meanwhile bumped the generation: this read may predate it.
-        if (this.generation.get(organizationId) === generation) this.own.set(organizationId, providers);
-        return providers;
-      })
-      .finally(() => {
-        if (this.reading.get(organizationId) === read) this.reading.delete(organizationId);
-      });
-    this.reading.set(organizationId, read);
-    return read;
+    return this.own.get(organizationId, async () => {
+      const rows = await withTenantScope(this.prisma, organizationId, (tx) =>
+        tx.externalProviderCredentials.findMany({ where: { organizationId }, select: { provider: true } }),
+      );
+      return new Set(rows.map((row) => row.provider));
+    });
   }
 
   /** The keys a call for `tenant` uses, or null when the provider is not configured for it. */
@@ -153,9 +137,7 @@ export class ProviderCredentials {
   }
 
   private forget(organizationId: string): void {
-    this.own.delete(organizationId);
-    this.reading.delete(organizationId);
-    this.generation.set(organizationId, (this.generation.get(organizationId) ?? 0) + 1);
+    this.own.invalidate(organizationId);
   }
 
   private platformKeys(provider: ExternalProvider): CredentialsByProvider[ExternalProvider] | null {

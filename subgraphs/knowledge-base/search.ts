@@ -20,6 +20,7 @@ import { DocumentStore } from "./document-store.js";
 import { KnowledgeBaseStore } from "./knowledge-base-store.js";
 import { isPassageId, PassageStore } from "./passage-store.js";
 import { remoteKnowledgeBasesFrom } from "./remote-knowledge-bases.js";
+import { documentCollectionsOf } from "./search/document-collections.js";
 import { DocumentIndexer, type DocumentIndexerOptions } from "./search/document-indexer.js";
 import { DocumentsKeywordProvider } from "./search/keyword-provider.js";
 import { KnowledgeBasesProvider, type KnowledgeBasesProviderOptions } from "./search/knowledge-bases-provider.js";
@@ -48,16 +49,20 @@ export interface DocumentSearch extends DomainSearch {
 }
 
 export function documentSearch({ database, embedder, vectorStore, logger, indexer: indexerOptions = {} }: DocumentSearchDependencies): DocumentSearch {
+  // Shared by every documents provider of this process on this database, so the indexer's news
+  // reaches the knowledge queries' providers too (knowledge-base/index.ts builds its own).
+  const collections = documentCollectionsOf(database.prisma);
   const indexer = new DocumentIndexer(database, embedder, vectorStore, logger.child("document-indexer"), {
     chunking: documentChunkingFor(embedder),
     // PostgreSQL's autovacuum does this on a server; the embedded PGlite has none.
     vacuumAfterJobs: database.kind === "pglite" ? 200 : null,
+    onChunksStored: (organizationId) => collections.chunksStored(organizationId),
     ...indexerOptions,
   });
   const usage = new DocumentUsageRecorder(new DocumentStore(database.prisma), logger.child("document-usage"));
   return {
     domain: "documents",
-    providers: [new DocumentsKeywordProvider(database.prisma), new DocumentsSemanticProvider(embedder, vectorStore, database.prisma)],
+    providers: [new DocumentsKeywordProvider(database.prisma, collections), new DocumentsSemanticProvider(embedder, vectorStore, database.prisma, collections)],
     // Cached hits are re-checked with one statement per cached page: deleted, unshared or
     // never-visible chunks drop out.
     async liveEntities(tenant, refs) {

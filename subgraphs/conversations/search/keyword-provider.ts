@@ -19,8 +19,8 @@
  * and not shipped: at 10,000 conversations it cost 1.69x the CPU per search when always
  * pruning, 2.2x on the queries with 20,000 postings or more (see the keyword-pruning benchmark).
  */
-import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
+import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import { withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 
@@ -44,14 +44,35 @@ interface CollectionStatistics {
   averageLength: number;
 }
 
+export interface ConversationsKeywordProviderOptions {
+  /** The clock the statistics' TTL is measured on (tests). */
+  clock?: { now(): number };
+}
+
 export class ConversationsKeywordProvider implements SearchProvider {
   readonly name = "conversations.keyword";
   readonly kind = "KEYWORD" as const;
   readonly description = "BM25 full-text ranking over conversation titles and messages (PostgreSQL, English stemming).";
 
-  private readonly collections = new LRUCache<string, CollectionStatistics>({ max: 10_000, ttl: COLLECTION_STATISTICS_TTL_MS });
+  /**
+   * Statistics by organization, read by one search at a time: when a large organization's entry
+   * expires under load, the searches in flight share one read instead of each counting again.
+   * The read runs on the first caller's tenant reader (pinned to the same organization, so its
+   * answer is every caller's); if it fails there (that caller's timeout), the others read again.
+   */
+  private readonly collections: BriefCache<string, CollectionStatistics>;
 
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    options: ConversationsKeywordProviderOptions = {},
+  ) {
+    this.collections = new BriefCache({
+      ttlMs: COLLECTION_STATISTICS_TTL_MS,
+      keepFor: (statistics) => (statistics.documents >= CACHE_FROM_DOCUMENTS ? COLLECTION_STATISTICS_TTL_MS : 0),
+      callerBound: true,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+  }
 
   async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
     // One tenant scope for the statistics and the scoring. Under overload, searches the service
@@ -75,15 +96,13 @@ export class ConversationsKeywordProvider implements SearchProvider {
     return rows.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score }));
   }
 
-  private async collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
-    const cached = this.collections.get(organizationId);
-    if (cached) return cached;
-    const [row] = await db.$queryRaw<{ documents: number; average_length: number }[]>`
-      SELECT count(*)::float8 AS documents, greatest(coalesce(avg(length), 1), 1)::float8 AS average_length
-      FROM keyword_documents WHERE organization_id = ${organizationId}`;
-    const statistics = { documents: Number(row?.documents ?? 0), averageLength: Number(row?.average_length ?? 1) };
-    if (statistics.documents >= CACHE_FROM_DOCUMENTS) this.collections.set(organizationId, statistics);
-    return statistics;
+  private collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
+    return this.collections.get(organizationId, async () => {
+      const [row] = await db.$queryRaw<{ documents: number; average_length: number }[]>`
+        SELECT count(*)::float8 AS documents, greatest(coalesce(avg(length), 1), 1)::float8 AS average_length
+        FROM keyword_documents WHERE organization_id = ${organizationId}`;
+      return { documents: Number(row?.documents ?? 0), averageLength: Number(row?.average_length ?? 1) };
+    });
   }
 }
 

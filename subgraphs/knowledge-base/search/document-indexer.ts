@@ -44,6 +44,8 @@ export interface DocumentIndexerOptions {
   chunking: DocumentChunkingOptions;
   /** As in the conversation indexer: vacuum the churned tables after this many documents (PGlite has no autovacuum); null never. */
   vacuumAfterJobs?: number | null;
+  /** Told after a document's chunks are stored, so this process's searches stop trusting "this organization has no chunks". */
+  onChunksStored?: (organizationId: string) => void;
 }
 
 /** The tables every (re)index of a document rewrites. */
@@ -84,6 +86,7 @@ export class DocumentIndexer implements BackgroundIndexer {
   private readonly chunking: DocumentChunkingOptions;
   private readonly vacuumAfterJobs: number | null;
   private jobsSinceVacuum = 0;
+  private readonly onChunksStored: ((organizationId: string) => void) | undefined;
   /** Jobs this process holds and finished, for the metrics (the queue's depth is read from the table). */
   readonly counters = new JobCounters();
 
@@ -102,6 +105,7 @@ export class DocumentIndexer implements BackgroundIndexer {
     this.maxAttempts = options.maxAttempts ?? 6;
     this.chunking = options.chunking;
     this.vacuumAfterJobs = options.vacuumAfterJobs ?? null;
+    this.onChunksStored = options.onChunksStored;
   }
 
   start(): void {
@@ -234,6 +238,7 @@ export class DocumentIndexer implements BackgroundIndexer {
       // them until the document is READY below: the providers and the cached-page check read
       // only READY documents' chunks (keyword-provider.ts, visible-chunks.ts).
       written = await this.store.replaceChunks(organizationId, documentId, rows);
+      this.onChunksStored?.(organizationId);
       await this.progress(job, { chunksTotal: written.length, chunksIndexed: 0 });
 
       for (let start = 0; start < written.length; start += this.embedSlice) {

@@ -20,34 +20,33 @@
  * postings carry: the postings are still read index-only, and a hidden document's words count in
  * no document frequency either.
  */
-import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import { withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
+import { documentCollectionsOf, type CollectionStatistics, type DocumentCollections } from "./document-collections.js";
 
 const K1 = 1.2;
 const B = 0.75;
-
-/** As in the conversation provider: large organizations' statistics are cached briefly, small ones read live. */
-const COLLECTION_STATISTICS_TTL_MS = 10_000;
-const CACHE_FROM_CHUNKS = 5_000;
-
-interface CollectionStatistics {
-  chunks: number;
-  averageLength: number;
-}
 
 export class DocumentsKeywordProvider implements SearchProvider {
   readonly name = "documents.keyword";
   readonly kind = "KEYWORD" as const;
   readonly description = "BM25 full-text ranking over the chunks of your and your teams' documents (PostgreSQL, English stemming).";
 
-  private readonly collections = new LRUCache<string, CollectionStatistics>({ max: 10_000, ttl: COLLECTION_STATISTICS_TTL_MS });
-
-  constructor(private readonly prisma: PrismaClient) {}
+  /**
+   * @param collections The organizations' statistics (as in the conversation provider: large
+   *   organizations' kept briefly, small ones read live), and which have no chunk at all,
+   *   shared with `documents.semantic` (document-collections.ts).
+   */
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly collections: DocumentCollections = documentCollectionsOf(prisma),
+  ) {}
 
   async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
+    // Before the tenant read: on PostgreSQL even opening one may cost a statement (re-pointing the connection).
+    if (this.collections.knownEmpty(tenant.organizationId)) return [];
     // The provider's timeout bounds the statements too: a search nobody waits for any more
     // must not keep the database busy. Tenant reads: on PostgreSQL a session-scoped connection
     // with no transaction around the two statements (lib/database/tenant-reads.ts).
@@ -55,7 +54,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
       this.prisma,
       tenant.organizationId,
       async (tx) => {
-        const collection = await this.collectionStatistics(tx, tenant.organizationId);
+        const collection = await this.collections.read(tx, tenant.organizationId);
         if (collection.chunks === 0) return [];
         return this.score(tx, tenant, query, window, collection);
       },
@@ -94,16 +93,5 @@ export class DocumentsKeywordProvider implements SearchProvider {
       ORDER BY score DESC, p.chunk_id
       LIMIT ${window}`;
     return rows.map((row) => ({ ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score) }));
-  }
-
-  private async collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
-    const cached = this.collections.get(organizationId);
-    if (cached) return cached;
-    const [row] = await db.$queryRaw<{ chunks: number; average_length: number }[]>`
-      SELECT count(*)::float8 AS chunks, greatest(coalesce(avg(keyword_length), 1), 1)::float8 AS average_length
-      FROM document_chunks WHERE organization_id = ${organizationId}`;
-    const statistics = { chunks: Number(row?.chunks ?? 0), averageLength: Number(row?.average_length ?? 1) };
-    if (statistics.chunks >= CACHE_FROM_CHUNKS) this.collections.set(organizationId, statistics);
-    return statistics;
   }
 }

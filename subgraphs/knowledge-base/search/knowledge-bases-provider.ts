@@ -16,7 +16,7 @@
  * reason is logged and shows in its `status` when it lasts); the provider itself fails only when
  * every knowledge base it asked did, with their reasons.
  */
-import { LRUCache } from "lru-cache";
+import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import type { Logger } from "../../../lib/logger.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
@@ -39,9 +39,11 @@ export class KnowledgeBasesProvider implements SearchProvider {
   readonly name = "knowledge-bases";
   readonly kind = "SEMANTIC" as const;
   readonly description = "Passages from the Bedrock and S3 Vectors knowledge bases you may query (the platform's, your organization's and your teams'), merged by rank.";
-  private readonly lists: LRUCache<string, KnowledgeBase[]> | null;
-  /** Listings in flight, by the same key as `lists` (entries live only while their read does). */
-  private readonly listing = new Map<string, Promise<KnowledgeBase[]>>();
+  /**
+   * Lists by (organization, teams). One listing per key at a time: when the entry expires under
+   * load, the searches in flight share it instead of each sending the same statement.
+   */
+  private readonly lists: BriefCache<string, KnowledgeBase[]>;
 
   constructor(
     private readonly knowledgeBases: KnowledgeBaseStore,
@@ -50,8 +52,7 @@ export class KnowledgeBasesProvider implements SearchProvider {
     private readonly logger: Logger,
     options: KnowledgeBasesProviderOptions = {},
   ) {
-    const ttl = options.listTtlMs ?? 5_000;
-    this.lists = ttl > 0 ? new LRUCache({ max: 10_000, ttl }) : null;
+    this.lists = new BriefCache({ ttlMs: options.listTtlMs ?? 5_000 });
   }
 
   async search({ tenant, query, window, signal }: ProviderRequest): Promise<ProviderHit[]> {
@@ -86,20 +87,6 @@ export class KnowledgeBasesProvider implements SearchProvider {
   /** The caller's remote knowledge bases, reused for a few seconds per (organization, teams). */
   private async queryable(tenant: TenantContext): Promise<KnowledgeBase[]> {
     const key = `${tenant.organizationId}\u0000${[...tenant.teamIds].sort().join("\u0000")}`;
-    const cached = this.lists?.get(key);
-    if (cached) return cached;
-    // One listing per key at a time: when the entry expires under load, the searches in flight
-    // share it instead of each sending the same statement (as the external keys' lookup did).
-    const pending = this.listing.get(key);
-    if (pending) return pending;
-    const listing = this.knowledgeBases
-      .listRemote(tenant, MAX_KNOWLEDGE_BASES_PER_SEARCH)
-      .then((bases) => {
-        this.lists?.set(key, bases);
-        return bases;
-      })
-      .finally(() => this.listing.delete(key));
-    this.listing.set(key, listing);
-    return listing;
+    return this.lists.get(key, () => this.knowledgeBases.listRemote(tenant, MAX_KNOWLEDGE_BASES_PER_SEARCH));
   }
 }

@@ -10,6 +10,7 @@ import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
+import { documentCollectionsOf, type DocumentCollections } from "./document-collections.js";
 import { visibleChunkIds } from "./visible-chunks.js";
 
 /** Matches asked for per hit wanted, and at most this many in all: bounds the scope check's work. */
@@ -29,12 +30,18 @@ export class DocumentsSemanticProvider implements SearchProvider {
     private readonly embedder: Embedder,
     private readonly vectorStore: VectorStore,
     private readonly prisma: PrismaClient,
+    /** Which organizations have no chunk, as `documents.keyword` last read it (document-collections.ts). */
+    private readonly collections: DocumentCollections = documentCollectionsOf(prisma),
   ) {
     this.embeddingModel = embedder.model;
     this.description = `Semantic similarity of your and your teams' document chunks to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
   }
 
   async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
+    // Only what is already known: reading it here would cost every organization with documents
+    // a statement per search, to save one vector search for those without (which
+    // documents.keyword, asked beside this in a unified search, finds out anyway).
+    if (this.collections.knownEmpty(tenant.organizationId)) return [];
     let vector = this.queryVectors.get(query);
     if (!vector) {
       [vector] = await this.embedder.embed([query]);
