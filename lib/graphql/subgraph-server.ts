@@ -219,10 +219,18 @@ export async function startSubgraph<TContext extends RequestContext>(
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once("error", reject);
-    httpServer.listen(options.port, options.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      httpServer.once("error", reject);
+      httpServer.listen(options.port, options.host, () => resolve());
+    });
+  } catch (error) {
+    // A port in use, say: the caller gets the error, and neither Apollo nor a tracer provider
+    // (with its exporter's timer) stays behind in a process that may go on running.
+    await apollo.stop().catch(() => undefined);
+    await tracing?.shutdown().catch(() => undefined);
+    throw error;
+  }
   const port = (httpServer.address() as AddressInfo).port;
   const url = `http://${displayHost(options.host)}:${port}/graphql`;
   await definition.start?.();
