@@ -21,6 +21,7 @@ import { renderLinePlot, type PlotSeries } from "../../lib/evaluation/svg-plot.j
 import { BENCH_TENANT, queryPool } from "../corpus.js";
 import type { DatabaseKind } from "../database.js";
 import { graphqlBody, runLoad, warmUp, type LoadResult } from "../load.js";
+import { recordStatements } from "../sql-capture.js";
 import { profileWhile, type ProfileSummary } from "../profile.js";
 import { CONVERSATION_ENTITIES, DIRECT_SEARCH, LATENCY_SEARCH } from "../queries.js";
 import {
@@ -518,12 +519,28 @@ export async function explainProviders(context: ScenarioContext, subgraphs: Benc
     if (!pick) continue;
     captured = [];
     capturing = true;
-    const result = await subgraphs.search.service.search(BENCH_TENANT, { query: pick.query, alpha: ALPHA, limit: PAGE });
-    capturing = false;
+    // On PostgreSQL search reads go through the tenant-read pool's plain pg clients, which
+    // Prisma's query events never see: record them at the pg client too (bench/sql-capture.ts).
+    const recorder = context.bench.kind === "postgres" ? recordStatements() : null;
+    recorder?.begin();
+    let result: Awaited<ReturnType<typeof subgraphs.search.service.search>>;
+    try {
+      result = await subgraphs.search.service.search(BENCH_TENANT, { query: pick.query, alpha: ALPHA, limit: PAGE });
+    } finally {
+      capturing = false;
+      const sent = recorder?.end();
+      recorder?.dispose();
+      for (const statement of sent?.connections.flat() ?? []) captured.push({ query: statement.text, params: statement.values ?? [] });
+    }
     sections.push(`=== ${label}: "${pick.query}" (fused ${result.tookMs.toFixed(1)} ms; ${result.providers.map((report) => `${report.name} ${report.tookMs.toFixed(1)} ms`).join(", ")})`);
     const keyword = captured.find((statement) => statement.query.includes("keyword_postings"));
     const vector = captured.find((statement) => statement.query.includes("FROM embedding_chunks"));
     const settings = captured.filter((statement) => statement.query.startsWith("SET LOCAL"));
+    // A tenant-read connection may already carry the vector knobs and send no set statement:
+    // name them as the pgvector store does (ef_search from the statement's candidate count).
+    if (settings.length === 0 && vector && typeof vector.params[4] === "number") {
+      settings.push({ query: `SET LOCAL hnsw.ef_search = ${Math.max(40, vector.params[4])}`, params: [] }, { query: "SET LOCAL hnsw.iterative_scan = relaxed_order", params: [] });
+    }
     for (const [name, statement, prelude] of [
       ["keyword (BM25)", keyword, [] as CapturedStatement[]],
       ["semantic (pgvector HNSW)", vector, settings],
