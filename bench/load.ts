@@ -149,10 +149,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
-/** A short run whose numbers are thrown away: JIT, connection pools and caches settle first. */
+/**
+ * A short run whose numbers are thrown away: JIT, connection pools and caches settle first. A
+ * timed run stops with its requests in flight, so on a busy machine a cold first request (query
+ * planning, pool connects) can outlast a short warm-up and land in the measured run instead, which
+ * then completes nothing: the warm-up goes on until every connection has had one answer.
+ */
 export async function warmUp(options: LoadOptions, seconds: number): Promise<void> {
   if (seconds <= 0) return;
-  await runLoad({ ...options, durationSeconds: seconds, amount: undefined });
+  const timed = await runLoad({ ...options, durationSeconds: seconds, amount: undefined });
+  if (timed.completed < options.connections) await runLoad({ ...options, amount: options.connections });
 }
 
 export function graphqlBody(query: string, variables: Record<string, unknown> = {}): string {
