@@ -16,6 +16,8 @@ import { summarizeLatencies, round, type LatencySummary } from "./stats.js";
 export interface CapturedStatement {
   text: string;
   values?: unknown[];
+  /** The name it was prepared under (queryPrepared), so the replay prepares it too. */
+  name?: string;
 }
 
 /**
@@ -117,9 +119,10 @@ export function recordStatements(): StatementRecorder {
 function describeStatement(first: unknown, second: unknown): CapturedStatement | null {
   if (typeof first === "string") return Array.isArray(second) ? { text: first, values: [...second] } : { text: first };
   if (first && typeof first === "object" && typeof (first as { text?: unknown }).text === "string") {
-    const config = first as { text: string; values?: unknown };
+    const config = first as { text: string; values?: unknown; name?: unknown };
     const values = Array.isArray(config.values) ? config.values : Array.isArray(second) ? second : undefined;
-    return values ? { text: config.text, values: [...values] } : { text: config.text };
+    const name = typeof config.name === "string" ? { name: config.name } : {};
+    return values ? { text: config.text, values: [...values], ...name } : { text: config.text, ...name };
   }
   return null;
 }
@@ -225,8 +228,9 @@ export async function openReplayClients(target: ConnectionTarget, count: number)
 /**
  * Every client replays whole searches, one after another, each search's statements in order on
  * that one client (connection groups one after the other), taking the next search of the list
- * in turn, until the time is up. No statement is prepared by name: the product sends unnamed
- * statements, so PostgreSQL parses and plans each one in both.
+ * in turn, until the time is up. A statement the product sent by name (queryPrepared) is
+ * replayed under the same name, so each replaying connection prepares it once as the product's
+ * do; the others go unnamed, parsed and planned each time in both.
  */
 export async function replaySearches(clients: readonly pg.Client[], searches: readonly CapturedSearch[], durationSeconds: number): Promise<ReplayResult> {
   if (searches.length === 0) throw new Error("nothing to replay: no search was captured");
@@ -248,7 +252,7 @@ export async function replaySearches(clients: readonly pg.Client[], searches: re
         try {
           for (const connection of search.connections) {
             for (const statement of connection) {
-              await client.query(statement.values ? { text: statement.text, values: statement.values } : statement.text);
+              await client.query(statement.values ? { text: statement.text, values: statement.values, ...(statement.name ? { name: statement.name } : {}) } : statement.text);
               sent += 1;
             }
           }

@@ -19,14 +19,11 @@
  * and not shipped: at 10,000 conversations it cost 1.69x the CPU per search when always
  * pruning, 2.2x on the queries with 20,000 postings or more (see the keyword-pruning benchmark).
  */
-import type { PrismaClient } from "../../../generated/prisma/client.js";
+import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { BriefCache } from "../../../lib/cache/brief-cache.js";
-import { withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
+import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
+import { bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
-
-/** BM25 parameters: the usual defaults (Robertson; Lucene and Pyserini use the same). */
-const K1 = 1.2;
-const B = 0.75;
 
 /**
  * Collection statistics are read once per organization and kept this long when the
@@ -109,6 +106,10 @@ export class ConversationsKeywordProvider implements SearchProvider {
 /**
  * The provider's statement: reads every posting of every query term (twice: once to count df).
  * Exported as the baseline the keyword-pruning benchmark and its test compare against.
+ *
+ * The uuid-to-text cast is applied to the page returned, not to every conversation scored (up
+ * to all of them): the grouped, sorted rows stay uuids until the last step. A named statement
+ * on PostgreSQL's tenant-read pool (queryPrepared): parsed and planned once per connection.
  */
 export async function scoreAllPostings(
   prisma: TenantReader,
@@ -117,27 +118,30 @@ export async function scoreAllPostings(
   window: number,
   collection: { documents: number; averageLength: number },
 ): Promise<{ id: string; score: number }[]> {
-  // greatest(documents, df): cached statistics may trail a burst of new conversations; idf
-  // must stay a number, never the log of a negative.
-  const rows = await prisma.$queryRaw<{ id: string; score: number }[]>`
+  const weight = bm25TermWeightSql(Prisma.raw("f.df"), collection.documents);
+  const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.document_length"), collection.averageLength);
+  const rows = await queryPrepared<{ id: string; score: number }>(
+    prisma,
+    "conversations_keyword",
+    Prisma.sql`
     WITH terms AS MATERIALIZED (
-      SELECT t.term, ln(1 + (greatest(${collection.documents}::float8, f.df) - f.df + 0.5) / (f.df + 0.5)) AS idf
+      SELECT t.term, ${weight} AS weight
       FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
       CROSS JOIN LATERAL (
         SELECT count(*)::float8 AS df FROM keyword_postings p
         WHERE p.organization_id = ${organizationId} AND p.term = t.term
       ) f
       WHERE f.df > 0
+    ),
+    ranked AS (
+      SELECT p.conversation_id, sum(${postingScore}) AS score
+      FROM terms t
+      JOIN keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
+      GROUP BY p.conversation_id
+      ORDER BY score DESC, p.conversation_id
+      LIMIT ${window}
     )
-    SELECT p.conversation_id::text AS id,
-           sum(
-             t.idf * p.tf * ${K1 + 1}::float8
-             / (p.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * p.document_length / ${collection.averageLength}::float8))
-           ) AS score
-    FROM terms t
-    JOIN keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
-    GROUP BY p.conversation_id
-    ORDER BY score DESC, p.conversation_id
-    LIMIT ${window}`;
+    SELECT conversation_id::text AS id, score FROM ranked ORDER BY score DESC, conversation_id`,
+  );
   return rows.map((row) => ({ id: row.id, score: Number(row.score) }));
 }

@@ -20,14 +20,12 @@
  * postings carry: the postings are still read index-only, and a hidden document's words count in
  * no document frequency either.
  */
-import type { PrismaClient } from "../../../generated/prisma/client.js";
-import { withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
+import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
+import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
+import { bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import { documentCollectionsOf, type CollectionStatistics, type DocumentCollections } from "./document-collections.js";
-
-const K1 = 1.2;
-const B = 0.75;
 
 export class DocumentsKeywordProvider implements SearchProvider {
   readonly name = "documents.keyword";
@@ -65,12 +63,18 @@ export class DocumentsKeywordProvider implements SearchProvider {
   private async score(db: TenantReader, tenant: TenantContext, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
     const { organizationId, userId } = tenant;
     const teamIds = [...tenant.teamIds];
-    const rows = await db.$queryRaw<{ id: string; score: number }[]>`
+    const weight = bm25TermWeightSql(Prisma.raw("f.df"), collection.chunks);
+    const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.chunk_length"), collection.averageLength);
+    // As conversations.keyword's: the text cast on the page only, a named statement on PostgreSQL.
+    const rows = await queryPrepared<{ id: string; score: number }>(
+      db,
+      "documents_keyword",
+      Prisma.sql`
       WITH not_ready AS MATERIALIZED (
         SELECT id FROM documents WHERE organization_id = ${organizationId} AND status <> 'READY'
       ),
       terms AS MATERIALIZED (
-        SELECT t.term, ln(1 + (greatest(${collection.chunks}::float8, f.df) - f.df + 0.5) / (f.df + 0.5)) AS idf
+        SELECT t.term, ${weight} AS weight
         FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
         CROSS JOIN LATERAL (
           SELECT count(*)::float8 AS df FROM document_keyword_postings p
@@ -79,19 +83,19 @@ export class DocumentsKeywordProvider implements SearchProvider {
             AND p.document_id NOT IN (SELECT id FROM not_ready)
         ) f
         WHERE f.df > 0
+      ),
+      ranked AS (
+        SELECT p.chunk_id, sum(${postingScore}) AS score
+        FROM terms t
+        JOIN document_keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
+        WHERE (p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[]))
+          AND p.document_id NOT IN (SELECT id FROM not_ready)
+        GROUP BY p.chunk_id
+        ORDER BY score DESC, p.chunk_id
+        LIMIT ${window}
       )
-      SELECT p.chunk_id::text AS id,
-             sum(
-               t.idf * p.tf * ${K1 + 1}::float8
-               / (p.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * p.chunk_length / ${collection.averageLength}::float8))
-             ) AS score
-      FROM terms t
-      JOIN document_keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
-      WHERE (p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[]))
-        AND p.document_id NOT IN (SELECT id FROM not_ready)
-      GROUP BY p.chunk_id
-      ORDER BY score DESC, p.chunk_id
-      LIMIT ${window}`;
+      SELECT chunk_id::text AS id, score FROM ranked ORDER BY score DESC, chunk_id`,
+    );
     return rows.map((row) => ({ ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score) }));
   }
 }
