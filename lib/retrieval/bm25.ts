@@ -14,6 +14,7 @@
  * same top 20 on all 200 benchmark queries. The scores differ from the unfactored form only in
  * the last bits of a double.
  */
+import { LRUCache } from "lru-cache";
 import { Prisma } from "../../generated/prisma/client.js";
 
 /** The usual defaults (Robertson; Lucene and Pyserini use the same). */
@@ -38,4 +39,86 @@ export function bm25TermWeightSql(df: Prisma.Sql, documents: number): Prisma.Sql
 export function bm25PostingScoreSql(weight: Prisma.Sql, tf: Prisma.Sql, length: Prisma.Sql, averageLength: number): Prisma.Sql {
   const lengthFactor = (BM25_K1 * BM25_B) / Math.max(averageLength, Number.MIN_VALUE);
   return Prisma.sql`${weight} * ${tf} / (${tf} + ${BM25_K1 * (1 - BM25_B)}::float8 + ${lengthFactor}::float8 * ${length})`;
+}
+
+export interface CommonTermFrequenciesOptions {
+  /** How long a collection's terms are kept, from the first one remembered (then all are counted again). */
+  ttlMs: number;
+  /** Only terms in at least this many documents are kept: rarer ones cost little to count. */
+  fromDf: number;
+  /** Terms kept per collection at most (the most frequent stay). */
+  maxTerms: number;
+  /** Collections kept at most (least recently used go first). Default 1,000. */
+  maxCollections?: number;
+  /** The clock TTLs are measured on (tests). */
+  clock?: { now(): number };
+}
+
+/** Terms with their document frequencies, as two parallel arrays (SQL parameters). */
+export interface KnownTermFrequencies {
+  terms: string[];
+  dfs: number[];
+}
+
+const NONE_KNOWN: KnownTermFrequencies = Object.freeze({ terms: [], dfs: [] }) as KnownTermFrequencies;
+
+/**
+ * The document frequencies of a collection's common terms, kept as briefly as its collection
+ * statistics, so a keyword statement need not count their postings: a near-stop-word's df is a
+ * count of every one of its postings, read again right after to score them (at 10,000
+ * conversations the terms with 1,000 postings or more are most of what the counting reads).
+ * Each statement is given what is known and reports the common terms it had to count.
+ *
+ * The same approximation as the kept collection size and average length, and Lucene's per
+ * segment: for at most `ttlMs` a df may trail the postings written since; which documents
+ * match, and their term frequencies, are always read live. A collection's terms expire
+ * together, so no df is older than the statistics it is combined with by more than the TTL.
+ */
+export class CommonTermFrequencies {
+  private readonly collections: LRUCache<string, { dfs: Map<string, number>; snapshot: KnownTermFrequencies | null }>;
+
+  constructor(private readonly options: CommonTermFrequenciesOptions) {
+    this.collections = new LRUCache({
+      max: options.maxCollections ?? 1_000,
+      ttl: Math.max(1, options.ttlMs),
+      // Remembering more terms must not extend the collection's first ones.
+      noUpdateTTL: true,
+      ...(options.clock ? { perf: options.clock, ttlResolution: 0 } : {}),
+    });
+  }
+
+  /** What is known of the collection's terms (empty when nothing, or nothing current, is). */
+  known(collection: string): KnownTermFrequencies {
+    const entry = this.collections.get(collection);
+    if (!entry) return NONE_KNOWN;
+    entry.snapshot ??= { terms: [...entry.dfs.keys()], dfs: [...entry.dfs.values()] };
+    return entry.snapshot;
+  }
+
+  /** Keeps the common ones among terms a statement counted. */
+  remember(collection: string, counted: readonly { term: string; df: number }[]): void {
+    const common = counted.filter((row) => row.df >= this.options.fromDf);
+    if (common.length === 0) return;
+    let entry = this.collections.get(collection);
+    if (!entry) {
+      entry = { dfs: new Map(), snapshot: null };
+      this.collections.set(collection, entry);
+    }
+    for (const { term, df } of common) {
+      if (entry.dfs.size >= this.options.maxTerms && !entry.dfs.has(term)) {
+        // Full: a more frequent term takes the least frequent one's place (a few hundred entries, rarely full).
+        let rarest: string | null = null;
+        for (const [known, knownDf] of entry.dfs) if (rarest === null || knownDf < entry.dfs.get(rarest)!) rarest = known;
+        if (rarest === null || entry.dfs.get(rarest)! >= df) continue;
+        entry.dfs.delete(rarest);
+      }
+      entry.dfs.set(term, df);
+    }
+    entry.snapshot = null;
+  }
+
+  /** Forgets a collection's terms (tests; a write of this process that changed many dfs). */
+  forget(collection: string): void {
+    this.collections.delete(collection);
+  }
 }

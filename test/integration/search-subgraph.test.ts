@@ -11,7 +11,8 @@ import { ConversationStore } from "../../subgraphs/conversations/conversation-st
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
 import { ConversationIndexer } from "../../subgraphs/conversations/search/conversation-indexer.js";
-import { ConversationsKeywordProvider } from "../../subgraphs/conversations/search/keyword-provider.js";
+import { ConversationsKeywordProvider, scoreAllPostings, scorePostings } from "../../subgraphs/conversations/search/keyword-provider.js";
+import { withTenantReads } from "../../lib/database/tenant-reads.js";
 import { NoResultCache } from "../../lib/cache/result-cache.js";
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
 
@@ -91,6 +92,35 @@ describe("conversations.keyword (BM25)", () => {
     for (const hit of hits) expect(hit.nativeScore).toBeCloseTo(expected.get(hit.ref.id)!, 9);
     const scores = hits.map((hit) => hit.nativeScore);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
+  it("takes the dfs it is given instead of counting them, and reports the common terms it counted", async () => {
+    const query = "PostgreSQL order service deadlock notes";
+    const [statistics] = await db.database.withSession((s) =>
+      s.query<{ documents: number; average_length: number }>(`SELECT count(*)::float8 AS documents, avg(length)::float8 AS average_length FROM keyword_documents WHERE organization_id = 'acme'`),
+    );
+    const collection = { documents: Number(statistics!.documents), averageLength: Number(statistics!.average_length) };
+    const read = <T,>(work: (reader: Parameters<Parameters<typeof withTenantReads>[2]>[0]) => Promise<T>) => withTenantReads(db.database.prisma, "acme", work);
+    const exact = await read((reader) => scoreAllPostings(reader, "acme", query, 100, collection));
+    // Everything counted, everything reported: the true dfs.
+    const counting = await read((reader) => scorePostings(reader, "acme", query, 100, collection, undefined, 1));
+    expect(counting.hits).toEqual(exact);
+    expect(counting.counted.length).toBeGreaterThanOrEqual(4);
+    const trueDfs = { terms: counting.counted.map((row) => row.term), dfs: counting.counted.map((row) => row.df) };
+    // Given the true dfs: the same answer, and nothing counted to report.
+    const given = await read((reader) => scorePostings(reader, "acme", query, 100, collection, trueDfs, 1));
+    expect(given.hits).toEqual(exact);
+    expect(given.counted).toEqual([]);
+    // Given a wrong df for one term, the statement uses it (it does not count that term again).
+    const deadlock = trueDfs.terms.indexOf("deadlock");
+    expect(deadlock).toBeGreaterThanOrEqual(0);
+    const wrong = { terms: ["deadlock"], dfs: [collection.documents] };
+    const skewed = await read((reader) => scorePostings(reader, "acme", query, 100, collection, wrong, 1));
+    expect(skewed.counted.map((row) => row.term).sort()).toEqual(trueDfs.terms.filter((term) => term !== "deadlock").sort());
+    expect(skewed.hits.map((hit) => hit.score)).not.toEqual(exact.map((hit) => hit.score));
+    // Terms rarer than reportFromDf are counted but not reported.
+    const rare = await read((reader) => scorePostings(reader, "acme", query, 100, collection, undefined, Number.MAX_SAFE_INTEGER));
+    expect(rare).toEqual({ hits: exact, counted: [] });
   });
 
   it("bounds its SQL by the provider timeout, so a search the service gave up on does not keep the database busy", async () => {

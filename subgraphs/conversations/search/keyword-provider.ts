@@ -12,8 +12,9 @@
  *
  * Cost: the statement reads only the index ranges of the query's own terms (the postings'
  * primary key covers tf and document length, so these are index-only scans), counts each
- * range for its document frequency and sums BM25 per conversation. Scoring stays exact; the
- * work grows with how many conversations contain the query's terms, not with the corpus.
+ * range for its document frequency unless a kept one is passed in (a large organization's
+ * common terms, kept with its statistics) and sums BM25 per conversation. The work grows with
+ * how many conversations contain the query's terms, not with the corpus.
  *
  * MaxScore pruning (bench/sql/keyword-search-pruning.sql) was measured against this statement
  * and not shipped: at 10,000 conversations it cost 1.69x the CPU per search when always
@@ -22,7 +23,7 @@
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
-import { bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/bm25.js";
+import { bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 
 /**
@@ -35,6 +36,17 @@ import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/
 const COLLECTION_STATISTICS_TTL_MS = 10_000;
 /** Below this many documents the statistics cost well under a millisecond: always read them live. */
 const CACHE_FROM_DOCUMENTS = 5_000;
+/**
+ * Terms in this many conversations or more have their df kept with the statistics: counting a
+ * term's postings costs about as much as scoring them, and below this both are cheap. At 10,000
+ * conversations a few hundred terms qualify; at most COMMON_TERMS_KEPT are kept (the most
+ * frequent), passed to every statement as two arrays (a few kilobytes).
+ */
+const COMMON_TERM_FROM_DF = 1_000;
+const COMMON_TERMS_KEPT = 256;
+/** The provider's common-term settings, for the keyword-pruning benchmark to warm the same cache. */
+export const PROVIDER_COMMON_TERM_FROM_DF = COMMON_TERM_FROM_DF;
+export const PROVIDER_COMMON_TERMS_KEPT = COMMON_TERMS_KEPT;
 
 interface CollectionStatistics {
   documents: number;
@@ -58,6 +70,8 @@ export class ConversationsKeywordProvider implements SearchProvider {
    * answer is every caller's); if it fails there (that caller's timeout), the others read again.
    */
   private readonly collections: BriefCache<string, CollectionStatistics>;
+  /** The dfs of large organizations' common terms, kept as long as their statistics. */
+  private readonly commonTerms: CommonTermFrequencies;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -67,6 +81,12 @@ export class ConversationsKeywordProvider implements SearchProvider {
       ttlMs: COLLECTION_STATISTICS_TTL_MS,
       keepFor: (statistics) => (statistics.documents >= CACHE_FROM_DOCUMENTS ? COLLECTION_STATISTICS_TTL_MS : 0),
       callerBound: true,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    this.commonTerms = new CommonTermFrequencies({
+      ttlMs: COLLECTION_STATISTICS_TTL_MS,
+      fromDf: COMMON_TERM_FROM_DF,
+      maxTerms: COMMON_TERMS_KEPT,
       ...(options.clock ? { clock: options.clock } : {}),
     });
   }
@@ -89,8 +109,12 @@ export class ConversationsKeywordProvider implements SearchProvider {
   }
 
   private async score(prisma: TenantReader, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
-    const rows = await scoreAllPostings(prisma, organizationId, query, window, collection);
-    return rows.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score }));
+    // Small organizations are read live, statistics and dfs alike (cheap, and exact).
+    const keeping = collection.documents >= CACHE_FROM_DOCUMENTS;
+    const known = keeping ? this.commonTerms.known(organizationId) : undefined;
+    const { hits, counted } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined);
+    if (keeping) this.commonTerms.remember(organizationId, counted);
+    return hits.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score }));
   }
 
   private collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
@@ -104,34 +128,43 @@ export class ConversationsKeywordProvider implements SearchProvider {
 }
 
 /**
- * The provider's statement: reads every posting of every query term (twice: once to count df).
- * Exported as the baseline the keyword-pruning benchmark and its test compare against.
+ * The provider's statement: reads every posting of every query term, and counts the postings of
+ * each term whose df is not known (a second read of the same index range).
+ *
+ * `known` are dfs kept from earlier statements (CommonTermFrequencies): those terms are not
+ * counted. The statement reports the terms it counted with at least `reportFromDf` postings, for
+ * the caller to keep; rows with a NULL id carry them (term, df), not hits.
  *
  * The uuid-to-text cast is applied to the page returned, not to every conversation scored (up
  * to all of them): the grouped, sorted rows stay uuids until the last step. A named statement
  * on PostgreSQL's tenant-read pool (queryPrepared): parsed and planned once per connection.
  */
-export async function scoreAllPostings(
+export async function scorePostings(
   prisma: TenantReader,
   organizationId: string,
   query: string,
   window: number,
   collection: { documents: number; averageLength: number },
-): Promise<{ id: string; score: number }[]> {
-  const weight = bm25TermWeightSql(Prisma.raw("f.df"), collection.documents);
+  known: KnownTermFrequencies = { terms: [], dfs: [] },
+  reportFromDf = Number.MAX_SAFE_INTEGER,
+): Promise<{ hits: { id: string; score: number }[]; counted: { term: string; df: number }[] }> {
+  const weight = bm25TermWeightSql(Prisma.raw("t.df"), collection.documents);
   const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.document_length"), collection.averageLength);
-  const rows = await queryPrepared<{ id: string; score: number }>(
+  const rows = await queryPrepared<{ id: string | null; score: number; term: string | null }>(
     prisma,
     "conversations_keyword",
     Prisma.sql`
-    WITH terms AS MATERIALIZED (
-      SELECT t.term, ${weight} AS weight
-      FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
-      CROSS JOIN LATERAL (
-        SELECT count(*)::float8 AS df FROM keyword_postings p
-        WHERE p.organization_id = ${organizationId} AND p.term = t.term
-      ) f
-      WHERE f.df > 0
+    WITH counted AS MATERIALIZED (
+      SELECT q.term, coalesce(k.df, (
+               SELECT count(*)::float8 FROM keyword_postings p
+               WHERE p.organization_id = ${organizationId} AND p.term = q.term
+             )) AS df,
+             k.df IS NULL AS was_counted
+      FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) q
+      LEFT JOIN unnest(${known.terms}::text[], ${known.dfs}::float8[]) AS k(term, df) ON k.term = q.term
+    ),
+    terms AS MATERIALIZED (
+      SELECT t.term, ${weight} AS weight FROM counted t WHERE t.df > 0
     ),
     ranked AS (
       SELECT p.conversation_id, sum(${postingScore}) AS score
@@ -141,7 +174,31 @@ export async function scoreAllPostings(
       ORDER BY score DESC, p.conversation_id
       LIMIT ${window}
     )
-    SELECT conversation_id::text AS id, score FROM ranked ORDER BY score DESC, conversation_id`,
+    SELECT conversation_id::text AS id, score, NULL::text AS term FROM ranked
+    UNION ALL
+    SELECT NULL, df, term FROM counted WHERE was_counted AND df >= ${reportFromDf}::float8`,
   );
-  return rows.map((row) => ({ id: row.id, score: Number(row.score) }));
+  const hits: { id: string; score: number }[] = [];
+  const counted: { term: string; df: number }[] = [];
+  for (const row of rows) {
+    if (row.id === null) counted.push({ term: row.term!, df: Number(row.score) });
+    else hits.push({ id: row.id, score: Number(row.score) });
+  }
+  // ranked's order, restated: UNION ALL promises none. Lowercase hex uuids compare as PostgreSQL orders uuids.
+  hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { hits, counted };
+}
+
+/**
+ * The statement with nothing known: every term counted. The baseline the keyword-pruning
+ * benchmark and its test compare against.
+ */
+export async function scoreAllPostings(
+  prisma: TenantReader,
+  organizationId: string,
+  query: string,
+  window: number,
+  collection: { documents: number; averageLength: number },
+): Promise<{ id: string; score: number }[]> {
+  return (await scorePostings(prisma, organizationId, query, window, collection)).hits;
 }
