@@ -259,6 +259,13 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
           runLoad(load(subgraphs.searchServer.url, directBodies, profileSeconds)),
         );
         profiles.push(profile);
+        // And the gateway phase (goal c): the gateway, both subgraphs and the pg driver in one
+        // process, so the profile shows what the gateway adds on top of the subgraph's.
+        const gatewayFile = artifactName(context, "search-path", "-gateway.cpuprofile");
+        const gatewayProfile = await profileWhile(`gateway, page of hits with titles, under ${connections} connections for ${profileSeconds} s (gateway, both subgraphs and the pg driver share this process)`, artifactPath(context, gatewayFile), () =>
+          runLoad(load(gateway.url, gatewayBodies, profileSeconds)),
+        );
+        profiles.push(gatewayProfile.profile);
       }
 
       const byPhase = (phase: SearchPathPhase) => meanOrNull(runs.filter((run) => run.phase === phase).map((run) => run.postgresCpuMsPerSearch));
@@ -274,7 +281,7 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
           "result cache": "off (SEARCH_CACHE_TTL_SECONDS=0): every search does real work",
           gateway: "Rust planner, in-flight merging off",
           capture: database.kind === "postgres" ? "pg.Client.prototype.query wrapped while each query is searched once, one at a time, through the search subgraph (after a warm-up); the query log's batched INSERTs excluded" : "not possible on PGlite (no pg client, no separate server)",
-          replay: `one pg.Client per connection, whole searches in order on one connection, unnamed statements as the product sends`,
+          replay: `one pg.Client per connection, whole searches in order on one connection, each statement named or unnamed as the product sent it`,
           "PostgreSQL CPU": "utime+stime from /proc/<pid>/stat of this machine's PostgreSQL backends serving the benchmark database (all postgres processes shown apart)",
           order: "ceiling, subgraph, gateway, keyword-only, gateway, subgraph, ceiling (ratios from each phase's mean)",
           timeouts: `provider, gateway-to-subgraph and client timeouts ${LONG_TIMEOUT_MS / 1000} s`,
@@ -358,6 +365,7 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
       const errors = entry.totalErrors > 0 ? `; ${entry.totalErrors} errors across the runs` : "";
       const cpu = entry.postgresCpuMsPerSearch;
       const top = entry.profiles[0]?.byPackage.slice(0, 4).map((item) => `${item.name} ${item.selfPercent}%`).join(", ");
+      const gatewayTop = entry.profiles[1]?.byPackage.slice(0, 6).map((item) => `${item.name} ${item.selfPercent}%`).join(", ");
       const target = (name: string, value: number, goal: number, measured: string, evidence: string): TargetResult => {
         const ok = typeof value === "number" && Number.isFinite(value) && value > 0;
         return {
@@ -383,7 +391,8 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
           entry.ratios.gatewayVsSubgraph,
           GATEWAY_VS_SUBGRAPH_TARGET,
           `${fixed(entry.ratios.gatewayVsSubgraph, 2)} (${formatRate(phaseMean("gateway", (run) => run.searchesPerSecond))} vs ${formatRate(phaseMean("subgraph", (run) => run.searchesPerSecond))} searches/s)`,
-          `Node CPU per search ${formatMs(node("gateway"))} through the gateway vs ${formatMs(node("subgraph"))} direct; PostgreSQL CPU per search ${formatMs(cpu.gateway)} vs ${formatMs(cpu.subgraph)} (the title load's SQL)`,
+          `Node CPU per search ${formatMs(node("gateway"))} through the gateway vs ${formatMs(node("subgraph"))} direct; PostgreSQL CPU per search ${formatMs(cpu.gateway)} vs ${formatMs(cpu.subgraph)} (the title load's SQL)` +
+            (gatewayTop ? `; gateway-path profile by package: ${gatewayTop}` : ""),
         ),
       ];
     });

@@ -58,6 +58,16 @@ export interface CommonTermFrequenciesOptions {
 export interface KnownTermFrequencies {
   terms: string[];
   dfs: number[];
+  /**
+   * The same two arrays as PostgreSQL array literals, made once per change instead of by the
+   * driver for every statement (a few hundred elements: measurable in a profile under load).
+   */
+  literals?: { terms: string; dfs: string };
+}
+
+/** A PostgreSQL array literal of these strings: every element quoted, backslash and quote escaped. */
+export function textArrayLiteral(values: readonly string[]): string {
+  return `{${values.map((value) => `"${value.replace(/[\\"]/g, (character) => `\\${character}`)}"`).join(",")}}`;
 }
 
 const NONE_KNOWN: KnownTermFrequencies = Object.freeze({ terms: [], dfs: [] }) as KnownTermFrequencies;
@@ -91,7 +101,11 @@ export class CommonTermFrequencies {
   known(collection: string): KnownTermFrequencies {
     const entry = this.collections.get(collection);
     if (!entry) return NONE_KNOWN;
-    entry.snapshot ??= { terms: [...entry.dfs.keys()], dfs: [...entry.dfs.values()] };
+    if (!entry.snapshot) {
+      const terms = [...entry.dfs.keys()];
+      const dfs = [...entry.dfs.values()];
+      entry.snapshot = { terms, dfs, literals: { terms: textArrayLiteral(terms), dfs: `{${dfs.join(",")}}` } };
+    }
     return entry.snapshot;
   }
 

@@ -13,6 +13,7 @@ import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/inde
 import { ConversationIndexer } from "../../subgraphs/conversations/search/conversation-indexer.js";
 import { ConversationsKeywordProvider, scoreAllPostings, scorePostings } from "../../subgraphs/conversations/search/keyword-provider.js";
 import { withTenantReads } from "../../lib/database/tenant-reads.js";
+import { CommonTermFrequencies } from "../../lib/retrieval/bm25.js";
 import { NoResultCache } from "../../lib/cache/result-cache.js";
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
 
@@ -111,6 +112,12 @@ describe("conversations.keyword (BM25)", () => {
     const given = await read((reader) => scorePostings(reader, "acme", query, 100, collection, trueDfs, 1));
     expect(given.hits).toEqual(exact);
     expect(given.counted).toEqual([]);
+    // The same through CommonTermFrequencies' array literals, with terms no lexeme could be (quotes, backslashes, commas).
+    const kept = new CommonTermFrequencies({ ttlMs: 60_000, fromDf: 1, maxTerms: 100 });
+    kept.remember("acme", [...counting.counted, { term: 'odd"term\\', df: 3 }, { term: "{a,b}", df: 2 }]);
+    expect(kept.known("acme").literals).toBeDefined();
+    const fromLiterals = await read((reader) => scorePostings(reader, "acme", query, 100, collection, kept.known("acme"), 1));
+    expect(fromLiterals).toEqual({ hits: exact, counted: [] });
     // Given a wrong df for one term, the statement uses it (it does not count that term again).
     const deadlock = trueDfs.terms.indexOf("deadlock");
     expect(deadlock).toBeGreaterThanOrEqual(0);

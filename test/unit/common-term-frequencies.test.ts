@@ -18,7 +18,7 @@ describe("CommonTermFrequencies", () => {
       { term: "lisbon", df: 3 },
       { term: "order", df: 100 },
     ]);
-    expect(terms.known("acme")).toEqual({ terms: ["the", "order"], dfs: [5_000, 100] });
+    expect(terms.known("acme")).toEqual({ terms: ["the", "order"], dfs: [5_000, 100], literals: { terms: '{"the","order"}', dfs: "{5000,100}" } });
     expect(terms.known("globex")).toEqual({ terms: [], dfs: [] });
   });
 
@@ -33,7 +33,7 @@ describe("CommonTermFrequencies", () => {
     // "order" was counted only 1 s ago, but it goes with the collection: no df outlives the statistics' TTL.
     expect(terms.known("acme")).toEqual({ terms: [], dfs: [] });
     terms.remember("acme", [{ term: "order", df: 21 }]);
-    expect(terms.known("acme")).toEqual({ terms: ["order"], dfs: [21] });
+    expect(terms.known("acme")).toMatchObject({ terms: ["order"], dfs: [21] });
   });
 
   it("keeps the most frequent terms when full", () => {
@@ -57,5 +57,13 @@ describe("CommonTermFrequencies", () => {
     terms.remember("acme", [{ term: "the", df: 50 }]);
     terms.forget("acme");
     expect(terms.known("acme").terms).toEqual([]);
+  });
+});
+
+describe("textArrayLiteral", () => {
+  it("quotes every element so commas, braces, quotes, backslashes and NULL stay text", async () => {
+    const { textArrayLiteral } = await import("../../lib/retrieval/bm25.js");
+    expect(textArrayLiteral([])).toBe("{}");
+    expect(textArrayLiteral(["a", 'b"c', "d\\e", "{f,g}", "NULL", " h "])).toBe('{"a","b\\"c","d\\\\e","{f,g}","NULL"," h "}');
   });
 });

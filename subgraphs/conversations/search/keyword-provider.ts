@@ -161,7 +161,7 @@ export async function scorePostings(
              )) AS df,
              k.df IS NULL AS was_counted
       FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) q
-      LEFT JOIN unnest(${known.terms}::text[], ${known.dfs}::float8[]) AS k(term, df) ON k.term = q.term
+      LEFT JOIN unnest(${known.literals?.terms ?? known.terms}::text[], ${known.literals?.dfs ?? known.dfs}::float8[]) AS k(term, df) ON k.term = q.term
     ),
     terms AS MATERIALIZED (
       SELECT t.term, ${weight} AS weight FROM counted t WHERE t.df > 0
