@@ -7,9 +7,11 @@
  *    statements, with parameters, per connection, transaction control and set_config included),
  *    then replayed with plain `pg` over N connections, each replaying whole searches in order.
  *    Nothing but PostgreSQL and the wire protocol is in the way: no search can be faster.
- * 2. The search subgraph alone over HTTP (the direct search query, ids only).
- * 3. The gateway (Rust planner, in-flight merging off) with a page of hits with titles, so the
- *    conversations subgraph's `_entities` fetch is in it.
+ * 2. The search subgraph alone over HTTP: the same page of hits with titles, which it answers
+ *    itself (the title @provides). Until 2026-12-01T21:00 this phase asked ids only, so it did
+ *    one statement less than the gateway phase (entries before then compare unlike pages).
+ * 3. The gateway (Rust planner, in-flight merging off) with that page: its planner takes the
+ *    titles from the search subgraph's answer, no `_entities` fetch to the conversations subgraph.
  * Plus the keyword statements replayed alone in their tenant scopes: the keyword share of
  * PostgreSQL's CPU per search.
  *
@@ -29,7 +31,7 @@ import { queryPool } from "../corpus.js";
 import { graphqlBody, runLoad, warmUp, type LoadOptions } from "../load.js";
 import { postgresCpuDelta, samplePostgresCpu, type PostgresCpuSample } from "../postgres-cpu.js";
 import { profileWhile, type ProfileSummary } from "../profile.js";
-import { DIRECT_SEARCH, GATEWAY_SEARCH } from "../queries.js";
+import { DIRECT_SEARCH_WITH_TITLES, GATEWAY_SEARCH } from "../queries.js";
 import { entryHeading, fixed, formatMs, formatPercent, formatRatio, formatRate, renderConditions, renderProfiles, renderWarnings, type EntryBase, type TargetResult } from "../report.js";
 import { artifactName, artifactPath, baseConditions, type Scenario } from "../scenario.js";
 import {
@@ -143,7 +145,9 @@ export const searchPathScenario: Scenario<SearchPathEntry> = {
       const queries = queryPool(context.size, QUERIES);
       // alpha explicit: the default is keyword only with the bundled models, and this measures both providers.
       const inputs = queries.map((query) => ({ query, limit: LIMIT, alpha: 0.5 }));
-      const directBodies = inputs.map((input) => graphqlBody(DIRECT_SEARCH, { input }));
+      // The subgraph alone answers the same page, titles included (its @provides): goal (c) compares
+      // like with like, and the ceiling replays the title statement as one of the search's own.
+      const directBodies = inputs.map((input) => graphqlBody(DIRECT_SEARCH_WITH_TITLES, { input }));
       const gatewayBodies = inputs.map((input) => graphqlBody(GATEWAY_SEARCH, { input }));
       const connections = context.options.connections;
       const seconds = context.options.durationSeconds;
