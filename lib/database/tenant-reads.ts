@@ -38,22 +38,6 @@ export type TenantReader = Pick<TenantTransaction, "$queryRaw" | "$queryRawUnsaf
 const PREPARED = Symbol("tenant-reads.prepared");
 
 /**
- * Reads with a named (prepared) statement where the reader is a tenant-read pool connection:
- * PostgreSQL parses and plans it on the connection's first use and, once its generic plan is
- * no costlier than the custom ones (plan_cache_mode auto, after five runs), executes the kept
- * plan. For the hot search statements whose text never varies (the keyword providers'): measured
- * by issue 12 at 10,000 conversations, 7–12% less PostgreSQL CPU per keyword statement than
- * the same text unnamed. Elsewhere (PGlite's scope transactions) an ordinary $queryRaw.
- *
- * Why it is safe with row-level security: every connection of the pool is always the tenant
- * role, and PostgreSQL re-plans a statement that depends on row security when the role differs;
- * the policies read app.organization_id through current_setting, a stable function evaluated
- * when the statement runs, never folded into a kept plan. Why `name` must stand for one text:
- * pg refuses a name reused for another statement on a connection (the pool then sends the
- * second unnamed, with a warning). Poolers in transaction mode that do not track prepared
- * statements (PgBouncer before 1.21) cannot sit between the pool and PostgreSQL.
- */
-/**
  * A TenantReader over one connection's `query` (text, values and, for queryPrepared, a
  * statement name): the tenant-read pool's, and benchmarks' pinned sessions.
  */
@@ -71,6 +55,22 @@ export function readerOverConnection(query: (text: string, values: unknown[], na
   return reader as unknown as TenantReader;
 }
 
+/**
+ * Reads with a named (prepared) statement where the reader is a tenant-read pool connection:
+ * PostgreSQL parses and plans it on the connection's first use and, once its generic plan is
+ * no costlier than the custom ones (plan_cache_mode auto, after five runs), executes the kept
+ * plan. For the hot search statements whose text never varies (the keyword providers'): measured
+ * by issue 12 at 10,000 conversations, 7–12% less PostgreSQL CPU per keyword statement than
+ * the same text unnamed. Elsewhere (PGlite's scope transactions) an ordinary $queryRaw.
+ *
+ * Why it is safe with row-level security: every connection of the pool is always the tenant
+ * role, and PostgreSQL re-plans a statement that depends on row security when the role differs;
+ * the policies read app.organization_id through current_setting, a stable function evaluated
+ * when the statement runs, never folded into a kept plan. Why `name` must stand for one text:
+ * pg refuses a name reused for another statement on a connection (the pool then sends the
+ * second unnamed, with a warning). Poolers in transaction mode that do not track prepared
+ * statements (PgBouncer before 1.21) cannot sit between the pool and PostgreSQL.
+ */
 export function queryPrepared<Row>(reader: TenantReader, name: string, sql: Prisma.Sql): Promise<Row[]> {
   const prepared = (reader as { [PREPARED]?: (name: string, sql: Prisma.Sql) => Promise<Row[]> })[PREPARED];
   return prepared ? prepared(name, sql) : (reader.$queryRaw(sql) as unknown as Promise<Row[]>);
