@@ -26,7 +26,7 @@ import { MIGRATIONS_DIR } from "../../lib/database/migrate.js";
 import type { SqlSession } from "../../lib/database/connect.js";
 import { readerOverConnection, type TenantReader } from "../../lib/database/tenant-reads.js";
 import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
-import { PROVIDER_COMMON_TERM_FROM_DF, PROVIDER_COMMON_TERMS_KEPT, scoreAllPostings, scorePostings } from "../../subgraphs/conversations/search/keyword-provider.js";
+import { COMMON_TERM_FROM_DF, COMMON_TERMS_KEPT, scoreAllPostings, scorePostings } from "../../subgraphs/conversations/search/keyword-provider.js";
 import { CommonTermFrequencies } from "../../lib/retrieval/bm25.js";
 import { BENCH_ORGANIZATION_ID, queryPool } from "../corpus.js";
 import { databaseLabel, entryHeading, fixed, formatCount, formatMs, formatRatio, renderConditions, type EntryBase, type TargetResult } from "../report.js";
@@ -189,7 +189,7 @@ export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {
       const issueStart = async (query: string) =>
         (await session.query<{ id: string; score: number }>(ISSUE_START_STATEMENT, [organizationId, query, collection.documents, collection.averageLength, WINDOW])).map((row) => ({ id: row.id, score: Number(row.score) }));
       // What the provider's CommonTermFrequencies holds once it has seen these queries.
-      const warmTerms = new CommonTermFrequencies({ ttlMs: 3_600_000, fromDf: PROVIDER_COMMON_TERM_FROM_DF, maxTerms: PROVIDER_COMMON_TERMS_KEPT });
+      const warmTerms = new CommonTermFrequencies({ ttlMs: 3_600_000, fromDf: COMMON_TERM_FROM_DF, maxTerms: COMMON_TERMS_KEPT });
       for (const rows of termDfs.values()) warmTerms.remember(organizationId, rows);
       const warmKnown = warmTerms.known(organizationId);
       const shippedWarm = async (query: string) => (await scorePostings(reader, organizationId, query, WINDOW, collection, warmKnown)).hits;

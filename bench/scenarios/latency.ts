@@ -22,6 +22,7 @@ import { BENCH_TENANT, queryPool } from "../corpus.js";
 import type { DatabaseKind } from "../database.js";
 import { graphqlBody, runLoad, warmUp, type LoadResult } from "../load.js";
 import { recordStatements } from "../sql-capture.js";
+import { hnswSearchSettings } from "../../lib/retrieval/vector-stores/pgvector.js";
 import { profileWhile, type ProfileSummary } from "../profile.js";
 import { CONVERSATION_ENTITIES, DIRECT_SEARCH, LATENCY_SEARCH } from "../queries.js";
 import {
@@ -537,9 +538,9 @@ export async function explainProviders(context: ScenarioContext, subgraphs: Benc
     const vector = captured.find((statement) => statement.query.includes("FROM embedding_chunks"));
     const settings = captured.filter((statement) => statement.query.startsWith("SET LOCAL"));
     // A tenant-read connection may already carry the vector knobs and send no set statement:
-    // name them as the pgvector store does (ef_search from the statement's candidate count).
+    // set them as the pgvector store does (from the statement's candidate count).
     if (settings.length === 0 && vector && typeof vector.params[4] === "number") {
-      settings.push({ query: `SET LOCAL hnsw.ef_search = ${Math.max(40, vector.params[4])}`, params: [] }, { query: "SET LOCAL hnsw.iterative_scan = relaxed_order", params: [] });
+      for (const [name, value] of Object.entries(hnswSearchSettings(vector.params[4]))) settings.push({ query: `SET LOCAL ${name} = ${value}`, params: [] });
     }
     for (const [name, statement, prelude] of [
       ["keyword (BM25)", keyword, [] as CapturedStatement[]],

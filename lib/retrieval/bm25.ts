@@ -70,7 +70,8 @@ export function textArrayLiteral(values: readonly string[]): string {
   return `{${values.map((value) => `"${value.replace(/[\\"]/g, (character) => `\\${character}`)}"`).join(",")}}`;
 }
 
-const NONE_KNOWN: KnownTermFrequencies = Object.freeze({ terms: [], dfs: [] }) as KnownTermFrequencies;
+/** Nothing known: every term is counted. */
+export const NONE_KNOWN: KnownTermFrequencies = Object.freeze({ terms: [], dfs: [] }) as KnownTermFrequencies;
 
 /**
  * The document frequencies of a collection's common terms, kept as briefly as its collection

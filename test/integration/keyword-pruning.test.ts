@@ -7,11 +7,10 @@
  * passes in (its cache) are used as given; a tenant reaches only its own postings.
  */
 import fs from "node:fs";
-import { Prisma } from "../../generated/prisma/client.js";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { PRUNING_SQL } from "../../bench/scenarios/keyword-pruning.js";
 import type { SqlSession } from "../../lib/database/connect.js";
-import type { TenantReader } from "../../lib/database/tenant-reads.js";
+import { readerOverConnection } from "../../lib/database/tenant-reads.js";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
 import { scoreAllPostings } from "../../subgraphs/conversations/search/keyword-provider.js";
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
@@ -163,13 +162,8 @@ describe("pruned BM25", () => {
       session.query(`SELECT * FROM keyword_search_conversations('acme', $1, $2::float8, $3::float8, ${WINDOW}, 0)`, [query, collection!.documents, collection!.average_length]),
     );
     const exhaustive = await reads((session) => {
-      const reader = {
-        $queryRaw: (template: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) => {
-          const sql = template instanceof Prisma.Sql ? template : Prisma.sql(template, ...values);
-          return session.query(sql.text, sql.values);
-        },
-      };
-      return scoreAllPostings(reader as unknown as TenantReader, "acme", query, WINDOW, { documents: collection!.documents, averageLength: collection!.average_length });
+      const reader = readerOverConnection((text, values) => session.query(text, values));
+      return scoreAllPostings(reader, "acme", query, WINDOW, { documents: collection!.documents, averageLength: collection!.average_length });
     });
     expect(common!.postings).toBeGreaterThan(500);
     expect(exhaustive).toBeGreaterThanOrEqual(2 * common!.postings);

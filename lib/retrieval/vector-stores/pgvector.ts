@@ -12,6 +12,17 @@ import { assertDistinctEntities, type EntityType, type EntityVectors, type Vecto
 
 /** How many chunks to pull per wanted entity before collapsing chunks to entities. */
 const CHUNKS_PER_ENTITY = 4;
+/**
+ * The HNSW knobs of a search that needs `candidates` rows: HNSW returns at most ef_search
+ * candidates, before the organization filter, so it is raised to what is needed (never below
+ * pgvector's default 40), and pgvector 0.8's iterative scan keeps looking when the filter is
+ * selective (one organization among many) instead of silently returning too few. The latency
+ * benchmark's EXPLAIN restates them from the statement's candidate count.
+ */
+export function hnswSearchSettings(candidates: number): Record<string, string> {
+  return { "hnsw.ef_search": String(Math.max(40, candidates)), "hnsw.iterative_scan": "relaxed_order" };
+}
+
 /** pgvector's upper bound for hnsw.ef_search. */
 const MAX_CANDIDATES = 1000;
 
@@ -91,10 +102,7 @@ export class PgVectorStore implements VectorStore {
     const entityTypes = options.entityTypes ?? ["conversation", "document_chunk"];
     const literal = toVectorLiteral(vector);
     const candidates = Math.min(options.limit * CHUNKS_PER_ENTITY, MAX_CANDIDATES);
-    // HNSW returns at most ef_search candidates, before the organization filter: raise it to
-    // what we need, and let pgvector 0.8's iterative scan keep looking when the filter is
-    // selective (one organization among many), instead of silently returning too few.
-    const settings = { "hnsw.ef_search": String(Math.max(40, candidates)), "hnsw.iterative_scan": "relaxed_order" };
+    const settings = hnswSearchSettings(candidates);
     const rows = await withTenantReads(
       this.database.prisma,
       organizationId,

@@ -23,7 +23,7 @@
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
-import { bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
+import { bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, NONE_KNOWN, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 
 /**
@@ -42,11 +42,8 @@ const CACHE_FROM_DOCUMENTS = 5_000;
  * conversations a few hundred terms qualify; at most COMMON_TERMS_KEPT are kept (the most
  * frequent), passed to every statement as two arrays (a few kilobytes).
  */
-const COMMON_TERM_FROM_DF = 1_000;
-const COMMON_TERMS_KEPT = 256;
-/** The provider's common-term settings, for the keyword-pruning benchmark to warm the same cache. */
-export const PROVIDER_COMMON_TERM_FROM_DF = COMMON_TERM_FROM_DF;
-export const PROVIDER_COMMON_TERMS_KEPT = COMMON_TERMS_KEPT;
+export const COMMON_TERM_FROM_DF = 1_000;
+export const COMMON_TERMS_KEPT = 256;
 
 interface CollectionStatistics {
   documents: number;
@@ -145,7 +142,7 @@ export async function scorePostings(
   query: string,
   window: number,
   collection: { documents: number; averageLength: number },
-  known: KnownTermFrequencies = { terms: [], dfs: [] },
+  known: KnownTermFrequencies = NONE_KNOWN,
   reportFromDf = Number.MAX_SAFE_INTEGER,
 ): Promise<{ hits: { id: string; score: number }[]; counted: { term: string; df: number }[] }> {
   const weight = bm25TermWeightSql(Prisma.raw("t.df"), collection.documents);
