@@ -4,9 +4,10 @@
  * run:
  * - The Guild's composer (`npm run compose`, lib/composition/compose.ts) composes it and records
  *   the provides in the supergraph, with the conversations subgraph still the title's owner.
- * - Apollo's own subgraph validation (@apollo/federation-internals, which @apollo/subgraph
- *   depends on; Apollo's full composer, @apollo/composition, is not a dependency here) accepts
- *   the search subgraph's schema, and reads the provides back out of our composed supergraph.
+ * - Apollo's own subgraph validation (@apollo/federation-internals) accepts the search
+ *   subgraph's schema, and reads the provides back out of our composed supergraph. Apollo's
+ *   full composer runs in composers.test.ts, which also requires the provided title to be
+ *   shareable in its owner.
  * A provides of a field the search subgraph does not declare `@external` fails both: the check
  * can fail.
  */

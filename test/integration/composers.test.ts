@@ -1,0 +1,73 @@
+/**
+ * Federation is a contract with other people's tools: supergraph.yaml must compose with both
+ * Federation v2 composers, The Guild's (which `npm run compose` ships) and Apollo's
+ * (`@apollo/composition`, behind Rover, GraphOS and Apollo Router), into the same API schema:
+ * types, fields, arguments and their defaults, enums, unions, interfaces, directives and
+ * descriptions. Any `@provides`, `@requires`, `@override` or `@shareable` that one composer
+ * rejects fails the first test; the mutated schemas below show that it can fail, on the
+ * shareability rule the two composers disagree on.
+ */
+import fs from "node:fs";
+import { describe, expect, it } from "@jest/globals";
+import { parse } from "graphql";
+import { loadSubgraphSchemas, type LoadedSubgraph } from "../../lib/composition/compose.js";
+import { readSupergraphConfig } from "../../lib/composition/supergraph-config.js";
+import { apiSchemaDifference, composeWith, compositionDisagreement, printApiSchema } from "../support/composers.js";
+
+const subgraphs = await loadSubgraphSchemas(readSupergraphConfig("supergraph.yaml", {}));
+
+function withSchema(name: string, edit: (sdl: string) => string): LoadedSubgraph[] {
+  const file = `subgraphs/${name}/schema.graphql`;
+  const original = fs.readFileSync(file, "utf8");
+  const edited = edit(original);
+  expect(edited).not.toBe(original);
+  return subgraphs.map((subgraph) => (subgraph.name === name ? { ...subgraph, typeDefs: parse(edited) } : subgraph));
+}
+
+describe("supergraph.yaml", () => {
+  it("composes with both composers into the same API schema", () => {
+    expect(compositionDisagreement(subgraphs)).toBeNull();
+  });
+
+  it("gives clients the same API schema as the committed supergraph.graphql", () => {
+    const apollo = composeWith("apollo", subgraphs);
+    const committed = fs.readFileSync("supergraph.graphql", "utf8");
+    const guild = composeWith("guild", subgraphs);
+    expect(guild.supergraphSdl!.trim()).toBe(committed.trim());
+    const api = printApiSchema(apollo.apiSchema!);
+    // Spot checks that the comparison compares what clients see, not an empty schema.
+    expect(api).toContain("search(");
+    expect(api).toContain("union SearchItem = Conversation | DocumentChunk | KnowledgeBasePassage | SlackMessage | WebResult");
+    expect(api).toContain('"""Title shown in lists, 1 to 500 characters."""');
+    expect(api).not.toMatch(/@join__|@link|_entities|_service/);
+  });
+
+  it("keeps the search subgraph's provided title in both supergraphs", () => {
+    for (const composer of ["apollo", "guild"] as const) {
+      const { supergraphSdl } = composeWith(composer, subgraphs);
+      expect(supergraphSdl).toContain(`provides: "... on Conversation { title }"`);
+    }
+  });
+});
+
+describe("the rule the test enforces", () => {
+  it("fails when a provided field is not shareable in its owner (Apollo rejects it, The Guild accepts it)", () => {
+    const unshareable = withSchema("conversations", (sdl) => sdl.replace("title: String! @shareable", "title: String!"));
+    expect(composeWith("guild", unshareable).errors).toEqual([]);
+    expect(composeWith("apollo", unshareable).errors.join("\n")).toMatch(/Non-shareable field "Conversation\.title"/);
+    expect(compositionDisagreement(unshareable)).toMatch(/^apollo rejects the subgraphs/);
+  });
+
+  it("fails when a value type is resolved by two subgraphs without @shareable", () => {
+    const duplicated = withSchema("knowledge-base", (sdl) => sdl.replace(/type PageInfo @shareable \{/, "type PageInfo {"));
+    expect(compositionDisagreement(duplicated)).toMatch(/rejects the subgraphs[\s\S]*PageInfo/);
+  });
+
+  it("fails when the composers' API schemas differ, and says where", () => {
+    const apollo = composeWith("apollo", subgraphs).apiSchema!;
+    expect(apiSchemaDifference(composeWith("guild", subgraphs).apiSchema!, apollo)).toBeNull();
+    // The same subgraphs with one argument default changed: a difference a client would see.
+    const changed = withSchema("conversations", (sdl) => sdl.replace('first: Int = 20', 'first: Int = 25'));
+    expect(apiSchemaDifference(composeWith("guild", changed).apiSchema!, apollo)).toMatch(/differ at line \d+: guild ".*first: Int = 25.*", apollo ".*first: Int = 20.*"/);
+  });
+});
