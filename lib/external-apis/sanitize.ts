@@ -9,6 +9,7 @@
  * plainText's result is text, not HTML: `&lt;b&gt;` becomes "<b>", so whoever renders it as
  * HTML must still escape it (GraphQL clients receive it as a string).
  */
+import { DecodingMode, HtmlEntityDecoder } from "entities/decode";
 
 /** Elements whose content is never text a reader should see. */
 const DROPPED_CONTENT = new Set(["script", "style", "noscript", "template", "iframe", "object", "svg", "head", "title"]);
@@ -20,20 +21,17 @@ const LINE_BREAKING = new Set([
 /** Elements between which a space belongs (cells, labels). */
 const SPACING = new Set(["td", "th", "option", "label", "figcaption"]);
 
-const NAMED_ENTITIES: Record<string, string> = {
-  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ",
-  ndash: "\u2013", mdash: "\u2014", hellip: "\u2026", lsquo: "\u2018", rsquo: "\u2019", ldquo: "\u201c", rdquo: "\u201d",
-  laquo: "\u00ab", raquo: "\u00bb", middot: "\u00b7", bull: "\u2022", copy: "\u00a9", reg: "\u00ae", trade: "\u2122",
-  euro: "\u20ac", pound: "\u00a3", deg: "\u00b0", times: "\u00d7",
-};
-/** The longest entity we try to read after "&" ("&#x10FFFF;" and the names above fit). */
-const MAX_ENTITY_LENGTH = 10;
+/**
+ * The longest character reference we try to read after "&": HTML's longest named one,
+ * "&CounterClockwiseContourIntegral;", is 33 characters; numeric ones with a few leading zeros fit.
+ */
+const MAX_ENTITY_LENGTH = 40;
 const REPLACEMENT = "\ufffd";
 
 /**
  * `value` as plain text of at most `maxChars` UTF-16 code units, never splitting a surrogate
  * pair: tags and comments removed (with the content of script, style and the like), common
- * entities decoded, NUL and unpaired surrogates replaced by U+FFFD, other control and bidi
+ * character references decoded, NUL and unpaired surrogates replaced by U+FFFD, other control and bidi
  * override characters dropped, whitespace collapsed (a run with one line break becomes "\n",
  * with more "\n\n", otherwise one space) and trimmed. "" for anything that is not a string.
  */
@@ -323,27 +321,23 @@ function indexOfClosingTag(value: string, name: string, from: number): number {
   return -1;
 }
 
-// Private: the entity at `at` ("&amp;", "&#39;", "&#x27;"), or null when it is not one we know
-// (then "&" stays literal). Looks at most MAX_ENTITY_LENGTH characters ahead.
+// Private: the character reference at `at` ("&amp;", "&eacute;", "&#39;", "&#x27;"), decoded by
+// the `entities` package with HTML's whole named-reference table and the spec's numeric rules
+// (NUL, surrogates and out-of-range code points become U+FFFD), or null when there is none (then
+// "&" stays literal). Strict: a reference must end in ";", so "AT&T" and "a=1&copy=2" stay as
+// written. The decoder sees at most MAX_ENTITY_LENGTH characters: "&&&&…" or "&#0000…" over
+// megabytes costs a bounded look per "&", never a rescan to the end.
+let decodedReference = "";
+const referenceDecoder = new HtmlEntityDecoder((codePoint) => {
+  // Named references arrive one UTF-16 unit per call (surrogate halves too), numeric ones whole.
+  decodedReference += String.fromCodePoint(codePoint);
+});
+
 function decodeEntity(value: string, at: number): { text: string; end: number } | null {
-  // A bounded look for ";" (not indexOf): "&&&&…" over megabytes must not rescan to the end each time.
-  let semicolon = -1;
-  for (let i = at + 1; i < value.length && i <= at + MAX_ENTITY_LENGTH; i += 1) {
-    if (value.charCodeAt(i) === 0x3b) {
-      semicolon = i;
-      break;
-    }
-  }
-  if (semicolon === -1) return null;
-  const body = value.slice(at + 1, semicolon);
-  if (body.startsWith("#")) {
-    const hex = body[1] === "x" || body[1] === "X";
-    const digits = hex ? body.slice(2) : body.slice(1);
-    if (digits.length === 0 || !(hex ? /^[0-9a-fA-F]+$/ : /^[0-9]+$/).test(digits)) return null;
-    const code = Number.parseInt(digits, hex ? 16 : 10);
-    const text = code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff) ? REPLACEMENT : String.fromCodePoint(code);
-    return { text, end: semicolon + 1 };
-  }
-  const named = Object.hasOwn(NAMED_ENTITIES, body) ? NAMED_ENTITIES[body] : undefined;
-  return named === undefined ? null : { text: named, end: semicolon + 1 };
+  decodedReference = "";
+  referenceDecoder.startEntity(DecodingMode.Strict);
+  let consumed = referenceDecoder.write(value.slice(at, at + MAX_ENTITY_LENGTH), 1);
+  if (consumed < 0) consumed = referenceDecoder.end();
+  if (consumed <= 0 || decodedReference === "") return null;
+  return { text: decodedReference, end: at + consumed };
 }

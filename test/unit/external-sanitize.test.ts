@@ -10,8 +10,17 @@ describe("plainText", () => {
   it("decodes the common entities, named and numeric", () => {
     expect(plainText("Tom &amp; Jerry &lt;3 &gt; &quot;cats&quot; &#39;n&apos; mice", 200)).toBe(`Tom & Jerry <3 > "cats" 'n' mice`);
     expect(plainText("a&nbsp;b &#65;&#x42;&#X43; &#128512;", 200)).toBe("a b ABC \u{1F600}");
-    expect(plainText("caf&eacute; &unknown; AT&T & co &#xZZ;", 200)).toBe("caf&eacute; &unknown; AT&T & co &#xZZ;");
+    expect(plainText("&unknown; AT&T & co &#xZZ; a=1&copy=2", 200)).toBe("&unknown; AT&T & co &#xZZ; a=1&copy=2");
     expect(plainText("&#0; &#xD800; &#x110000;", 200)).toBe("\ufffd \ufffd \ufffd");
+  });
+
+  it("decodes every named reference HTML defines, not a short list", () => {
+    expect(plainText("Caf&eacute; &Uuml;ber &rarr; na&iuml;ve &frac12; &alpha;&beta; &hearts;", 200)).toBe("Café Über → naïve ½ αβ ♥");
+    // Two-code-point and astral references, and the longest name HTML has.
+    expect(plainText("&NotNestedGreaterGreater; &Afr; &CounterClockwiseContourIntegral;", 200)).toBe("\u2AA2\u0338 \u{1D504} \u2233");
+    // Past the longest reference there is nothing to decode, and a flood of them stays linear.
+    expect(plainText(`&${"a".repeat(60)};`, 200)).toBe(`&${"a".repeat(60)};`);
+    expect(plainText("&eacute;".repeat(200_000), 10)).toBe("é".repeat(10));
   });
 
   it("never turns decoded entities back into markup: &lt;b&gt; is text", () => {
