@@ -35,6 +35,8 @@ export interface Config {
     upstreamTimeoutMs: number;
     /** How long the gateway serves a `search` answer from its own cache, per token; 0 turns it off. */
     responseCacheTtlSeconds: number;
+    /** Whether the gateway serves the MCP server at `/mcp` (MCP_ENABLED). */
+    mcpEnabled: boolean;
   };
   subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint; "knowledge-base": SubgraphEndpoint; "external-search": SubgraphEndpoint };
   knowledgeBase: KnowledgeBaseConfig;
@@ -236,6 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
       corsOrigins: list(env, "CORS_ORIGINS", ["http://localhost:3000", "http://localhost:5173"]),
       upstreamTimeoutMs: int(env, "UPSTREAM_TIMEOUT_MS", 10_000, 100, 300_000),
       responseCacheTtlSeconds: int(env, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS", 10, 0, 3_600),
+      mcpEnabled: bool(env, "MCP_ENABLED", true),
     },
     subgraphs: {
       conversations: {

@@ -53,10 +53,14 @@ export interface McpEndpointContext {
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 const REALM = "context-search";
 
-/** The `/mcp` handler. Loads and validates the tools now, so a broken tool file stops the gateway's start. */
+/**
+ * The `/mcp` handler. Loads and validates the tools now, so a broken tool file stops the gateway's
+ * start; a tool this supergraph cannot serve is left out with one warning.
+ */
 export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointContext) {
   const apiSchema = apiSchemaOf(context.supergraphSdl);
-  const tools = loadToolCatalog(apiSchema.schema, options.toolsDirectory ?? DEFAULT_TOOLS_DIRECTORY);
+  const { tools, unsupported } = loadToolCatalog(apiSchema.schema, options.toolsDirectory ?? DEFAULT_TOOLS_DIRECTORY);
+  for (const problem of unsupported) context.logger.warn(`${problem.message}; the tool is left out of ${MCP_PATH}`);
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   const bounds = options.bounds ?? DEFAULT_OUTPUT_BOUNDS;
 

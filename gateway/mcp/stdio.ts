@@ -54,7 +54,8 @@ export async function serveStdio(settings: StdioSettings, log: (line: string) =>
   const authorization = `Bearer ${settings.token}`;
   const execute = graphqlExecutor(settings.graphqlUrl, authorization, (request) => fetch(request));
   const apiSchema = await gatewaySchema(settings, authorization, log);
-  const tools = loadToolCatalog(apiSchema.schema, settings.toolsDirectory);
+  const { tools, unsupported } = loadToolCatalog(apiSchema.schema, settings.toolsDirectory);
+  for (const problem of unsupported) log(`${problem.message}; the tool is left out`);
   const server = createMcpServer({ tools, apiSchema, execute });
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
   await server.connect(new StdioServerTransport());

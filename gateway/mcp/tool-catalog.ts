@@ -11,8 +11,11 @@
  *   # @destructive          (optional: the tool deletes or overwrites something)
  *   query Search($query: String!, $limit: Int = 10) { … }
  *
- * At start-up every file is parsed and validated against the supergraph's API schema; a file
- * that does not validate stops the start with its path and the GraphQL error. A variable needs a
+ * At start-up every file is parsed and validated against the supergraph's API schema. A file whose
+ * operation does not validate (the supergraph lacks a field it uses: a platform team's supergraph
+ * with only some of our subgraphs) is left out of the catalog with one warning naming the file and
+ * the GraphQL error; a file that is wrong whatever the supergraph (it does not parse, holds no
+ * single operation, leaves a variable undescribed) stops the start. A variable needs a
  * description: from its `@param`, or else from the schema's description of the argument or input
  * field it is passed to.
  */
@@ -64,13 +67,41 @@ export const DEFAULT_TOOLS_DIRECTORY = new URL("./tools/", import.meta.url).path
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
-/** Every tool in `directory`, in name order; throws ToolDefinitionError naming the first file that is wrong. */
-export function loadToolCatalog(schema: GraphQLSchema, directory: string = DEFAULT_TOOLS_DIRECTORY): ToolDefinition[] {
+/** A tool file that this supergraph cannot serve: what the catalog left out, and why. */
+export class UnsupportedToolError extends ToolDefinitionError {
+  constructor(file: string, message: string) {
+    super(file, message);
+    this.name = "UnsupportedToolError";
+  }
+}
+
+export interface ToolCatalog {
+  /** The tools this supergraph serves, in name order. */
+  tools: ToolDefinition[];
+  /** The files left out because their operation does not validate against this supergraph. */
+  unsupported: UnsupportedToolError[];
+}
+
+/**
+ * Every tool in `directory` that validates against `schema`, in name order. Throws
+ * ToolDefinitionError naming the first file that is wrong in itself; files that only this
+ * supergraph cannot serve are listed in `unsupported` (the caller warns once per file).
+ */
+export function loadToolCatalog(schema: GraphQLSchema, directory: string = DEFAULT_TOOLS_DIRECTORY): ToolCatalog {
   const files = readdirSync(directory)
     .filter((file) => file.endsWith(".graphql"))
     .sort();
   if (files.length === 0) throw new ToolDefinitionError(directory, "the directory has no .graphql files: each tool is one operation in its own file");
-  return files.map((file) => toolFromSource(schema, file.replace(/\.graphql$/, ""), readFileSync(path.join(directory, file), "utf8"), path.join(directory, file)));
+  const catalog: ToolCatalog = { tools: [], unsupported: [] };
+  for (const file of files) {
+    try {
+      catalog.tools.push(toolFromSource(schema, file.replace(/\.graphql$/, ""), readFileSync(path.join(directory, file), "utf8"), path.join(directory, file)));
+    } catch (error) {
+      if (!(error instanceof UnsupportedToolError)) throw error;
+      catalog.unsupported.push(error);
+    }
+  }
+  return catalog;
 }
 
 /** One tool from its operation's source; `file` only names it in errors. */
@@ -86,8 +117,11 @@ export function toolFromSource(schema: GraphQLSchema, name: string, source: stri
   if (operations.length !== 1) throw new ToolDefinitionError(file, `must hold exactly one operation (it holds ${operations.length})`);
   const operation = operations[0]!;
   if (operation.operation === "subscription") throw new ToolDefinitionError(file, "subscriptions cannot be tools: use a query or a mutation");
+  // graphql-js 16 validates a mutation against a schema without a Mutation type as valid (its
+  // fields have no parent type to be checked against); running it would fail on every call.
+  if (!schema.getRootType(operation.operation)) throw new UnsupportedToolError(file, `does not validate against the supergraph: it has no ${operation.operation} type`);
   const errors = validate(schema, document);
-  if (errors.length > 0) throw new ToolDefinitionError(file, `does not validate against the supergraph: ${errors.map((error) => error.message).join("; ")}`);
+  if (errors.length > 0) throw new UnsupportedToolError(file, `does not validate against the supergraph: ${errors.map((error) => error.message).join("; ")}`);
 
   const header = parseHeader(source, file);
   const variables = operation.variableDefinitions ?? [];

@@ -328,11 +328,17 @@ describe("MCP over Streamable HTTP at /mcp", () => {
 describe("tool definitions", () => {
   const api = () => apiSchemaOf(stack.supergraphSdl);
 
-  it("stops the start with the file's name and the GraphQL error when an operation does not validate", () => {
+  it("leaves out, naming the file and the GraphQL error, a tool whose operation this supergraph cannot run", () => {
     const directory = mkdtempSync(path.join(tmpdir(), "mcp-tools-"));
     try {
       writeFileSync(path.join(directory, "broken_search.graphql"), "# Searches.\n#\n# @param query What to find.\nquery Broken($query: String!) { search(input: { query: $query }) { hits { scor } } }\n");
-      expect(() => loadToolCatalog(api().schema, directory)).toThrow(/broken_search\.graphql: does not validate against the supergraph: Cannot query field "scor" on type "SearchHit"/);
+      writeFileSync(path.join(directory, "good_search.graphql"), "# Searches.\n#\n# @param query What to find.\nquery Good($query: String!) { search(input: { query: $query }) { hits { score } } }\n");
+      const catalog = loadToolCatalog(api().schema, directory);
+      expect(catalog.tools.map((tool) => tool.name)).toEqual(["good_search"]);
+      expect(catalog.unsupported.map((problem) => problem.message)).toEqual([expect.stringMatching(/broken_search\.graphql: does not validate against the supergraph: Cannot query field "scor" on type "SearchHit"/)]);
+      // A file that is wrong whatever the supergraph still stops the start.
+      writeFileSync(path.join(directory, "torn.graphql"), "# Torn.\nquery Torn { search(");
+      expect(() => loadToolCatalog(api().schema, directory)).toThrow(/torn\.graphql: does not parse/);
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
