@@ -11,7 +11,6 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createGatewayRuntime, type GatewayRuntime } from "@graphql-hive/gateway-runtime";
 import { unifiedGraphHandler as rustPlannerHandler } from "@graphql-hive/router-runtime";
-import httpTransport from "@graphql-mesh/transport-http";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { Kind, parse, type ConstValueNode } from "graphql";
 import { APOLLO_SANDBOX_ORIGIN, type Config, type QueryPlanner } from "../lib/config.js";
@@ -33,6 +32,7 @@ import { specConformance } from "./spec-conformance.js";
 import { subgraphOutageErrors } from "./subgraph-outage.js";
 import { gatewayTracing } from "./tracing.js";
 import type { TracingConfig } from "../lib/observability/tracing-config.js";
+import { subgraphHttpTransport } from "./subgraph-transport.js";
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -116,8 +116,8 @@ export function gatewayOptionsFrom(config: Config): Omit<GatewayOptions, "superg
     responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
     operationLimits: config.operationLimits,
     rateLimit: config.rateLimit,
-    // The MCP server at /mcp, on by default with its defaults; `mcp: null` turns it off.
-    mcp: {},
+    // The MCP server at /mcp, on by default with its defaults; MCP_ENABLED=false (`mcp: null`) turns it off.
+    mcp: config.gateway.mcpEnabled ? {} : null,
   };
 }
 
@@ -134,7 +134,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     supergraph: options.supergraphSdl,
     ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),
     // Passed statically: loading transports dynamically fails under some module loaders (Jest).
-    transports: { http: httpTransport },
+    transports: { http: subgraphHttpTransport },
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
     logging: options.runtimeLogLevel ?? "warn",
