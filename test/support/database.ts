@@ -16,6 +16,9 @@ export interface TestDatabase {
   dispose(): Promise<void>;
 }
 
+/** Any fixed key: it only has to be the same in every worker. */
+const TEST_MIGRATION_LOCK_KEY = 72_110_018;
+
 export const usingPostgres = Boolean(loadConfig().database.url);
 
 export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
@@ -29,10 +32,23 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
   const url = withDatabaseName(baseUrl, name);
   const database = await openDatabase({ url, pgliteDataDir: "", poolSize: 5 });
-  if (options.migrate !== false) await migrate(database);
+  try {
+    // Test files run in parallel workers, each migrating its own database; the migrations also
+    // create a cluster-wide role (row-level security), which two first runs would race to create.
+    // A lock in the base database, which every worker shares, runs one migration at a time.
+    if (options.migrate !== false) {
+      await admin.query("SELECT pg_advisory_lock($1)", [TEST_MIGRATION_LOCK_KEY]);
+      try {
+        await migrate(database);
+      } finally {
+        await admin.query("SELECT pg_advisory_unlock($1)", [TEST_MIGRATION_LOCK_KEY]);
+      }
+    }
+  } finally {
+    await admin.end();
+  }
   return {
     database,
     url,
