@@ -23,14 +23,18 @@
  *   search subgraph's own cached page to expire). Writes that bypass the gateway show up
  *   within the TTL.
  *
- * The store is an in-process LRU (@graphql-mesh/cache-inmemory-lru), one per gateway
- * instance: a shared store would need the generations shared too.
+ * The store is an in-process LRU of whole answers, one per gateway instance: a shared store
+ * would need the generations shared too. The plugin is Yoga's useResponseCache
+ * (@graphql-yoga/plugin-response-cache, on @envelop/response-cache) used directly, not through
+ * @graphql-mesh/plugin-response-cache 0.107.2: that wrapper always passes the deprecated
+ * `ttlPerType` (so every gateway start printed "[useResponseCache] ttlForType is deprecated"),
+ * and its store wrote two index keys per entity of every cached answer (41 LRU entries for a
+ * page of 20 hits), which only entity invalidation reads and which we have off.
  */
 import { createHash } from "node:crypto";
-import type { GatewayConfigContext, GatewayPlugin } from "@graphql-hive/gateway-runtime";
-import InMemoryLRUCache from "@graphql-mesh/cache-inmemory-lru";
-import useMeshResponseCache from "@graphql-mesh/plugin-response-cache";
-import { getOperationAST, Kind, type DocumentNode } from "graphql";
+import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
+import { useResponseCache, type Cache } from "@graphql-yoga/plugin-response-cache";
+import { getOperationAST, Kind, type DocumentNode, type ExecutionResult } from "graphql";
 import { LRUCache } from "lru-cache";
 import { rootFieldNames, selectedOperation } from "../lib/graphql/root-fields.js";
 import type { TenantContext } from "../lib/tenancy/token.js";
@@ -44,20 +48,44 @@ export interface ResponseCacheOptions {
 const RESPONSE_CACHE_MAX_ENTRIES = 10_000;
 
 export interface SearchResponseCache {
-  /** Where answers are kept: the gateway's `cache` option. */
-  store: InMemoryLRUCache;
+  /** Where answers are kept (tests read its size). */
+  store: ResponseStore;
   /**
    * The plugins, in order: the one that learns which operations select `search` and retires an
    * organization's answers after its mutations, then the caching plugin itself. They must come
    * after the authentication plugin, whose verified caller they read.
    */
-  plugins(context: GatewayConfigContext): GatewayPlugin[];
+  plugins(): GatewayPlugin[];
+}
+
+/** Whole answers by response key, each with the TTL the plugin computed; no entity index (see above). */
+export class ResponseStore implements Cache {
+  private readonly answers = new LRUCache<string, ExecutionResult>({ max: RESPONSE_CACHE_MAX_ENTRIES });
+
+  get size(): number {
+    return this.answers.size;
+  }
+
+  get(key: string): ExecutionResult | undefined {
+    return this.answers.get(key);
+  }
+
+  set(key: string, answer: ExecutionResult, _entities: unknown, ttlMs: number): void {
+    if (ttlMs > 0) this.answers.set(key, answer, { ttl: Number.isFinite(ttlMs) ? ttlMs : undefined });
+  }
+
+  /** Entity invalidation is off (`invalidateViaMutation: false`): mutations advance generations instead. */
+  invalidate(): void {}
+
+  clear(): void {
+    this.answers.clear();
+  }
 }
 
 export function searchResponseCache({ ttlSeconds }: ResponseCacheOptions, tenantOf: (request: Request) => TenantContext | null): SearchResponseCache {
   const generations = new OrganizationGenerations(ttlSeconds);
   const searchOperations = new SearchOperations();
-  const store = new InMemoryLRUCache({ max: RESPONSE_CACHE_MAX_ENTRIES });
+  const store = new ResponseStore();
 
   const cacheable = (request: Request, context?: { params?: { query?: string; operationName?: string | null } }) => {
     if (tenantOf(request) === null) return false;
@@ -91,9 +119,8 @@ export function searchResponseCache({ ttlSeconds }: ResponseCacheOptions, tenant
 
   return {
     store,
-    plugins(context) {
-      const caching = useMeshResponseCache({
-        ...context,
+    plugins() {
+      const caching = useResponseCache({
         cache: store,
         // The organization's write generation is part of the key: see OrganizationGenerations.
         enabled: cacheable,
@@ -110,8 +137,8 @@ export function searchResponseCache({ ttlSeconds }: ResponseCacheOptions, tenant
         invalidateViaMutation: false,
         // `extensions.responseCache.hit` tells clients (and benchmarks) where an answer came from.
         includeExtensionMetadata: true,
-        shouldCacheResult: ({ result }: { result: { errors?: readonly unknown[]; data?: unknown } }) => !result.errors?.length && !hasDegradedSearch(result.data),
-      } as unknown as Parameters<typeof useMeshResponseCache>[0]) as GatewayPlugin;
+        shouldCacheResult: ({ result }) => !result.errors?.length && !hasDegradedSearch(result.data),
+      }) as unknown as GatewayPlugin;
       return [bookkeeping, caching];
     },
   };

@@ -182,7 +182,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
     // Subgraphs check this signature (lib/graphql/subgraph-access.ts) to tell the gateway from a stranger.
     ...(options.auth.subgraphSigningSecret ? { hmacSignature: { secret: options.auth.subgraphSigningSecret } } : {}),
-    ...(responseCache ? { cache: responseCache.store } : {}),
     // Order matters: the caller is verified first; the response cache reads who it is.
     // Rate limits answer in onRequest and the operation limits before validation, so neither a
     // spent budget nor a hostile document ever reaches the planner.
@@ -197,7 +196,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       specConformance(),
       // A subgraph that cannot be reached nulls its own fields with a coded error (subgraph-outage.ts).
       subgraphOutageErrors(logger),
-      ...(responseCache ? responseCache.plugins(context) : []),
+      ...(responseCache ? responseCache.plugins() : []),
     ],
   });
 
@@ -310,8 +309,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         if (outcome.cut > 0) logger.warn(`drain deadline passed: cut ${outcome.cut} unfinished requests (${outcome.finished} finished)`);
         // Only now: disposing the runtime aborts whatever it is still executing.
         await runtime.dispose();
-        // The store's TTL timers are not unref'd: left alone they would hold the process open.
-        responseCache?.store[Symbol.dispose]();
+        responseCache?.store.clear();
         await rateLimiter?.close();
         // Last: the runtime's disposal ends the spans still open, and this exports them.
         await tracing?.shutdown();
