@@ -1,5 +1,9 @@
 /**
- * `npm run eval -- <BEIR folder> [--as conversations|documents] [--split test] [--alphas 0,0.25,0.5,0.75,1] [--out docs/evaluation]`
+ * `npm run eval -- --dataset <name> | --path <BEIR folder> [--as conversations|documents] [--split test] [--alphas 0,0.25,0.5,0.75,1] [--out docs/evaluation]`
+ *
+ * `--dataset scifact` fetches the BEIR data set of that name into `--datasets-dir`
+ * (.data/datasets) the first time (lib/evaluation/beir-download.ts; `--datasets-url` for a
+ * mirror); `--path` (or a plain folder argument) reads a data set already in the BEIR layout.
  *
  * Ingests the corpus into a throwaway organization through the product's own indexing code,
  * as conversations (default; providers conversations.*) or as documents (`--as documents`: each
@@ -18,6 +22,7 @@ import { ConfigError, loadConfig } from "../lib/config.js";
 import { openDatabase } from "../lib/database/connect.js";
 import { migrate } from "../lib/database/migrate.js";
 import { loadBeirDataset } from "../lib/evaluation/beir.js";
+import { BEIR_DATASETS_URL, DEFAULT_DATASETS_DIRECTORY, fetchBeirDataset } from "../lib/evaluation/beir-download.js";
 import { renderMarkdownTable } from "../lib/evaluation/markdown-table.js";
 import { DOCUMENT_PROVIDERS, documentStatuses, ingestAsDocuments, mapChunksToDocuments } from "../lib/evaluation/document-evaluation.js";
 import { evaluateAlpha, indexCorpus, ingestCorpus, type EvaluateOptions, type EvaluationRow, type IngestedCorpus } from "../lib/evaluation/search-evaluation.js";
@@ -39,10 +44,17 @@ runMain(async () => {
       alphas: { type: "string", default: "0,0.25,0.5,0.75,1" },
       out: { type: "string", default: "docs/evaluation" },
       "max-queries": { type: "string" },
+      dataset: { type: "string" },
+      path: { type: "string" },
+      "datasets-dir": { type: "string", default: DEFAULT_DATASETS_DIRECTORY },
+      "datasets-url": { type: "string", default: BEIR_DATASETS_URL },
     },
   });
-  const folder = positionals[0];
-  if (!folder) throw new ConfigError("dataset folder", "is required: npm run eval -- <BEIR folder>, e.g. ../shared/datasets/scifact");
+  const given = [values.dataset, values.path ?? positionals[0]].filter((value) => value !== undefined);
+  if (given.length !== 1) throw new ConfigError("--dataset / --path", "give exactly one: --dataset <name> (e.g. scifact, fetched into .data/datasets) or --path <BEIR folder>");
+  const folder = values.dataset
+    ? await fetchBeirDataset(values.dataset, { directory: values["datasets-dir"], baseUrl: values["datasets-url"], log: (line) => process.stderr.write(`${line}\n`) })
+    : given[0]!;
   const as = values.as;
   if (as !== "conversations" && as !== "documents") throw new ConfigError("--as", `must be conversations or documents, got "${as}"`);
   const alphas = values.alphas.split(",").map(Number);
