@@ -14,6 +14,7 @@ import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { chunkText, DEFAULT_CHUNKING, type ChunkOptions } from "../../../lib/retrieval/chunking.js";
+import { IndexerStopped, IndexingLoop } from "../../../lib/retrieval/indexing-loop.js";
 import { JobCounters, readQueueStatus, type ObservableQueue, type QueueStatus } from "../../../lib/retrieval/queue-status.js";
 
 export interface IndexerOptions {
@@ -39,8 +40,6 @@ const CHURNED_TABLES = ["keyword_postings", "keyword_documents", "embedding_chun
 /** Texts per model call while indexing: one call on the local model takes about half a second. */
 const EMBED_SLICE = 8;
 
-class IndexerStopped extends Error {}
-
 interface ClaimedJob {
   conversation_id: string;
   organization_id: string;
@@ -57,17 +56,10 @@ interface ConversationText {
 }
 
 export class ConversationIndexer {
-  private running = false;
-  /** Set by stop(): the current round abandons its remaining model calls. */
-  private stopping = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly loop: IndexingLoop;
   private readonly batchSize: number;
-  private readonly idleMs: number;
   private readonly leaseSeconds: number;
   private readonly chunking: ChunkOptions;
-  private readonly vacuumAfterJobs: number | null;
-  private jobsSinceVacuum = 0;
   /** Jobs this process holds and finished, for the metrics (the queue's depth is read from the table). */
   readonly counters = new JobCounters();
 
@@ -79,67 +71,36 @@ export class ConversationIndexer {
     options: IndexerOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 16;
-    this.idleMs = options.idleMs ?? 1_000;
     this.leaseSeconds = options.leaseSeconds ?? 300;
     this.chunking = options.chunking ?? DEFAULT_CHUNKING;
-    this.vacuumAfterJobs = options.vacuumAfterJobs ?? null;
+    this.loop = new IndexingLoop(() => this.runOnce(), {
+      name: "indexing",
+      idleMs: options.idleMs ?? 1_000,
+      logger,
+      database,
+      churnedTables: CHURNED_TABLES,
+      vacuumAfterJobs: options.vacuumAfterJobs ?? null,
+    });
+  }
+
+  /** True once stop() was called: the current round abandons its remaining model calls. */
+  private get stopping(): boolean {
+    return this.loop.stopping;
   }
 
   /** Starts indexing in the background until `stop()`. */
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopping = false;
-    this.loop = (async () => {
-      while (this.running) {
-        let processed = 0;
-        try {
-          processed = await this.runOnce();
-        } catch (error) {
-          this.logger.warn(`indexing round failed: ${(error as Error).message}`);
-        }
-        this.jobsSinceVacuum += processed;
-        if (processed === 0 && this.running) await this.vacuumIfDue();
-        if (processed === 0 && this.running) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, this.idleMs);
-            this.wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          this.wake = null;
-        }
-      }
-    })();
+    this.loop.start();
   }
 
   /** Stops after the model call in progress; unfinished jobs go back to the queue. */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.stopping = true;
-    this.wake?.();
-    await this.loop;
-    this.loop = null;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  /**
-   * Runs VACUUM (ANALYZE) on the churned tables when enough conversations were re-indexed
-   * since the last one. Called only with an empty queue, so it never delays indexing.
-   * Returns whether it ran.
-   */
-  async vacuumIfDue(): Promise<boolean> {
-    if (this.vacuumAfterJobs === null || this.jobsSinceVacuum < this.vacuumAfterJobs) return false;
-    const started = performance.now();
-    try {
-      await this.database.withSession((session) => session.query(`VACUUM (ANALYZE) ${CHURNED_TABLES.join(", ")}`));
-      this.logger.debug(`vacuumed ${CHURNED_TABLES.join(", ")} after ${this.jobsSinceVacuum} re-indexed conversations in ${Math.round(performance.now() - started)} ms`);
-      this.jobsSinceVacuum = 0;
-      return true;
-    } catch (error) {
-      this.logger.warn(`vacuum of the search tables failed: ${(error as Error).message}`);
-      return false;
-    }
+  /** Vacuums the churned tables when enough conversations were re-indexed (see IndexerOptions); returns whether it ran. */
+  vacuumIfDue(): Promise<boolean> {
+    return this.loop.vacuumIfDue();
   }
 
   /** How deep and late the queue is, across every worker (one bounded statement). */
@@ -230,20 +191,13 @@ export class ConversationIndexer {
   }
 
   /** Processes until the queue has nothing ready (tests, evaluation, the reindex command). */
-  async drain(onProgress?: (done: number) => void): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const processed = await this.runOnce();
-      this.jobsSinceVacuum += processed;
-      if (processed === 0) return total;
-      total += processed;
-      onProgress?.(total);
-    }
+  drain(onProgress?: (done: number) => void): Promise<number> {
+    return this.loop.drain(onProgress);
   }
 
   /** Nudges a sleeping background loop to look at the queue now. */
   poke(): void {
-    this.wake?.();
+    this.loop.poke();
   }
 
   private claim(): Promise<ClaimedJob[]> {

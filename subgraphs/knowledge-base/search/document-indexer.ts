@@ -25,6 +25,7 @@ import { markdownSections, type DocumentSection } from "../../../lib/documents/n
 import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { BackgroundIndexer } from "../../../lib/retrieval/search-provider.js";
+import { IndexerStopped, IndexingLoop } from "../../../lib/retrieval/indexing-loop.js";
 import { JobCounters, readQueueStatus, type ObservableQueue, type QueueStatus } from "../../../lib/retrieval/queue-status.js";
 import { removeDeletedVectors } from "../../../lib/retrieval/vector-stores/deleted-vectors.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
@@ -53,8 +54,6 @@ const CHURNED_TABLES = ["document_chunks", "document_keyword_postings", "embeddi
 
 /** A failure retrying cannot cure: the document is FAILED for good and its job is dropped. */
 class PermanentFailure extends Error {}
-/** stop() was called: hand the job back untouched (after removing what this attempt wrote). */
-class IndexerStopped extends Error {}
 /** The document was deleted while being indexed: nothing to report to anyone. */
 class DocumentGone extends Error {}
 
@@ -73,19 +72,13 @@ interface DocumentToIndex {
 }
 
 export class DocumentIndexer implements BackgroundIndexer {
-  private running = false;
-  private stopping = false;
-  private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly loop: IndexingLoop;
   private readonly store: DocumentStore;
   private readonly batchSize: number;
-  private readonly idleMs: number;
   private readonly leaseSeconds: number;
   private readonly embedSlice: number;
   private readonly maxAttempts: number;
   private readonly chunking: DocumentChunkingOptions;
-  private readonly vacuumAfterJobs: number | null;
-  private jobsSinceVacuum = 0;
   private readonly onChunksStored: ((organizationId: string) => void) | undefined;
   /** Jobs this process holds and finished, for the metrics (the queue's depth is read from the table). */
   readonly counters = new JobCounters();
@@ -99,65 +92,41 @@ export class DocumentIndexer implements BackgroundIndexer {
   ) {
     this.store = new DocumentStore(database.prisma);
     this.batchSize = options.batchSize ?? 4;
-    this.idleMs = options.idleMs ?? 1_000;
     this.leaseSeconds = options.leaseSeconds ?? 300;
     this.embedSlice = options.embedSlice ?? 8;
     this.maxAttempts = options.maxAttempts ?? 6;
     this.chunking = options.chunking;
-    this.vacuumAfterJobs = options.vacuumAfterJobs ?? null;
     this.onChunksStored = options.onChunksStored;
+    this.loop = new IndexingLoop(() => this.runOnce(), {
+      name: "document indexing",
+      idleMs: options.idleMs ?? 1_000,
+      logger,
+      database,
+      churnedTables: CHURNED_TABLES,
+      vacuumAfterJobs: options.vacuumAfterJobs ?? null,
+    });
+  }
+
+  /** True once stop() was called: the current round hands its remaining documents back. */
+  private get stopping(): boolean {
+    return this.loop.stopping;
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopping = false;
-    this.loop = (async () => {
-      while (this.running) {
-        let processed = 0;
-        try {
-          processed = await this.runOnce();
-        } catch (error) {
-          this.logger.warn(`document indexing round failed: ${(error as Error).message}`);
-        }
-        this.jobsSinceVacuum += processed;
-        if (processed === 0 && this.running) await this.vacuumIfDue();
-        if (processed === 0 && this.running) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, this.idleMs);
-            this.wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          this.wake = null;
-        }
-      }
-    })();
+    this.loop.start();
   }
 
   /** Stops after the model call in progress; the unfinished document goes back to the queue. */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.stopping = true;
-    this.wake?.();
-    await this.loop;
-    this.loop = null;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   poke(): void {
-    this.wake?.();
+    this.loop.poke();
   }
 
-  async drain(onProgress?: (done: number) => void): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const processed = await this.runOnce();
-      this.jobsSinceVacuum += processed;
-      if (processed === 0) return total;
-      total += processed;
-      onProgress?.(total);
-    }
+  drain(onProgress?: (done: number) => void): Promise<number> {
+    return this.loop.drain(onProgress);
   }
 
   /** How deep and late the document queue is, across every worker (one bounded statement). */
@@ -193,16 +162,8 @@ export class DocumentIndexer implements BackgroundIndexer {
     return handled;
   }
 
-  async vacuumIfDue(): Promise<boolean> {
-    if (this.vacuumAfterJobs === null || this.jobsSinceVacuum < this.vacuumAfterJobs) return false;
-    try {
-      await this.database.withSession((session) => session.query(`VACUUM (ANALYZE) ${CHURNED_TABLES.join(", ")}`));
-      this.jobsSinceVacuum = 0;
-      return true;
-    } catch (error) {
-      this.logger.warn(`vacuum of the document search tables failed: ${(error as Error).message}`);
-      return false;
-    }
+  vacuumIfDue(): Promise<boolean> {
+    return this.loop.vacuumIfDue();
   }
 
   /** Indexes one document. Returns false when it was handed back (stop), true otherwise. */
