@@ -15,8 +15,11 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
  * context frames). So each finished file kept 300-500 MB for the rest of the run, and the
  * garbage collector spent more and more of the run walking it. Nothing in our code can release
  * a context Node keeps; what we can do is not keep the process that holds it: every file runs in
- * a worker process, and a worker whose memory passes `workerIdleMemoryLimit` after a file is
- * replaced by a fresh one (a few hundred ms), so the leak lives as long as one or two files.
+ * a worker process of its own, replaced by a fresh one after the file (a few hundred ms), so the
+ * leak lives as long as the file. Jest compares `workerIdleMemoryLimit` with the worker's JS heap
+ * only, and what a PGlite file keeps is mostly WASM memory outside it: at 256 MB a worker that
+ * ran two PGlite files with small heaps was kept and reached 2.4 GB. So the limit is one no
+ * worker stays under: every file gets a new worker.
  */
 /** @type {import('jest').Config} */
 export default {
@@ -35,5 +38,5 @@ export default {
   // Two workers on CI's two cores: each file has its own database (an in-memory PGlite, or a
   // PostgreSQL database created for it by test/support/database.ts).
   maxWorkers: 2,
-  workerIdleMemoryLimit: "256MB",
+  workerIdleMemoryLimit: "1MB",
 };
