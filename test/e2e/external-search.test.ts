@@ -9,17 +9,16 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { startStack, type RunningStack } from "../../app/stack.js";
-import { loadConfig } from "../../lib/config.js";
-import { silentLogger } from "../../lib/logger.js";
+import type { RunningStack } from "../../app/stack.js";
 import { CreditLedger } from "../../subgraphs/external-search/credit-ledger.js";
 import { DataForSeoStandIn } from "../support/external/dataforseo-stand-in.js";
 import { PerplexityStandIn } from "../support/external/perplexity-stand-in.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { SlackStandIn } from "../support/external/slack-stand-in.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { errorCodes, graphql } from "../support/graphql.js";
-import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { tokenFor } from "../support/tenants.js";
 
 const SLACK_TOKEN = "xoxp-1234567890-acme-user-token";
 const PERPLEXITY_KEY = "pplx-test-key-0123456789";
@@ -54,10 +53,8 @@ beforeAll(async () => {
   [serper, dataforseo, perplexity, slack] = await Promise.all([SerperStandIn.start(), DataForSeoStandIn.start(), PerplexityStandIn.start(), SlackStandIn.start()]);
   perplexity.apiKeys.add(PERPLEXITY_KEY);
   slack.userTokens.add(SLACK_TOKEN);
-  db = await createTestDatabase();
-  const config = loadConfig({
-    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
-    EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
+  ({ db, stack } = await startTestStack({
+    SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
     SERPER_API_KEY: serper.apiKey, SERPER_BASE_URL: serper.baseUrl,
     DATAFORSEO_LOGIN: "api@acme.example", DATAFORSEO_PASSWORD: "dfs-test-password-0123", DATAFORSEO_BASE_URL: dataforseo.baseUrl,
@@ -66,8 +63,7 @@ beforeAll(async () => {
     // The search gives each provider 1 s; a webSearch call gets 1.5 s (two attempts of 600 ms).
     SEARCH_PROVIDER_TIMEOUT_MS: "1000", EXTERNAL_ATTEMPT_TIMEOUT_MS: "600", EXTERNAL_CALL_TIMEOUT_MS: "1500",
     EXTERNAL_BREAKER_FAILURES: "2", EXTERNAL_BREAKER_COOLDOWN_MS: String(BREAKER_COOLDOWN_MS),
-  });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  }));
   ada = await tokenFor("org-web", "ada", ["support"]);
   otto = await tokenFor("org-other", "otto", []);
   const stored = await gql(ada, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { provider configured hasOwnCredentials } }`, { input: { provider: "SLACK", token: SLACK_TOKEN } });

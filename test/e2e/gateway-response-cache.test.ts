@@ -4,12 +4,11 @@
  * never after a mutation through the gateway in the caller's organization.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { loadConfig } from "../../lib/config.js";
-import { silentLogger } from "../../lib/logger.js";
 import type { RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
-import { startStack, type RunningStack } from "../../app/stack.js";
+import type { RunningStack } from "../../app/stack.js";
 import { signToken } from "../../lib/tenancy/token.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
@@ -42,9 +41,7 @@ async function warm(token: string) {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "60", SEARCH_CACHE_TTL_SECONDS: "0" });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  ({ db, stack } = await startTestStack({ SEARCH_INDEXER: "false", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "60", SEARCH_CACHE_TTL_SECONDS: "0" }));
   searchSubgraph = stack.subgraphs.find((subgraph) => subgraph.name === "search")!;
   conversationsSubgraph = stack.subgraphs.find((subgraph) => subgraph.name === "conversations")!;
   acme = await tokenFor("acme", "ann");

@@ -4,12 +4,11 @@
  * 500 or a stalled process, and the server still answers a normal query afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { loadConfig } from "../../lib/config.js";
-import { silentLogger } from "../../lib/logger.js";
-import { startStack, type RunningStack } from "../../app/stack.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { RunningStack } from "../../app/stack.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { graphql, postRaw } from "../support/graphql.js";
-import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { tokenFor } from "../support/tenants.js";
 
 let db: TestDatabase;
 let stack: RunningStack;
@@ -19,12 +18,7 @@ let token: string;
 const USER_POINTS = 15;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const config = loadConfig({
-    GATEWAY_PORT: "0",
-    CONVERSATIONS_PORT: "0",
-    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
-    EMBEDDER: "hashing",
+  ({ db, stack } = await startTestStack({
     SEARCH_INDEXER: "false",
     QUERY_PLANNER: "rust",
     GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
@@ -32,8 +26,7 @@ beforeAll(async () => {
     RATE_LIMIT_ORGANIZATION_POINTS: "100000",
     RATE_LIMIT_ANONYMOUS_POINTS: "100000",
     RATE_LIMIT_WINDOW_SECONDS: "600",
-  });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  }));
   token = await tokenFor("org-hostile", "mallory");
 }, 60_000);
 

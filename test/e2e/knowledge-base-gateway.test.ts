@@ -6,12 +6,11 @@
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { PDFDocument, StandardFonts } from "pdf-lib";
-import { loadConfig } from "../../lib/config.js";
-import { silentLogger } from "../../lib/logger.js";
-import { startStack, type RunningStack } from "../../app/stack.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { RunningStack } from "../../app/stack.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { errorCodes, graphql } from "../support/graphql.js";
-import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { tokenFor } from "../support/tenants.js";
 
 let db: TestDatabase;
 let stack: RunningStack;
@@ -37,9 +36,7 @@ async function pdfWithText(lines: string[]): Promise<Uint8Array> {
 const upload = (token: string, input: Record<string, unknown>) => graphql(stack.gateway.url, UPLOAD, { input }, { token });
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_INDEXER: "false" });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  ({ db, stack } = await startTestStack({ SEARCH_INDEXER: "false" }));
   owner = await tokenFor("org-kb", "olivia", ["platform-team"]);
   teammate = await tokenFor("org-kb", "tom", ["platform-team"]);
   outsider = await tokenFor("org-other", "otto", ["platform-team"]);

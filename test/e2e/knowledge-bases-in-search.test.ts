@@ -8,15 +8,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { startStack, type RunningStack } from "../../app/stack.js";
-import { loadConfig } from "../../lib/config.js";
-import { silentLogger } from "../../lib/logger.js";
+import type { RunningStack } from "../../app/stack.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { PassageStore } from "../../subgraphs/knowledge-base/passage-store.js";
 import { AwsStandIn } from "../support/aws/aws-stand-in.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { graphql } from "../support/graphql.js";
-import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { tokenFor } from "../support/tenants.js";
 
 const ACCESS_KEY_ID = "AKIASEARCHKBTEST001";
 const SECRET_ACCESS_KEY = "kb-search-secret/" + "s".repeat(25);
@@ -89,15 +88,12 @@ beforeAll(async () => {
   const vectors = await embedder.embed(articles.map(([, text]) => text));
   articles.forEach(([key, text, uri], index) => standIn.index(BUCKET, INDEX)!.set(key, { data: vectors[index]!, metadata: { AMAZON_BEDROCK_TEXT: text, "x-amz-bedrock-kb-source-uri": uri } }));
 
-  db = await createTestDatabase();
-  const config = loadConfig({
-    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
-    EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
+  ({ db, stack } = await startTestStack({
+    SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
     AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME: standIn.http2Endpoint,
     AWS_ENDPOINT_URL_S3VECTORS: standIn.endpoint,
-  });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  }));
   ada = await tokenFor("org-kbs", "ada", ["support"]);
   bob = await tokenFor("org-kbs", "bob", []);
   outsider = await tokenFor("org-other", "otto", ["support"]);

@@ -8,13 +8,12 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import fc from "fast-check";
-import { loadConfig } from "../../lib/config.js";
-import { silentLogger } from "../../lib/logger.js";
-import { startStack, type RunningStack } from "../../app/stack.js";
+import type { RunningStack } from "../../app/stack.js";
 import { AwsStandIn } from "../support/aws/aws-stand-in.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { errorCodes, graphql } from "../support/graphql.js";
-import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { tokenFor } from "../support/tenants.js";
 
 const ACCESS_KEY_ID = "AKIAKNOWLEDGETEST01";
 const SECRET_ACCESS_KEY = "kb-test-secret/" + "s".repeat(25);
@@ -57,14 +56,11 @@ beforeAll(async () => {
     { content: { text: "Refunds are issued within 5 business days to the original payment method." }, score: 0.81, location: { type: "S3", s3Location: { uri: "s3://policies/refunds.pdf" } }, metadata: { "x-amz-bedrock-kb-document-page-number": 2 } },
     { content: { text: "Unrelated passage about parking." }, score: 0.1, location: { type: "S3", s3Location: { uri: "s3://policies/parking.pdf" } }, metadata: {} },
   ]);
-  db = await createTestDatabase();
-  const config = loadConfig({
-    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
-    EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
+  ({ db, stack } = await startTestStack({
+    SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
     AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME: standIn.http2Endpoint,
-  });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  }));
   ada = await tokenFor("org-kb", "ada", ["support"]);
   bob = await tokenFor("org-kb", "bob", []);
   outsider = await tokenFor("org-other", "otto", ["support"]);

@@ -14,15 +14,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { startStack, type RunningStack } from "../../app/stack.js";
+import type { RunningStack } from "../../app/stack.js";
 import { apiSchemaOf } from "../../gateway/mcp/api-schema.js";
 import { loadToolCatalog, toolFromSource } from "../../gateway/mcp/tool-catalog.js";
-import { loadConfig } from "../../lib/config.js";
-import { silentLogger } from "../../lib/logger.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { graphql } from "../support/graphql.js";
-import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { tokenFor } from "../support/tenants.js";
 
 let db: TestDatabase;
 let stack: RunningStack;
@@ -64,13 +63,10 @@ const spent = async (token: string) => (await graphql(stack.gateway.url, `{ cred
 
 beforeAll(async () => {
   serper = await SerperStandIn.start();
-  db = await createTestDatabase();
-  const config = loadConfig({
-    GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
-    EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
+  ({ db, stack } = await startTestStack({
+    SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
     SERPER_API_KEY: serper.apiKey, SERPER_BASE_URL: serper.baseUrl,
-  });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  }));
   mcpUrl = new URL(stack.gateway.url.replace(/\/graphql$/, "/mcp"));
   ada = await tokenFor("org-mcp", "ada", ["platform"]);
   otto = await tokenFor("org-other", "otto", ["platform"]);

@@ -16,8 +16,9 @@ import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
 import type { ObservableQueue } from "../../lib/retrieval/queue-status.js";
 import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
 import { ConversationIndexer } from "../../subgraphs/conversations/search/conversation-indexer.js";
-import { startStack, type RunningStack } from "../../app/stack.js";
+import type { RunningStack } from "../../app/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { graphql } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
@@ -38,11 +39,9 @@ const SEARCH = `query MetricsSearch($input: SearchInput!) {
 }`;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   // No indexer in the stack: the queue tests decide when jobs are indexed (searches here use the
   // keyword provider, whose postings a trigger keeps).
-  config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0", SEARCH_INDEXER: "false" });
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  ({ db, stack, config } = await startTestStack({ SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0", SEARCH_INDEXER: "false" }));
   token = await tokenFor(ORGANIZATION, USER);
   gatewayMetricsUrl = stack.gateway.url.replace(/\/graphql$/, "/metrics");
   searchMetricsUrl = stack.subgraphs.find((subgraph) => subgraph.name === "search")!.url.replace(/\/graphql$/, "/metrics");

@@ -4,12 +4,11 @@
  * call and one SQL statement for a page of 20 conversation hits.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { loadConfig } from "../../lib/config.js";
-import { silentLogger } from "../../lib/logger.js";
-import { startStack, type RunningStack } from "../../app/stack.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import type { RunningStack } from "../../app/stack.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
 import { errorCodes, graphql } from "../support/graphql.js";
-import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { tokenFor } from "../support/tenants.js";
 
 let db: TestDatabase;
 let stack: RunningStack;
@@ -25,11 +24,9 @@ const SEARCH = `query Search($input: SearchInput!) {
 }`;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const config = loadConfig({ GATEWAY_PORT: "0", CONVERSATIONS_PORT: "0", SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0", EMBEDDER: "hashing", SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
   // (The gateway's response cache is off: these tests look at what the subgraphs do per request;
   // gateway-response-cache.test.ts covers it.)
-  stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
+  ({ db, stack } = await startTestStack({ SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" }));
   token = await tokenFor("org-search", "sam");
   const create = `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`;
   for (let i = 0; i < 30; i++) {
