@@ -7,10 +7,12 @@
  * provider published as a JWKS (`JWT_JWKS_URL`; fetched on first use, cached, and fetched again
  * when a token names a key id the cached set lacks, which is how providers rotate keys).
  *
- * Rules: `exp` is required (a token without one would be valid forever), and a token may not
- * live longer than `maxLifetimeSeconds` (exp − iat, or exp − now when there is no iat), so a
- * leaked long-lived token is refused even when its signature is good. `clockToleranceSeconds`
- * absorbs clock skew between the identity provider and us.
+ * Rules: `exp` is required (a token without one would be valid forever); `iat`, when present,
+ * may not be in the future; and a token may not live longer than `maxLifetimeSeconds`, measured
+ * from the earlier of `iat` and now (so both its declared lifetime, exp − iat, and what is left of
+ * it, exp − now, are bounded: a token minted with `iat` ten years ahead and `exp` an hour after it
+ * is refused), so a leaked long-lived token is refused even when its signature is good.
+ * `clockToleranceSeconds` absorbs clock skew between the identity provider and us.
  *
  * Claims (names configurable, for providers that namespace them): the user id (`sub`), the
  * organization id (`org`), team ids (`teams`, optional), and optionally `name` and `email` (used
@@ -120,7 +122,11 @@ export class TokenVerifier {
       throw unauthenticated(this.describeVerificationFailure(error));
     }
     const exp = payload.exp!;
-    const lifetime = exp - (typeof payload.iat === "number" ? payload.iat : Date.now() / 1000);
+    const now = Date.now() / 1000;
+    if (typeof payload.iat === "number" && payload.iat > now + this.clockToleranceSeconds) {
+      throw unauthenticated(`Token was issued ${Math.round(payload.iat - now)} s in the future (\`iat\`): check the identity provider's clock.`);
+    }
+    const lifetime = exp - Math.min(typeof payload.iat === "number" ? payload.iat : now, now);
     if (lifetime > this.maxLifetimeSeconds + this.clockToleranceSeconds) {
       throw unauthenticated(`Token lives ${Math.round(lifetime)} s, longer than the ${this.maxLifetimeSeconds} s this service accepts: request a shorter-lived token.`);
     }

@@ -82,6 +82,23 @@ describe("token rules", () => {
     await expect(verifyBearerToken(`Bearer ${hour}`, settings)).resolves.toMatchObject({ userId: "u" });
   });
 
+  it("refuses a token issued in the future, which would otherwise pass the lifetime check from its iat", async () => {
+    const settings = { ...TEST_AUTH, maxLifetimeSeconds: 86_400, clockToleranceSeconds: 30 };
+    const now = Math.floor(Date.now() / 1000);
+    const tenYears = 10 * 365 * 86_400;
+    // exp ten years ahead, iat an hour before it: exp − iat is an hour, but it is valid for ten years.
+    const ahead = await new SignJWT({ org: "o" }).setProtectedHeader({ alg: "HS256" }).setSubject("u").setIssuedAt(now + tenYears - 3_600).setExpirationTime(now + tenYears).sign(secret);
+    const refused = await rejection(`Bearer ${ahead}`, settings);
+    expect(refused.extensions.code).toBe("UNAUTHENTICATED");
+    expect(refused.message).toMatch(/issued \d+ s in the future \(`iat`\)/);
+    // Within the clock tolerance a future iat is skew, not an attack.
+    const skewed = await new SignJWT({ org: "o" }).setProtectedHeader({ alg: "HS256" }).setSubject("u").setIssuedAt(now + 10).setExpirationTime(now + 3_600).sign(secret);
+    await expect(verifyBearerToken(`Bearer ${skewed}`, settings)).resolves.toMatchObject({ userId: "u" });
+    // An iat in the past still bounds the declared lifetime.
+    const old = await new SignJWT({ org: "o" }).setProtectedHeader({ alg: "HS256" }).setSubject("u").setIssuedAt(now - 2 * 86_400).setExpirationTime(now + 3_600).sign(secret);
+    expect((await rejection(`Bearer ${old}`, settings)).message).toMatch(/longer than the 86400 s/);
+  });
+
   it("accepts a token that expired within the clock tolerance, and not after it", async () => {
     const settings = { ...TEST_AUTH, clockToleranceSeconds: 30 };
     const justExpired = await signToken({ organizationId: "o", userId: "u" }, settings, Math.floor(Date.now() / 1000) - 10);
