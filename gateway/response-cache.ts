@@ -33,9 +33,11 @@
  */
 import { createHash } from "node:crypto";
 import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
+import { defaultBuildResponseCacheKey } from "@envelop/response-cache";
 import { useResponseCache, type Cache } from "@graphql-yoga/plugin-response-cache";
 import { getOperationAST, Kind, type DocumentNode, type ExecutionResult } from "graphql";
 import { LRUCache } from "lru-cache";
+import { checkVariables, OperationLimitError, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { rootFieldNames, selectedOperation } from "../lib/graphql/root-fields.js";
 import type { TenantContext } from "../lib/tenancy/token.js";
 
@@ -46,6 +48,9 @@ export interface ResponseCacheOptions {
 
 /** Answers kept per gateway instance; a page of 20 hits is ~5 KB, so this bounds it near 50 MB. */
 const RESPONSE_CACHE_MAX_ENTRIES = 10_000;
+
+/** The key of a request that must neither read nor fill the cache. */
+const NO_KEY = "";
 
 export interface SearchResponseCache {
   /** Where answers are kept (tests read its size). */
@@ -66,12 +71,14 @@ export class ResponseStore implements Cache {
     return this.answers.size;
   }
 
+  // NO_KEY ("") is what a request that must not use the cache gets (see buildResponseCacheKey):
+  // it is never stored and never served, so two such requests can never share an answer.
   get(key: string): ExecutionResult | undefined {
-    return this.answers.get(key);
+    return key === NO_KEY ? undefined : this.answers.get(key);
   }
 
   set(key: string, answer: ExecutionResult, _entities: unknown, ttlMs: number): void {
-    if (ttlMs > 0) this.answers.set(key, answer, { ttl: Number.isFinite(ttlMs) ? ttlMs : undefined });
+    if (key !== NO_KEY && ttlMs > 0) this.answers.set(key, answer, { ttl: Number.isFinite(ttlMs) ? ttlMs : undefined });
   }
 
   /** Entity invalidation is off (`invalidateViaMutation: false`): mutations advance generations instead. */
@@ -82,16 +89,19 @@ export class ResponseStore implements Cache {
   }
 }
 
-export function searchResponseCache({ ttlSeconds }: ResponseCacheOptions, tenantOf: (request: Request) => TenantContext | null): SearchResponseCache {
+export function searchResponseCache(
+  { ttlSeconds }: ResponseCacheOptions,
+  tenantOf: (request: Request) => TenantContext | null,
+  operationLimits: Pick<OperationLimits, "maxVariableDepth" | "maxVariableValues">,
+): SearchResponseCache {
   const generations = new OrganizationGenerations(ttlSeconds);
   const searchOperations = new SearchOperations();
   const store = new ResponseStore();
 
-  const cacheable = (request: Request, context?: { params?: { query?: string; operationName?: string | null } }) => {
-    if (tenantOf(request) === null) return false;
-    const params = context?.params;
-    return params?.query !== undefined && searchOperations.isSearch(params.query, params.operationName ?? undefined);
-  };
+  const cacheableOperation = (request: Request, query: string | undefined, operationName: string | null | undefined) =>
+    tenantOf(request) !== null && query !== undefined && searchOperations.isSearch(query, operationName ?? undefined);
+  const cacheable = (request: Request, context?: { params?: { query?: string; operationName?: string | null } }) =>
+    cacheableOperation(request, context?.params?.query, context?.params?.operationName);
 
   const bookkeeping: GatewayPlugin = {
     onParse({ context }) {
@@ -129,6 +139,16 @@ export function searchResponseCache({ ttlSeconds }: ResponseCacheOptions, tenant
           if (!tenant) return null;
           const token = createHash("sha256").update(request.headers.get("authorization") ?? "").digest("base64url");
           return `${token}:${generations.current(tenant.organizationId)}`;
+        },
+        // Yoga builds the key from every request's params, cacheable or not, in the same onParams
+        // hook where the operation limits refuse oversized variables, and before they can stop it:
+        // its stable JSON of variables nested 10,000 levels overflowed the stack (HTTP 500 with a
+        // stack in the log, even without a token). Requests this cache would not serve, or whose
+        // variables the limits refuse, get no key at all, so their variables are never serialized.
+        buildResponseCacheKey: (params) => {
+          if (!cacheableOperation(params.request, params.documentString, params.operationName)) return NO_KEY;
+          if (!withinVariableLimits(params.variableValues, operationLimits)) return NO_KEY;
+          return defaultBuildResponseCacheKey(params);
         },
         ttl: 0,
         ttlPerSchemaCoordinate: { "Query.search": ttlSeconds * 1000 },
@@ -217,4 +237,14 @@ function hasDegradedSearch(data: unknown): boolean {
     const providers = (value as { providers?: unknown } | null)?.providers;
     return Array.isArray(providers) && providers.some((provider) => typeof provider?.status === "string" && provider.status !== "OK" && provider.status !== "SKIPPED");
   });
+}
+
+function withinVariableLimits(variables: unknown, limits: Pick<OperationLimits, "maxVariableDepth" | "maxVariableValues">): boolean {
+  try {
+    checkVariables(variables, limits);
+    return true;
+  } catch (error) {
+    if (error instanceof OperationLimitError) return false;
+    throw error;
+  }
 }

@@ -126,7 +126,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const logger = options.logger;
   const allowedOrigins = new Set([...options.corsOrigins, APOLLO_SANDBOX_ORIGIN]);
   const authentication = gatewayAuthentication(options.auth);
-  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf) : null;
+  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf, options.operationLimits ?? DEFAULT_OPERATION_LIMITS) : null;
   const rateLimiter = options.rateLimit ? new RequestRateLimiter(options.rateLimit, logger) : null;
   const metrics = gatewayMetrics();
   const tracing = await gatewayTracing(options.tracing);

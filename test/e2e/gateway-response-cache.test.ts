@@ -9,7 +9,7 @@ import type { RunningStack } from "../../app/stack.js";
 import { signToken } from "../../lib/tenancy/token.js";
 import type { TestDatabase } from "../support/database.js";
 import { startTestStack } from "../support/stack.js";
-import { errorCodes, graphql } from "../support/graphql.js";
+import { errorCodes, graphql, postRaw } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
 // The search subgraph's own result cache is off here: this suite is about the gateway's. (With it
@@ -150,6 +150,21 @@ describe("the gateway's response cache for search", () => {
     const response = await graphql(stack.gateway.url, `{ conversations(first: 2) { nodes { id title } } }`, {}, { token: acme });
     expect(response.errors).toBeUndefined();
     expect(conversationsSubgraph.operations.recent.join("\n")).not.toMatch(/__responseCache/);
+  });
+
+  it("refuses variables nested 10,000 levels with OPERATION_LIMIT_EXCEEDED, with or without a token, never a 500", async () => {
+    // Written by hand: JSON.stringify itself would recurse 10,000 levels. The cache used to
+    // serialize these variables for its key before the limits could refuse them.
+    const depth = 10_000;
+    const body = `{"query":"query($input: SearchInput!) { search(input: $input) { tookMs } }","variables":{"input":${'{"a":'.repeat(depth)}1${"}".repeat(depth)}}}`;
+    for (const token of [null, acme]) {
+      const response = await postRaw(stack.gateway.url, body, { token });
+      expect(response.status).toBe(400);
+      expect(JSON.stringify(response.body)).toContain("OPERATION_LIMIT_EXCEEDED");
+    }
+    // The gateway still answers, and still caches.
+    await warm(acme);
+    expect(hit(await search(acme))).toBe(true);
   });
 
   it("does not cache other operations", async () => {

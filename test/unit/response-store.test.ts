@@ -28,6 +28,13 @@ describe("ResponseStore", () => {
     expect(store.get("brief")).toBeUndefined();
   });
 
+  it("never stores or serves the empty key, which requests that must not use the cache get", () => {
+    const store = new ResponseStore();
+    store.set("", page, entities, 10_000);
+    expect(store.size).toBe(0);
+    expect(store.get("")).toBeUndefined();
+  });
+
   it("is emptied by clear(), and entity invalidation (off in this gateway) removes nothing", () => {
     const store = new ResponseStore();
     store.set("answer", page, entities, 10_000);
