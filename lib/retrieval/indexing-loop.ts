@@ -16,11 +16,13 @@ export class IndexerStopped extends Error {
   }
 }
 
+const DEFAULT_IDLE_MS = 1_000;
+
 export interface IndexingLoopOptions {
   /** What the log calls this work, e.g. "indexing" or "document indexing". */
   name: string;
-  /** Pause between rounds when the queue is empty. */
-  idleMs: number;
+  /** Pause between rounds when the queue is empty (default 1 s). */
+  idleMs?: number;
   logger: Logger;
   database: Database;
   /** Tables whose rows each job replaces: vacuumed (with ANALYZE) once enough jobs were done. */
@@ -28,9 +30,9 @@ export interface IndexingLoopOptions {
   /**
    * Vacuum after this many processed jobs, when the queue is next empty; null never does. For
    * the embedded PGlite, which runs no autovacuum: without it dead rows pile up and index-only
-   * scans keep visiting the heap.
+   * scans keep visiting the heap. Default null.
    */
-  vacuumAfterJobs: number | null;
+  vacuumAfterJobs?: number | null;
 }
 
 export class IndexingLoop {
@@ -100,7 +102,7 @@ export class IndexingLoop {
    * Called only with an empty queue, so it never delays indexing. Returns whether it ran.
    */
   async vacuumIfDue(): Promise<boolean> {
-    const { vacuumAfterJobs, churnedTables, database, logger, name } = this.options;
+    const { vacuumAfterJobs = null, churnedTables, database, logger, name } = this.options;
     if (vacuumAfterJobs === null || this.jobsSinceVacuum < vacuumAfterJobs) return false;
     const started = performance.now();
     try {
@@ -125,7 +127,7 @@ export class IndexingLoop {
       const timer = setTimeout(() => {
         this.wake = null;
         resolve();
-      }, this.options.idleMs);
+      }, this.options.idleMs ?? DEFAULT_IDLE_MS);
       this.wake = () => {
         this.wake = null;
         clearTimeout(timer);

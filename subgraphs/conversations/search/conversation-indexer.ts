@@ -73,14 +73,7 @@ export class ConversationIndexer {
     this.batchSize = options.batchSize ?? 16;
     this.leaseSeconds = options.leaseSeconds ?? 300;
     this.chunking = options.chunking ?? DEFAULT_CHUNKING;
-    this.loop = new IndexingLoop(() => this.runOnce(), {
-      name: "indexing",
-      idleMs: options.idleMs ?? 1_000,
-      logger,
-      database,
-      churnedTables: CHURNED_TABLES,
-      vacuumAfterJobs: options.vacuumAfterJobs ?? null,
-    });
+    this.loop = new IndexingLoop(() => this.runOnce(), { name: "indexing", idleMs: options.idleMs, vacuumAfterJobs: options.vacuumAfterJobs, logger, database, churnedTables: CHURNED_TABLES });
   }
 
   /** True once stop() was called: the current round abandons its remaining model calls. */

@@ -97,14 +97,7 @@ export class DocumentIndexer implements BackgroundIndexer {
     this.maxAttempts = options.maxAttempts ?? 6;
     this.chunking = options.chunking;
     this.onChunksStored = options.onChunksStored;
-    this.loop = new IndexingLoop(() => this.runOnce(), {
-      name: "document indexing",
-      idleMs: options.idleMs ?? 1_000,
-      logger,
-      database,
-      churnedTables: CHURNED_TABLES,
-      vacuumAfterJobs: options.vacuumAfterJobs ?? null,
-    });
+    this.loop = new IndexingLoop(() => this.runOnce(), { name: "document indexing", idleMs: options.idleMs, vacuumAfterJobs: options.vacuumAfterJobs, logger, database, churnedTables: CHURNED_TABLES });
   }
 
   /** True once stop() was called: the current round hands its remaining documents back. */
