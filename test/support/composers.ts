@@ -7,8 +7,8 @@
  */
 import { buildASTSchema, lexicographicSortSchema, parse, printSchema, type GraphQLSchema } from "graphql";
 import { composeServices as composeWithApollo } from "@apollo/composition";
-import { composeServices as composeWithGuild, transformSupergraphToPublicSchema } from "@theguild/federation-composition";
-import type { LoadedSubgraph } from "../../lib/composition/compose.js";
+import { transformSupergraphToPublicSchema } from "@theguild/federation-composition";
+import { composeSupergraph, CompositionError, type LoadedSubgraph } from "../../lib/composition/compose.js";
 
 export type ComposerName = "apollo" | "guild";
 
@@ -22,15 +22,20 @@ export interface Composition {
 }
 
 export function composeWith(composer: ComposerName, subgraphs: LoadedSubgraph[]): Composition {
-  const services = subgraphs.map((subgraph) => ({ name: subgraph.name, url: subgraph.url, typeDefs: subgraph.typeDefs }));
   if (composer === "apollo") {
-    const result = composeWithApollo(services);
+    const result = composeWithApollo(subgraphs.map((subgraph) => ({ name: subgraph.name, url: subgraph.url, typeDefs: subgraph.typeDefs })));
     if (result.errors) return { composer, errors: result.errors.map((error) => error.message), supergraphSdl: null, apiSchema: null };
     return { composer, errors: [], supergraphSdl: result.supergraphSdl, apiSchema: result.schema.toAPISchema().toGraphQLJSSchema() };
   }
-  const result = composeWithGuild(services);
-  if (result.errors) return { composer, errors: result.errors.map((error) => error.message), supergraphSdl: null, apiSchema: null };
-  return { composer, errors: [], supergraphSdl: result.supergraphSdl, apiSchema: buildASTSchema(transformSupergraphToPublicSchema(parse(result.supergraphSdl))) };
+  // The Guild's side is exactly what `npm run compose` runs.
+  let supergraphSdl: string;
+  try {
+    supergraphSdl = composeSupergraph(subgraphs);
+  } catch (error) {
+    if (!(error instanceof CompositionError)) throw error;
+    return { composer, errors: error.problems, supergraphSdl: null, apiSchema: null };
+  }
+  return { composer, errors: [], supergraphSdl, apiSchema: buildASTSchema(transformSupergraphToPublicSchema(parse(supergraphSdl))) };
 }
 
 /** The API schema as text in a canonical order, so two composers' schemas compare as strings (descriptions included). */
