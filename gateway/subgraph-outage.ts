@@ -15,6 +15,12 @@
  * which names no address and is not masked (it is our own GraphQL error), so the response is
  * HTTP 200 with partial data. The gateway's log keeps the driver's message.
  *
+ * The runtime's upstream timeout throws its error from the subgraph executor where the HTTP
+ * executor returns one as the call's result. The Rust planner gives a thrown GraphQL error no
+ * path (it relocates only returned errors to the fields the call was for), so the error could
+ * not say which field it nulled; the executor is wrapped here so that an outage is always the
+ * call's result, as it already is for the JavaScript planner's sake.
+ *
  * When every root field of the operation failed this way, the Rust planner answers `data: null`
  * even where those fields are nullable; the spec's answer is each field null
  * (`{ "search": null }`), which is what this plugin then gives.
@@ -23,11 +29,31 @@ import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
 import { getOperationAST, GraphQLError, isNonNullType, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from "graphql";
 import type { Logger } from "../lib/logger.js";
 
-/** Codes the HTTP executor gives a subgraph call that got no GraphQL answer. */
-const UNREACHABLE_CODES = new Set(["SUBREQUEST_HTTP_ERROR", "TIMEOUT_ERROR"]);
+/**
+ * Codes of a subgraph call that got no GraphQL answer: the HTTP executor's (unreachable, or its
+ * own timeout) and the runtime's upstream timeout (`UPSTREAM_TIMEOUT_MS`), which also carries
+ * `http.status` 504 and so, unmapped, made the whole response a 504.
+ */
+const UNREACHABLE_CODES = new Set(["SUBREQUEST_HTTP_ERROR", "TIMEOUT_ERROR", "GATEWAY_TIMEOUT"]);
+const TIMEOUT_CODES = new Set(["TIMEOUT_ERROR", "GATEWAY_TIMEOUT"]);
 
 export function subgraphOutageErrors(logger: Logger): GatewayPlugin {
   return {
+    // Runs after the runtime's own hooks (user plugins come after them), so this wraps the timeout.
+    onSubgraphExecute({ executor, setExecutor }) {
+      setExecutor(function outageAsResult(request) {
+        const asResult = (error: unknown) => {
+          if (error instanceof GraphQLError && isSubgraphUnreachable(error)) return { errors: [error] };
+          throw error;
+        };
+        try {
+          const result = executor(request);
+          return isPromiseLike(result) ? Promise.resolve(result).catch(asResult) : result;
+        } catch (error) {
+          return asResult(error);
+        }
+      });
+    },
     onExecute() {
       return {
         onExecuteDone({ args, result, setResult }) {
@@ -46,6 +72,10 @@ export function subgraphOutageErrors(logger: Logger): GatewayPlugin {
       };
     },
   };
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
 }
 
 function isSubgraphUnreachable(error: GraphQLError): boolean {
@@ -74,7 +104,8 @@ function asOutage(error: GraphQLError, logger: Logger): GraphQLError {
 
 function isTimeout(error: GraphQLError): boolean {
   for (let current: unknown = error; current instanceof GraphQLError; current = current.originalError) {
-    if (current.extensions?.code === "TIMEOUT_ERROR") return true;
+    const code = current.extensions?.code;
+    if (typeof code === "string" && TIMEOUT_CODES.has(code)) return true;
   }
   return false;
 }
