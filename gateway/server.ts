@@ -195,7 +195,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       authentication.plugin,
       specConformance(),
       // A subgraph that cannot be reached nulls its own fields with a coded error (subgraph-outage.ts).
-      subgraphOutageErrors(logger),
+      subgraphOutageErrors(logger, options.supergraphSdl),
       ...(responseCache ? responseCache.plugins() : []),
     ],
   });

@@ -24,9 +24,15 @@
  * When every root field of the operation failed this way, the Rust planner answers `data: null`
  * even where those fields are nullable; the spec's answer is each field null
  * (`{ "search": null }`), which is what this plugin then gives.
+ *
+ * Each root field an outage nulled gets its own error. Both planners ask a subgraph for all of
+ * its root fields in a document in one call, and the Rust planner puts that call's error at the
+ * first of them only (`{ searchProviders searchIndexStatus }`: one error, at `searchProviders`),
+ * which would leave `searchIndexStatus` null with nothing saying why. Which subgraph resolves
+ * each root field comes from the supergraph's join directives (`rootFieldOwners`).
  */
 import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
-import { getOperationAST, GraphQLError, isNonNullType, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from "graphql";
+import { getOperationAST, GraphQLError, isNonNullType, Kind, parse, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from "graphql";
 import type { Logger } from "../lib/logger.js";
 
 /**
@@ -37,7 +43,8 @@ import type { Logger } from "../lib/logger.js";
 const UNREACHABLE_CODES = new Set(["SUBREQUEST_HTTP_ERROR", "TIMEOUT_ERROR", "GATEWAY_TIMEOUT"]);
 const TIMEOUT_CODES = new Set(["TIMEOUT_ERROR", "GATEWAY_TIMEOUT"]);
 
-export function subgraphOutageErrors(logger: Logger): GatewayPlugin {
+export function subgraphOutageErrors(logger: Logger, supergraphSdl: string): GatewayPlugin {
+  const owners = rootFieldOwners(parse(supergraphSdl));
   return {
     // Runs after the runtime's own hooks (user plugins come after them), so this wraps the timeout.
     onSubgraphExecute({ executor, setExecutor }) {
@@ -67,6 +74,7 @@ export function subgraphOutageErrors(logger: Logger): GatewayPlugin {
             const keys = nullableRootKeys(args.document, args.operationName ?? undefined, args.schema as GraphQLSchema);
             if (keys) data = Object.fromEntries(keys.map((key) => [key, null]));
           }
+          if (data) errors.push(...unexplainedNulls(args.document, args.operationName ?? undefined, args.schema as GraphQLSchema, data, errors, owners));
           setResult({ ...single, ...(data !== undefined ? { data } : {}), errors } as never);
         },
       };
@@ -130,4 +138,68 @@ function nullableRootKeys(document: DocumentNode, operationName: string | undefi
     keys.push(selection.alias?.value ?? selection.name.value);
   }
   return keys;
+}
+
+/**
+ * Which subgraphs resolve each root field (`Query.search` → `["search"]`), from the supergraph's
+ * `@join__field(graph:)` directives and the names its `join__Graph` enum gives their values.
+ */
+export function rootFieldOwners(supergraph: DocumentNode): Map<string, string[]> {
+  const graphNames = new Map<string, string>();
+  const rootTypes = new Set(["Query", "Mutation"]);
+  for (const definition of supergraph.definitions) {
+    if (definition.kind === Kind.SCHEMA_DEFINITION) for (const root of definition.operationTypes) rootTypes.add(root.type.name.value);
+    if (definition.kind !== Kind.ENUM_TYPE_DEFINITION || definition.name.value !== "join__Graph") continue;
+    for (const value of definition.values ?? []) {
+      const name = value.directives?.find((directive) => directive.name.value === "join__graph")?.arguments?.find((argument) => argument.name.value === "name")?.value;
+      graphNames.set(value.name.value, name?.kind === Kind.STRING ? name.value : value.name.value.toLowerCase());
+    }
+  }
+  const owners = new Map<string, string[]>();
+  for (const definition of supergraph.definitions) {
+    if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION || !rootTypes.has(definition.name.value)) continue;
+    for (const field of definition.fields ?? []) {
+      const graphs = (field.directives ?? [])
+        .filter((directive) => directive.name.value === "join__field")
+        .map((directive) => directive.arguments?.find((argument) => argument.name.value === "graph")?.value)
+        .flatMap((graph) => (graph?.kind === Kind.ENUM ? [graphNames.get(graph.value) ?? graph.value] : []));
+      owners.set(`${definition.name.value}.${field.name.value}`, graphs);
+    }
+  }
+  return owners;
+}
+
+/**
+ * An outage error for each root field of the operation that is null, has no error of its own,
+ * and belongs to a subgraph another field's outage error names: the same message and code, at
+ * its own path.
+ */
+function unexplainedNulls(
+  document: DocumentNode,
+  operationName: string | undefined,
+  schema: GraphQLSchema,
+  data: Record<string, unknown>,
+  errors: readonly GraphQLError[],
+  owners: Map<string, string[]>,
+): GraphQLError[] {
+  const outageOf = new Map<string, GraphQLError>();
+  for (const error of errors) {
+    const service = error.extensions?.code === "SUBGRAPH_UNAVAILABLE" ? error.extensions.service : undefined;
+    if (typeof service === "string") outageOf.set(service, error);
+  }
+  const operation = getOperationAST(document, operationName);
+  const rootType = operation ? schema.getRootType(operation.operation) : null;
+  if (outageOf.size === 0 || !operation || !rootType) return [];
+  const explained = new Set(errors.map((error) => error.path?.[0]));
+  const added: GraphQLError[] = [];
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD) continue;
+    const key = selection.alias?.value ?? selection.name.value;
+    if (data[key] !== null || explained.has(key)) continue;
+    const outage = (owners.get(`${rootType.name}.${selection.name.value}`) ?? []).map((owner) => outageOf.get(owner)).find((error) => error !== undefined);
+    if (!outage) continue;
+    explained.add(key);
+    added.push(new GraphQLError(outage.message, { path: [key], extensions: outage.extensions }));
+  }
+  return added;
 }

@@ -9,7 +9,8 @@
  */
 import fs from "node:fs";
 import { describe, expect, it } from "@jest/globals";
-import { Kind, parse, type ConstDirectiveNode, type DocumentNode, type FieldDefinitionNode } from "graphql";
+import { Kind, parse, type DocumentNode, type FieldDefinitionNode } from "graphql";
+import { rootFieldOwners } from "../../gateway/subgraph-outage.js";
 
 const SUPERGRAPH = parse(fs.readFileSync(new URL("../../supergraph.graphql", import.meta.url), "utf8"));
 
@@ -24,29 +25,18 @@ interface RootField {
 
 /** The supergraph's client-visible Query and Mutation fields, each with the subgraphs that resolve it. */
 function rootFields(document: DocumentNode): RootField[] {
-  const graphNames = new Map<string, string>();
-  for (const definition of document.definitions) {
-    if (definition.kind !== Kind.ENUM_TYPE_DEFINITION || definition.name.value !== "join__Graph") continue;
-    for (const value of definition.values ?? []) graphNames.set(value.name.value, stringArgument(value.directives, "join__graph", "name") ?? value.name.value);
-  }
+  // The gateway's own reading of the join directives: the one that decides which null field an outage explains.
+  const owners = rootFieldOwners(document);
   const fields: RootField[] = [];
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION || !["Query", "Mutation"].includes(definition.name.value)) continue;
     for (const field of definition.fields ?? []) {
       if (field.directives?.some((directive) => directive.name.value === "inaccessible")) continue;
-      const owners = (field.directives ?? [])
-        .filter((directive) => directive.name.value === "join__field")
-        .map((directive) => directive.arguments?.find((argument) => argument.name.value === "graph")?.value)
-        .map((graph) => (graph?.kind === Kind.ENUM ? (graphNames.get(graph.value) ?? graph.value) : "?"));
-      fields.push({ coordinate: `${definition.name.value}.${field.name.value}`, definition: field, owners });
+      const coordinate = `${definition.name.value}.${field.name.value}`;
+      fields.push({ coordinate, definition: field, owners: owners.get(coordinate) ?? [] });
     }
   }
   return fields;
-}
-
-function stringArgument(directives: readonly ConstDirectiveNode[] | undefined, directive: string, argument: string): string | null {
-  const value = directives?.find((node) => node.name.value === directive)?.arguments?.find((node) => node.name.value === argument)?.value;
-  return value?.kind === Kind.STRING ? value.value : null;
 }
 
 describe("root fields of the supergraph", () => {
