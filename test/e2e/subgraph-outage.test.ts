@@ -134,6 +134,17 @@ describe.each(["rust", "js"] as const)("with the %s planner", (planner) => {
     expectOutageErrors(response, "conversations", "createConversation");
   });
 
+  it.each(["down", "frozen"] as const)("keeps the search when the owner of its hits' items is %s", async (state) => {
+    const query = `{ search(input: { query: "deadlock" }) { hits { score item { ... on Conversation { messageCount } } } } }`;
+    const response = await withOutage("conversations", state, () => graphql(gateways[planner].url, query, {}, { token }));
+    expect(response.status).toBe(200);
+    expect(response.data!.search.hits.length).toBeGreaterThan(0);
+    // The JS planner nulls each item, as the spec says (messageCount is non-null); the Rust
+    // planner leaves the item without the field. Neither has a value from the subgraph that is out.
+    for (const hit of response.data!.search.hits) expect(hit.item?.messageCount ?? null).toBeNull();
+    expect(new Set(response.errors!.map((error) => JSON.stringify(error.extensions)))).toEqual(new Set([JSON.stringify({ code: "SUBGRAPH_UNAVAILABLE", service: "conversations" })]));
+  });
+
   it("nulls each search root field, each with an error of its own", async () => {
     const response = await withOutage("search", "down", () =>
       graphql(gateways[planner].url, `{ searchProviders { name } searchIndexStatus { pending } conversations(first: 1) { nodes { id } } }`, {}, { token }),
