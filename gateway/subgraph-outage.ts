@@ -18,8 +18,8 @@
  * The runtime's upstream timeout throws its error from the subgraph executor where the HTTP
  * executor returns one as the call's result. The Rust planner gives a thrown GraphQL error no
  * path (it relocates only returned errors to the fields the call was for), so the error could
- * not say which field it nulled; the executor is wrapped here so that an outage is always the
- * call's result, as it already is for the JavaScript planner's sake.
+ * not say which field it nulled; the executor is wrapped here so that a timeout, like a refused
+ * connection, is always the call's result, which both planners place at the fields it was for.
  *
  * When every root field of the operation failed this way, the Rust planner answers `data: null`
  * even where those fields are nullable; the spec's answer is each field null
