@@ -5,6 +5,7 @@
  * names the variable and says what it accepts.
  */
 import path from "node:path";
+import { AWS_REGION_NAME, S3_VECTOR_BUCKET } from "./aws/resource-names.js";
 import { SecretKeyring } from "./secrets/keyring.js";
 import type { TokenSettings } from "./tenancy/token.js";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./graphql/operation-limits.js";
@@ -357,10 +358,9 @@ export function loadConfig(env: Env = process.env): Config {
 function s3VectorsConfig(env: Env): S3VectorsConfig {
   const bucket = str(env, "S3_VECTORS_BUCKET");
   if (!bucket) throw new ConfigError("S3_VECTORS_BUCKET", "is required when VECTOR_STORE=s3vectors (the name of an existing S3 vector bucket)");
-  // S3 Vectors' bucket names: 3-63 lower-case letters, digits and hyphens, starting and ending with a letter or digit.
-  if (!/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError("S3_VECTORS_BUCKET", `must be 3-63 lower-case letters, digits or "-", starting and ending with a letter or digit, got "${bucket}"`);
+  if (!S3_VECTOR_BUCKET.test(bucket)) throw new ConfigError("S3_VECTORS_BUCKET", `must be 3-63 lower-case letters, digits or "-", starting and ending with a letter or digit, got "${bucket}"`);
   const region = str(env, "S3_VECTORS_REGION") ?? str(env, "AWS_REGION") ?? "us-east-1";
-  if (!/^[a-z]{2}(?:-[a-z]+)+-\d$/.test(region)) {
+  if (!AWS_REGION_NAME.test(region)) {
     throw new ConfigError(str(env, "S3_VECTORS_REGION") ? "S3_VECTORS_REGION" : "AWS_REGION", `must be an AWS region such as us-east-1, got "${region}"`);
   }
   const indexPrefix = str(env, "S3_VECTORS_INDEX_PREFIX") ?? null;
