@@ -2,8 +2,10 @@
  * `uploadDocument`: from the client's bytes to a PENDING document. Everything that can be wrong
  * with the upload is found here, before anything is stored, and answered with BAD_USER_INPUT
  * naming the field and the problem (`extensions.reason` carries the document error's code, e.g.
- * CORRUPT_FILE, NO_TEXT_LAYER): the size is checked on the base64 text before it is decoded, the
- * file is read into text in a worker thread (lib/documents), and only then is the document
+ * CORRUPT_FILE, NO_TEXT_LAYER, EXTRACTION_TIMEOUT): the size is checked on the base64 text before
+ * it is decoded, the file is read into text on a parser thread shared fairly between
+ * organizations and within a time, memory and decompression budget (lib/documents; the mutation
+ * waits for it, at most the budget plus a bounded wait for a thread), and only then is the document
  * created, with its text (and its sections and pages) stored once per organization. Chunking, embedding and keyword
  * indexing happen in the background (the document indexer), so the request returns at once.
  */
@@ -59,7 +61,7 @@ export async function uploadDocument(store: DocumentStore, tenant: TenantContext
 
   let extracted;
   try {
-    extracted = await extractText({ fileName, ...(input.mediaType ? { mediaType: input.mediaType } : {}), bytes }, { maxBytes });
+    extracted = await extractText({ fileName, ...(input.mediaType ? { mediaType: input.mediaType } : {}), bytes }, { maxBytes }, { organizationId: tenant.organizationId });
   } catch (error) {
     if (error instanceof DocumentError) throw badUserInputWithReason("input.contentBase64", error.message, error.code);
     throw error;
