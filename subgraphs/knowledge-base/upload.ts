@@ -12,9 +12,10 @@
 import { createHash } from "node:crypto";
 import { GraphQLError } from "graphql";
 import { DocumentError, extractText } from "../../lib/documents/extract-text.js";
+import { uploadedFileName } from "../../lib/documents/file-name.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import { MAX_CATEGORY_LENGTH, MAX_FILE_NAME_LENGTH, type Document, type DocumentFormat, type DocumentStore } from "./document-store.js";
+import { MAX_CATEGORY_LENGTH, type Document, type DocumentFormat, type DocumentStore } from "./document-store.js";
 
 export interface UploadDocumentInput {
   fileName: string;
@@ -36,10 +37,7 @@ const MEDIA_TYPES: Record<DocumentFormat, string> = {
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export async function uploadDocument(store: DocumentStore, tenant: TenantContext, input: UploadDocumentInput, maxBytes: number): Promise<Document> {
-  const fileName = input.fileName.trim();
-  if (fileName.length === 0) throw badUserInput("input.fileName", "must not be empty");
-  if (fileName.length > MAX_FILE_NAME_LENGTH) throw badUserInput("input.fileName", `must be at most ${MAX_FILE_NAME_LENGTH} characters, got ${fileName.length}`);
-  if (/[\u0000-\u001f\u007f]/.test(fileName)) throw badUserInput("input.fileName", "must not contain control characters");
+  const fileName = uploadedFileName(input.fileName, "input.fileName");
   const category = input.category?.trim() || null;
   if (category !== null && category.length > MAX_CATEGORY_LENGTH) throw badUserInput("input.category", `must be at most ${MAX_CATEGORY_LENGTH} characters, got ${category.length}`);
   if (input.mediaType != null && (input.mediaType.length > 200 || !/^[\w.+-]+\/[\w.+-]+$/.test(input.mediaType))) {
