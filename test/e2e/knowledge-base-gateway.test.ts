@@ -11,6 +11,7 @@ import type { TestDatabase } from "../support/database.js";
 import { startTestStack } from "../support/stack.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
+import { flateBombPdf, manyParagraphsDocx } from "../support/document-fixtures.js";
 
 let db: TestDatabase;
 let stack: RunningStack;
@@ -118,6 +119,23 @@ describe("documents through the gateway", () => {
     expect((await upload(owner, { fileName: "a.txt", contentBase64: content, shareWithTeamId: "finance" })).errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.shareWithTeamId" });
     const tooLarge = await upload(owner, { fileName: "big.txt", contentBase64: "A".repeat(14_000_004) });
     expect(tooLarge.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", reason: "FILE_TOO_LARGE" });
+  });
+});
+
+describe("hostile files through the gateway", () => {
+  it("refuses a Flate-bomb PDF and a DOCX of a million paragraphs with their reason, while another organization's upload is stored", async () => {
+    const [pdfBomb, paragraphs, other] = await Promise.all([
+      upload(owner, { fileName: "bomb.pdf", contentBase64: base64(flateBombPdf(1024)) }),
+      upload(owner, { fileName: "words.docx", contentBase64: base64(manyParagraphsDocx(1_000_000)) }),
+      upload(outsider, { fileName: "small.md", contentBase64: base64("# Small\n\nStill served.") }),
+    ]);
+    expect(other.errors).toBeUndefined();
+    expect(other.data!.uploadDocument).toMatchObject({ fileName: "small.md", status: "PENDING" });
+    for (const refused of [pdfBomb, paragraphs]) {
+      expect(refused.status).toBe(200);
+      expect(refused.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.contentBase64", reason: "DECOMPRESSION_LIMIT" });
+      expect(refused.errors![0]!.message).toMatch(/decompresses (to )?more than/);
+    }
   });
 });
 
