@@ -6,8 +6,8 @@
  *
  * Rejects with a {@link DocumentError} whose `code` says what is wrong (EMPTY_FILE,
  * FILE_TOO_LARGE, UNSUPPORTED_TYPE, INVALID_ENCODING, CORRUPT_FILE, ENCRYPTED_FILE,
- * NO_TEXT_LAYER, TOO_MANY_PAGES, TEXT_TOO_LONG, EXTRACTION_TIMEOUT) and whose message tells the
- * uploader what to do. The type comes from the bytes first (see detect-format.ts).
+ * NO_TEXT_LAYER, TOO_MANY_PAGES, TEXT_TOO_LONG, DECOMPRESSION_LIMIT, EXTRACTION_TIMEOUT,
+ * MEMORY_LIMIT) and whose message tells the uploader what to do. The type comes from the bytes first (see detect-format.ts).
  *
  * Everything is bounded: bytes (checked here, before any parsing), pages and characters (while
  * parsing, so a huge PDF stops at the first page past the limit), what compressed parts unpack
@@ -71,7 +71,7 @@ export interface DocumentParsingSettings {
   limits: ExtractionLimits;
 }
 
-export const DEFAULT_PARSING_SETTINGS: DocumentParsingSettings = {
+const DEFAULT_PARSING_SETTINGS: DocumentParsingSettings = {
   threads: 2,
   perOrganization: 1,
   queuePerOrganization: 4,
