@@ -14,6 +14,7 @@
  * stops at the limit whatever the client declared.
  */
 import type http from "node:http";
+import { formFile } from "./form-file-name.js";
 
 export interface DocumentUploadOptions {
   /** Largest file accepted (the knowledge-base subgraph's limit, DOCUMENT_MAX_BYTES). */
@@ -65,9 +66,11 @@ export function documentUpload(options: DocumentUploadOptions) {
     const body = await readBounded(request, maxBodyBytes);
     if (body === null) return refuse(413, "BAD_USER_INPUT", `The upload is larger than ${options.maxFileBytes.toLocaleString("en-US")} bytes, the most accepted.`, { connection: "close" });
 
+    // The file's name from its own part header, the same on every Node version (form-file-name.ts).
+    const part = formFile(body, contentType, "file");
     let form: FormData;
     try {
-      form = await new Response(new Blob([new Uint8Array(body)]), { headers: { "content-type": contentType } }).formData();
+      form = await new Response(new Blob([new Uint8Array(part?.body ?? body)]), { headers: { "content-type": contentType } }).formData();
     } catch {
       return refuse(400, "BAD_USER_INPUT", "The body is not valid multipart/form-data.");
     }
@@ -78,7 +81,7 @@ export function documentUpload(options: DocumentUploadOptions) {
       return typeof value === "string" && value.trim() !== "" ? value : undefined;
     };
     const input = {
-      fileName: file.name || "upload",
+      fileName: (part ? part.fileName : file.name) || "upload",
       ...(file.type ? { mediaType: file.type.split(";")[0]!.trim() } : {}),
       contentBase64: Buffer.from(await file.arrayBuffer()).toString("base64"),
       ...(text("category") !== undefined ? { category: text("category") } : {}),

@@ -17,6 +17,7 @@ import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 import type { SecretKeyring } from "../secrets/keyring.js";
 import { AwsBackendError, toAwsBackendError } from "./errors.js";
+import { iamRoleArnProblem } from "./resource-names.js";
 
 export type AwsCredentialSettings =
   | { mode: "platform" }
@@ -45,7 +46,6 @@ export interface AwsCredentialSourceOptions {
 }
 
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
-const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
 const EXTERNAL_ID = /^[\w+=,.@:/-]{2,1224}$/;
 
 /** The keyring context a user's AWS keys are sealed under: a value copied to another organization does not open. */
@@ -108,9 +108,8 @@ export class AwsCredentialSource {
       case "user-keys":
         return async () => this.openUserKeys(settings.sealedKeys, organizationId);
       case "assume-role": {
-        if (!ROLE_ARN.test(settings.roleArn)) {
-          throw new AwsBackendError("BAD_REQUEST", `"${settings.roleArn.slice(0, 120)}" is not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<name>)`);
-        }
+        const problem = iamRoleArnProblem(settings.roleArn);
+        if (problem) throw new AwsBackendError("BAD_REQUEST", `the role ARN ${problem}`);
         if (settings.externalId !== undefined && !EXTERNAL_ID.test(settings.externalId)) {
           throw new AwsBackendError("BAD_REQUEST", "the external id must be 2-1224 characters of letters, digits and +=,.@:/-_");
         }

@@ -20,10 +20,14 @@ export type DocumentErrorCode =
   | "NO_TEXT_LAYER"
   /** A PDF with more pages than the page limit. */
   | "TOO_MANY_PAGES"
-  /** More extracted characters than the text limit, or a DOCX that unpacks to more than its limit. */
+  /** More extracted characters than the text limit. */
   | "TEXT_TOO_LONG"
+  /** Compressed parts (DOCX XML, PDF streams) that unpack past the size or compression-ratio bound: a decompression bomb. */
+  | "DECOMPRESSION_LIMIT"
   /** Parsing took longer than the time limit; the parser was stopped. */
-  | "EXTRACTION_TIMEOUT";
+  | "EXTRACTION_TIMEOUT"
+  /** Parsing needed more memory than a parser thread may use; the thread was stopped. */
+  | "MEMORY_LIMIT";
 
 export class DocumentError extends Error {
   override readonly name = "DocumentError";

@@ -8,7 +8,8 @@
  *     const read = readStructure(row.structure, row.text);             // validated, or null
  *
  * The stored form is bounded in bytes ({@link MAX_STRUCTURE_BYTES}, also a CHECK in the
- * database): heading titles are clipped, and a document with more headings than fit keeps its
+ * database, which measures PostgreSQL's own text of the jsonb value, not ours: see
+ * {@link jsonbTextBytes}): heading titles are clipped, and a document with more headings than fit keeps its
  * first sections and one section without a heading path for the rest. What is read back is
  * checked against the text it describes; anything that does not fit (a hand-edited row, a text
  * re-normalized since) reads as null, and the indexer falls back to recovering structure from
@@ -43,7 +44,7 @@ export const MAX_HEADING_DEPTH = 6;
 export function storableStructure(text: string, { sections, pages }: DocumentStructure): StoredStructure | null {
   const keptPages = pages.map(({ pageNumber, start, end }) => ({ pageNumber, start, end }));
   if (keptPages.length === 0 && sections.every((section) => section.headingPath.length === 0)) return null;
-  const envelope = JSON.stringify({ version: 1, sections: [], pages: keptPages }).length;
+  const envelope = jsonbTextBytes({ version: 1, sections: [], pages: keptPages });
   // Pages are bounded by extraction (maxPages); sections are what can grow, so they share what is left.
   let budget = MAX_STRUCTURE_BYTES - envelope - 100;
   if (budget < 0) return null;
@@ -54,7 +55,7 @@ export function storableStructure(text: string, { sections, pages }: DocumentStr
       start: section.start,
       end: section.end,
     };
-    const cost = Buffer.byteLength(JSON.stringify(kept)) + 1;
+    const cost = jsonbTextBytes(kept) + 2;
     if (cost > budget) {
       // Out of room: the rest of the text is one section whose headings are not known.
       keptSections.push({ headingPath: [], start: section.start, end: sections[sections.length - 1]!.end });
@@ -64,7 +65,25 @@ export function storableStructure(text: string, { sections, pages }: DocumentStr
     keptSections.push(kept);
   }
   const structure: StoredStructure = { version: 1, sections: keptSections, pages: keptPages };
+  // Checked whole as well, so that no change to the budgeting above can reach the CHECK (an internal error) again.
+  if (jsonbTextBytes(structure) > MAX_STRUCTURE_BYTES) return null;
   return readStructure(structure, text) ? structure : null;
+}
+
+/**
+ * Bytes of PostgreSQL's text form of `value` as jsonb, which is what the CHECK constraint
+ * measures (`octet_length(structure::text)`). It is not JSON.stringify's: jsonb writes `": "`
+ * and `", "` between members and elements, so a structure of 200,000 short sections measured
+ * with JSON.stringify passed our bound and failed the database's by a fifth.
+ */
+export function jsonbTextBytes(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + jsonbTextBytes(item), 2) + Math.max(0, value.length - 1) * 2;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).filter(([, member]) => member !== undefined);
+    const members = entries.reduce((sum, [key, member]) => sum + Buffer.byteLength(JSON.stringify(key)) + 2 + jsonbTextBytes(member), 2);
+    return members + Math.max(0, entries.length - 1) * 2;
+  }
+  return Buffer.byteLength(JSON.stringify(value));
 }
 
 /** The stored structure of `text`, or null when none is stored or it does not describe this text. */

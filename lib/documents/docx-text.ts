@@ -9,22 +9,23 @@
  *
  * A DOCX is a ZIP archive, and mammoth unpacks what it reads whole into memory, believing the
  * sizes the archive declares. So before mammoth sees it, every XML part is unpacked here with
- * zlib's own output bound, whatever it declares: a "zip bomb" stops at `maxUnpackedBytes`.
+ * zlib's own output bound, whatever it declares: a "zip bomb" stops at the unpacked-size or
+ * compression-ratio bound (unpacked-budget.ts).
  */
-import { inflateRawSync } from "node:zlib";
 import mammoth from "mammoth";
-import { DocumentError, formatBytes, quote } from "./document-error.js";
+import { DocumentError, quote } from "./document-error.js";
 import { readZipDirectory } from "./detect-format.js";
 import { normalizeText, sectionsFromHeadings, type DocumentSection } from "./normalize-text.js";
 import { tooMuchText } from "./pdf-text.js";
+import { UnpackedBudget, type DecompressionBounds } from "./unpacked-budget.js";
 
 export interface DocxText {
   text: string;
   sections: DocumentSection[];
 }
 
-export async function extractDocxText(bytes: Uint8Array, fileName: string, limits: { maxChars: number; maxUnpackedBytes: number }): Promise<DocxText> {
-  checkUnpackedSize(bytes, fileName, limits.maxUnpackedBytes);
+export async function extractDocxText(bytes: Uint8Array, fileName: string, limits: { maxChars: number } & DecompressionBounds): Promise<DocxText> {
+  checkUnpackedSize(bytes, fileName, limits);
   let html: string;
   try {
     const result = await mammoth.convertToHtml(
@@ -39,26 +40,18 @@ export async function extractDocxText(bytes: Uint8Array, fileName: string, limit
   return textOfHtml(html, fileName, limits.maxChars);
 }
 
-function checkUnpackedSize(bytes: Uint8Array, fileName: string, maxUnpackedBytes: number): void {
-  let budget = maxUnpackedBytes;
+function checkUnpackedSize(bytes: Uint8Array, fileName: string, bounds: DecompressionBounds): void {
+  const budget = new UnpackedBudget(fileName, bytes.length, bounds);
   for (const entry of readZipDirectory(bytes, fileName)) {
     // Media are never read (images are skipped), so only the parts mammoth parses count.
     if (!/\.(xml|rels)$/i.test(entry.name)) continue;
     const data = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
-    let size: number;
-    if (entry.method === 0) size = data.length;
+    if (entry.method === 0) budget.countStored(data.length);
     else if (entry.method === 8) {
-      try {
-        size = inflateRawSync(data, { maxOutputLength: Math.max(1, budget) }).length;
-      } catch (error) {
-        if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") size = Infinity;
-        else throw new DocumentError("CORRUPT_FILE", `${quote(fileName)} is damaged: ${entry.name} cannot be unpacked. Save it as .docx again and re-upload it.`);
+      if (budget.inflate(data, "raw", entry.name) === null) {
+        throw new DocumentError("CORRUPT_FILE", `${quote(fileName)} is damaged: ${entry.name} cannot be unpacked. Save it as .docx again and re-upload it.`);
       }
     } else throw new DocumentError("CORRUPT_FILE", `${quote(fileName)} uses a compression method Word does not write (${entry.method} in ${entry.name}). Save it as .docx again.`);
-    budget -= size;
-    if (budget < 0) {
-      throw new DocumentError("TEXT_TOO_LONG", `${quote(fileName)} unpacks to more than ${formatBytes(maxUnpackedBytes)} of document XML (from ${formatBytes(bytes.length)}). Split it into smaller documents.`);
-    }
   }
 }
 

@@ -11,12 +11,13 @@ import { detectFormat, type DocumentFormat } from "./detect-format.js";
 import { extractDocxText } from "./docx-text.js";
 import { decodeUtf8, hasReadableText, markdownSections, normalizeText, type DocumentSection } from "./normalize-text.js";
 import { extractPdfText, tooMuchText, type DocumentPage } from "./pdf-text.js";
+import type { DecompressionBounds } from "./unpacked-budget.js";
 
 export interface ExtractionTask {
   fileName: string;
   mediaType?: string;
   bytes: Uint8Array;
-  limits: { maxPages: number; maxChars: number; maxUnpackedBytes: number };
+  limits: { maxPages: number; maxChars: number } & DecompressionBounds;
 }
 
 export interface ExtractedText {

@@ -6,14 +6,20 @@
  *
  * Rejects with a {@link DocumentError} whose `code` says what is wrong (EMPTY_FILE,
  * FILE_TOO_LARGE, UNSUPPORTED_TYPE, INVALID_ENCODING, CORRUPT_FILE, ENCRYPTED_FILE,
- * NO_TEXT_LAYER, TOO_MANY_PAGES, TEXT_TOO_LONG, EXTRACTION_TIMEOUT) and whose message tells the
- * uploader what to do. The type comes from the bytes first (see detect-format.ts).
+ * NO_TEXT_LAYER, TOO_MANY_PAGES, TEXT_TOO_LONG, DECOMPRESSION_LIMIT, EXTRACTION_TIMEOUT,
+ * MEMORY_LIMIT) and whose message tells the uploader what to do. The type comes from the bytes first (see detect-format.ts).
  *
  * Everything is bounded: bytes (checked here, before any parsing), pages and characters (while
- * parsing, so a huge PDF stops at the first page past the limit), unpacked DOCX XML (against zip
- * bombs), time (a parse past `timeoutMs` has its thread terminated) and the thread's heap. Parsing
- * runs on its own worker thread, one at a time, with a bounded queue (`OVERLOADED` beyond it).
+ * parsing, so a huge PDF stops at the first page past the limit), what compressed parts unpack
+ * to (DOCX XML and PDF streams, before the parser sees them: unpacked-budget.ts), time (a parse
+ * past `timeoutMs` has its thread terminated) and the thread's heap (a parse past it dies alone).
+ *
+ * Parsing runs on worker threads shared fairly between organizations (`extractText(file, limits,
+ * { organizationId })`): each may have `perOrganization` parses running (default 1 of 2 threads)
+ * and a few waiting, so one organization's hostile files wait behind each other, never in front
+ * of everyone else's. A full queue is `OVERLOADED` at once.
  */
+import { FairShareQueue } from "../workers/fair-share.js";
 import { createWorkerPool, workerModule, type WorkerPool } from "../workers/pool.js";
 import { DocumentError, formatBytes, quote } from "./document-error.js";
 import type { ExtractedText, ExtractionOutcome, ExtractionTask } from "./extract-text-worker.js";
@@ -31,9 +37,11 @@ export interface ExtractionLimits {
   maxPages: number;
   /** Most characters of extracted text (default 5,000,000). */
   maxChars: number;
-  /** Most bytes of XML a DOCX may unpack to (default 100 MB): the zip-bomb bound. */
+  /** Most bytes a file's compressed parts (DOCX XML, PDF streams) may unpack to (default 100 MB). */
   maxUnpackedBytes: number;
-  /** Longest a parse may run before its thread is terminated (default 60 s). */
+  /** Most times its compressed size a part past 1 MB may unpack to (default 100). */
+  maxCompressionRatio: number;
+  /** Longest a parse may run on its thread before the thread is terminated (default 8 s). */
   timeoutMs: number;
 }
 
@@ -42,7 +50,34 @@ export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
   maxPages: 2_000,
   maxChars: 5_000_000,
   maxUnpackedBytes: 100 * 1024 * 1024,
-  timeoutMs: 60_000,
+  maxCompressionRatio: 100,
+  // Under the gateway's 10 s upstream timeout, so a refused file gets its reason, not a 504.
+  timeoutMs: 8_000,
+};
+
+/** How the parser threads are shared (DOCUMENT_PARSE_* in lib/config.ts). */
+export interface DocumentParsingSettings {
+  /** Parser threads (default 2). */
+  threads: number;
+  /** Parses of one organization running at once (default 1). */
+  perOrganization: number;
+  /** Parses of one organization waiting for a thread (default 4); one more is OVERLOADED. */
+  queuePerOrganization: number;
+  /** Parses waiting over all organizations (default 32). */
+  queue: number;
+  /** Heap of each parser thread, in MB (default 512); a parse past it fails with MEMORY_LIMIT. */
+  heapMb: number;
+  /** Limits of every parse, unless a call sets its own. */
+  limits: ExtractionLimits;
+}
+
+const DEFAULT_PARSING_SETTINGS: DocumentParsingSettings = {
+  threads: 2,
+  perOrganization: 1,
+  queuePerOrganization: 4,
+  queue: 32,
+  heapMb: 512,
+  limits: DEFAULT_EXTRACTION_LIMITS,
 };
 
 export interface UploadedFile {
@@ -51,11 +86,24 @@ export interface UploadedFile {
   bytes: Uint8Array;
 }
 
-// A parser's heap is bounded too: 5 M characters of text and mammoth's document tree fit well
-// within it; a thread past it dies (failing only its own task) and piscina replaces it.
-const PARSER_HEAP_MB = 1_024;
-
+let settings = DEFAULT_PARSING_SETTINGS;
 let pool: WorkerPool<ExtractionTask, ExtractionOutcome> | null = null;
+let shares: FairShareQueue | null = null;
+
+/**
+ * Sets how parsing is shared and bounded (the knowledge-base subgraph calls it at start with
+ * its configuration). Parses already running finish under the old settings.
+ */
+export function configureDocumentParsing(next: Partial<Omit<DocumentParsingSettings, "limits">> & { limits?: Partial<ExtractionLimits> }): void {
+  const merged = { ...settings, ...next, limits: { ...settings.limits, ...next.limits } };
+  checkLimits(merged.limits);
+  if (!Number.isInteger(merged.heapMb) || merged.heapMb < 16) throw new RangeError(`configureDocumentParsing: heapMb must be an integer of at least 16, got ${merged.heapMb}`);
+  const previous = pool;
+  settings = merged;
+  pool = null;
+  shares = null;
+  void previous?.close();
+}
 
 /** The pool behind extraction, created on first use (tests read `tasksSubmitted` from it). */
 export function documentParsingPool(): WorkerPool<ExtractionTask, ExtractionOutcome> {
@@ -63,18 +111,32 @@ export function documentParsingPool(): WorkerPool<ExtractionTask, ExtractionOutc
     pool = createWorkerPool({
       name: "document parsing",
       worker: workerModule(import.meta.url, "./extract-text-worker"),
-      maxQueue: 16,
-      resourceLimits: { maxOldGenerationSizeMb: PARSER_HEAP_MB },
+      maxThreads: settings.threads,
+      // Tasks reach the pool only when the fair share gives them a thread; the slack covers a
+      // thread that is being replaced after it was terminated.
+      maxQueue: settings.threads,
+      resourceLimits: { maxOldGenerationSizeMb: settings.heapMb },
     });
   }
   return pool;
 }
 
-export async function extractText(file: UploadedFile, limits: Partial<ExtractionLimits> = {}): Promise<ExtractedText> {
-  const bounds = { ...DEFAULT_EXTRACTION_LIMITS, ...limits };
-  for (const [name, value] of Object.entries(bounds)) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`extractText: limit ${name} must be a positive integer, got ${value}`);
-  }
+/** Who parses next (tests read its counts). */
+export function documentParsingShares(): FairShareQueue {
+  shares ??= new FairShareQueue({
+    name: "document parsing",
+    maxRunning: settings.threads,
+    maxRunningPerKey: settings.perOrganization,
+    maxQueuedPerKey: settings.queuePerOrganization,
+    maxQueued: settings.queue,
+    maxWaitMs: settings.limits.timeoutMs * 2,
+  });
+  return shares;
+}
+
+export async function extractText(file: UploadedFile, limits: Partial<ExtractionLimits> = {}, options: { organizationId?: string } = {}): Promise<ExtractedText> {
+  const bounds = { ...settings.limits, ...limits };
+  checkLimits(bounds);
   if (file.bytes.length === 0) throw new DocumentError("EMPTY_FILE", `${quote(file.fileName)} is empty (0 bytes). Upload a file with content.`);
   if (file.bytes.length > bounds.maxBytes) {
     throw new DocumentError("FILE_TOO_LARGE", `${quote(file.fileName)} is ${formatBytes(file.bytes.length)}; files up to ${formatBytes(bounds.maxBytes)} are accepted. Split it into smaller files.`);
@@ -83,21 +145,39 @@ export async function extractText(file: UploadedFile, limits: Partial<Extraction
     fileName: file.fileName,
     ...(file.mediaType ? { mediaType: file.mediaType } : {}),
     bytes: file.bytes,
-    limits: { maxPages: bounds.maxPages, maxChars: bounds.maxChars, maxUnpackedBytes: bounds.maxUnpackedBytes },
+    limits: { maxPages: bounds.maxPages, maxChars: bounds.maxChars, maxUnpackedBytes: bounds.maxUnpackedBytes, maxCompressionRatio: bounds.maxCompressionRatio },
   };
-  const timeout = AbortSignal.timeout(bounds.timeoutMs);
-  let outcome: ExtractionOutcome;
-  try {
-    outcome = await documentParsingPool().run(task, { signal: timeout });
-  } catch (error) {
-    if (timeout.aborted) {
-      throw new DocumentError("EXTRACTION_TIMEOUT", `Reading ${quote(file.fileName)} took longer than ${bounds.timeoutMs / 1000} s and was stopped. Try a smaller or simpler file.`);
+  const heapMb = settings.heapMb;
+  const parsingPool = documentParsingPool();
+  const outcome = await documentParsingShares().run(options.organizationId ?? "", async () => {
+    // The time budget starts with the parse, not with the wait for a thread.
+    const timeout = AbortSignal.timeout(bounds.timeoutMs);
+    try {
+      return await parsingPool.run(task, { signal: timeout });
+    } catch (error) {
+      throw parserStopped(error, file.fileName, timeout.aborted, bounds.timeoutMs, heapMb);
     }
-    if ((error as { extensions?: { code?: unknown } } | null)?.extensions?.code === "OVERLOADED") throw error;
-    // The thread died under the file (out of memory, a parser crash): the file is what failed.
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new DocumentError("CORRUPT_FILE", `${quote(file.fileName)} could not be read: the parser stopped (${reason.slice(0, 200)}). Save or export it again and re-upload it.`);
-  }
+  });
   if (!outcome.ok) throw new DocumentError(outcome.code, outcome.message);
   return outcome.document;
+}
+
+function checkLimits(limits: ExtractionLimits): void {
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`extractText: limit ${name} must be a positive integer, got ${value}`);
+  }
+}
+
+/** Why the thread under a file stopped, as the file's error (an OVERLOADED pool passes through). */
+function parserStopped(error: unknown, fileName: string, timedOut: boolean, timeoutMs: number, heapMb: number): unknown {
+  if (timedOut) {
+    return new DocumentError("EXTRACTION_TIMEOUT", `Reading ${quote(fileName)} took longer than ${timeoutMs / 1000} s and was stopped. Try a smaller or simpler file.`);
+  }
+  if ((error as { extensions?: { code?: unknown } } | null)?.extensions?.code === "OVERLOADED") return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  if ((error as { code?: unknown } | null)?.code === "ERR_WORKER_OUT_OF_MEMORY" || /reaching memory limit/.test(reason)) {
+    return new DocumentError("MEMORY_LIMIT", `Reading ${quote(fileName)} needed more than ${heapMb} MB of memory, the most one file may use, and was stopped. Split it into smaller files.`);
+  }
+  // The thread died under the file some other way (a parser crash): the file is what failed.
+  return new DocumentError("CORRUPT_FILE", `${quote(fileName)} could not be read: the parser stopped (${reason.slice(0, 200)}). Save or export it again and re-upload it.`);
 }

@@ -7,11 +7,14 @@
  * no `standardFontDataUrl`, and text extraction needs no glyph outlines). No canvas either: we
  * never render. The legacy build carries the polyfills Node 20 lacks.
  *
- * pdf.js detaches the buffer it is given, so it gets a copy.
+ * pdf.js detaches the buffer it is given, so it gets a copy. It also decodes streams without a
+ * bound, so what they unpack to is measured first (pdf-streams.ts).
  */
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
 import { DocumentError, quote } from "./document-error.js";
 import { hasReadableText, normalizeText, type DocumentSection } from "./normalize-text.js";
+import { checkPdfStreams } from "./pdf-streams.js";
+import type { DecompressionBounds } from "./unpacked-budget.js";
 
 export interface DocumentPage {
   /** 1-based, as readers number pages. */
@@ -34,7 +37,8 @@ interface TextItem {
   height: number;
 }
 
-export async function extractPdfText(bytes: Uint8Array, fileName: string, limits: { maxPages: number; maxChars: number }): Promise<PdfText> {
+export async function extractPdfText(bytes: Uint8Array, fileName: string, limits: { maxPages: number; maxChars: number } & DecompressionBounds): Promise<PdfText> {
+  checkPdfStreams(bytes, fileName, limits);
   let document: pdfjs.PDFDocumentProxy;
   try {
     document = await pdfjs.getDocument({

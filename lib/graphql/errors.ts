@@ -17,6 +17,11 @@ export function forbidden(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: "FORBIDDEN" } });
 }
 
+/** Work refused because the server is busy with other work of its kind: the caller should retry shortly. */
+export function overloaded(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: "OVERLOADED" } });
+}
+
 export function notFound(what: string, id: string): GraphQLError {
   return new GraphQLError(`${what} ${id} was not found`, { extensions: { code: "NOT_FOUND", id } });
 }

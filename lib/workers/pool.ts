@@ -17,8 +17,9 @@
  */
 import { fileURLToPath } from "node:url";
 import path from "node:path";
-import { GraphQLError } from "graphql";
+import type { GraphQLError } from "graphql";
 import { Piscina } from "piscina";
+import { overloaded } from "../graphql/errors.js";
 
 export interface WorkerPoolOptions {
   /** Names the pool in errors, e.g. "token counting". */
@@ -80,7 +81,7 @@ export class WorkerPool<Task, Result> {
       return await this.piscina.run(task, options.signal ? { signal: options.signal } : {});
     } catch (error) {
       // piscina says so only in its message ("Task queue is at limit").
-      if (error instanceof Error && /queue is at limit/i.test(error.message)) throw overloaded(this.options);
+      if (error instanceof Error && /queue is at limit/i.test(error.message)) throw queueFull(this.options);
       throw error;
     }
   }
@@ -114,9 +115,6 @@ export async function closeWorkerPools(): Promise<void> {
   await Promise.all([...openPools].map((pool) => pool.close()));
 }
 
-function overloaded(options: Required<WorkerPoolOptions>): GraphQLError {
-  return new GraphQLError(
-    `The server is busy with ${options.name} (${options.maxQueue} tasks already waiting): retry in a few seconds.`,
-    { extensions: { code: "OVERLOADED" } },
-  );
+function queueFull(options: Required<WorkerPoolOptions>): GraphQLError {
+  return overloaded(`The server is busy with ${options.name} (${options.maxQueue} tasks already waiting): retry in a few seconds.`);
 }

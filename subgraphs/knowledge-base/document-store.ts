@@ -16,13 +16,13 @@ import type { Document, DocumentChunk } from "../../generated/prisma/client.js";
 import type { DocumentFormat, DocumentStatus } from "../../generated/prisma/enums.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { readStructure, storableStructure, type DocumentStructure } from "../../lib/documents/document-structure.js";
+import { MAX_FILE_NAME_LENGTH } from "../../lib/documents/file-name.js";
 import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
 export type { Document, DocumentChunk, DocumentFormat, DocumentStatus, DocumentStructure };
 
 /** Limits the schema's CHECK constraints enforce too; checked here first for a clear error. */
-export const MAX_FILE_NAME_LENGTH = 255;
 export const MAX_CATEGORY_LENGTH = 100;
 
 export interface NewDocument {

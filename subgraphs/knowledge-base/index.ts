@@ -17,6 +17,7 @@ import { DocumentStore } from "./document-store.js";
 import { createKnowledgeBaseLoaders, type KnowledgeBaseLoaders } from "./knowledge-base-resolvers.js";
 import { KnowledgeBaseStore } from "./knowledge-base-store.js";
 import { KnowledgeQueries } from "./knowledge-queries.js";
+import { configureDocumentParsing } from "../../lib/documents/extract-text.js";
 import { KnowledgeQueryLog } from "./knowledge-query-log.js";
 import { PassageStore } from "./passage-store.js";
 import { remoteKnowledgeBasesFrom } from "./remote-knowledge-bases.js";
@@ -38,6 +39,8 @@ export interface KnowledgeBaseSubgraph extends SubgraphDefinition<KnowledgeBaseC
 export function knowledgeBaseSubgraph({ database, config, logger = silentLogger, embedder: sharedEmbedder }: { database: Database; config: Config; logger?: Logger; embedder?: Embedder | undefined }): KnowledgeBaseSubgraph {
   const documents = new DocumentStore(database.prisma);
   const knowledgeBases = new KnowledgeBaseStore(database.prisma);
+  const { maxUnpackedBytes, maxCompressionRatio, timeoutMs, ...parsing } = config.knowledgeBase.parsing;
+  configureDocumentParsing({ ...parsing, limits: { maxBytes: config.knowledgeBase.maxDocumentBytes, maxUnpackedBytes, maxCompressionRatio, timeoutMs } });
   // Knowledge queries rank documents with the documents domain's own providers; the indexer
   // that search.ts also builds is never started here (the search subgraph runs it).
   const embedder = sharedEmbedder ?? createEmbedder(config.search, database);

@@ -10,6 +10,7 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { KnowledgeBase, KnowledgeBaseCapability } from "../../generated/prisma/client.js";
 import type { AwsCredentialMode, KnowledgeBaseBackend, KnowledgeBaseScope, KnowledgeBaseStatus } from "../../generated/prisma/enums.js";
+import { awsRegionProblem, bedrockKnowledgeBaseIdProblem, iamRoleArnProblem, s3VectorBucketProblem, s3VectorsIndexProblem } from "../../lib/aws/resource-names.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -341,6 +342,19 @@ function validateKnowledgeBase(input: NewKnowledgeBase): void {
   else if (input.roleArn) throw badUserInput("roleArn", "is used only with credential mode ASSUME_ROLE.");
   if (input.credentialMode === "USER_KEYS") needs("sealedSecret", "with credential mode USER_KEYS");
   else if (input.sealedSecret) throw badUserInput("sealedSecret", "is used only with credential mode USER_KEYS.");
+  // The shapes last, once every field that must be there is: AWS would refuse them only at query time.
+  const shapes: [keyof NewKnowledgeBase, (value: string) => string | null][] = [
+    ["awsRegion", awsRegionProblem],
+    ["bedrockKnowledgeBaseId", bedrockKnowledgeBaseIdProblem],
+    ["s3VectorsBucket", s3VectorBucketProblem],
+    ["s3VectorsIndex", s3VectorsIndexProblem],
+    ["roleArn", iamRoleArnProblem],
+  ];
+  for (const [field, problemOf] of shapes) {
+    const value = input[field];
+    const problem = typeof value === "string" ? problemOf(value) : null;
+    if (problem) throw badUserInput(field, `${problem}.`);
+  }
 }
 
 function validateMapping(input: CapabilityMappingInput): void {

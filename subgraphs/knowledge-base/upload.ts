@@ -2,17 +2,20 @@
  * `uploadDocument`: from the client's bytes to a PENDING document. Everything that can be wrong
  * with the upload is found here, before anything is stored, and answered with BAD_USER_INPUT
  * naming the field and the problem (`extensions.reason` carries the document error's code, e.g.
- * CORRUPT_FILE, NO_TEXT_LAYER): the size is checked on the base64 text before it is decoded, the
- * file is read into text in a worker thread (lib/documents), and only then is the document
+ * CORRUPT_FILE, NO_TEXT_LAYER, EXTRACTION_TIMEOUT): the size is checked on the base64 text before
+ * it is decoded, the file is read into text on a parser thread shared fairly between
+ * organizations and within a time, memory and decompression budget (lib/documents; the mutation
+ * waits for it, at most the budget plus a bounded wait for a thread), and only then is the document
  * created, with its text (and its sections and pages) stored once per organization. Chunking, embedding and keyword
  * indexing happen in the background (the document indexer), so the request returns at once.
  */
 import { createHash } from "node:crypto";
 import { GraphQLError } from "graphql";
 import { DocumentError, extractText } from "../../lib/documents/extract-text.js";
+import { uploadedFileName } from "../../lib/documents/file-name.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import { MAX_CATEGORY_LENGTH, MAX_FILE_NAME_LENGTH, type Document, type DocumentFormat, type DocumentStore } from "./document-store.js";
+import { MAX_CATEGORY_LENGTH, type Document, type DocumentFormat, type DocumentStore } from "./document-store.js";
 
 export interface UploadDocumentInput {
   fileName: string;
@@ -34,10 +37,7 @@ const MEDIA_TYPES: Record<DocumentFormat, string> = {
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export async function uploadDocument(store: DocumentStore, tenant: TenantContext, input: UploadDocumentInput, maxBytes: number): Promise<Document> {
-  const fileName = input.fileName.trim();
-  if (fileName.length === 0) throw badUserInput("input.fileName", "must not be empty");
-  if (fileName.length > MAX_FILE_NAME_LENGTH) throw badUserInput("input.fileName", `must be at most ${MAX_FILE_NAME_LENGTH} characters, got ${fileName.length}`);
-  if (/[\u0000-\u001f\u007f]/.test(fileName)) throw badUserInput("input.fileName", "must not contain control characters");
+  const fileName = uploadedFileName(input.fileName, "input.fileName");
   const category = input.category?.trim() || null;
   if (category !== null && category.length > MAX_CATEGORY_LENGTH) throw badUserInput("input.category", `must be at most ${MAX_CATEGORY_LENGTH} characters, got ${category.length}`);
   if (input.mediaType != null && (input.mediaType.length > 200 || !/^[\w.+-]+\/[\w.+-]+$/.test(input.mediaType))) {
@@ -59,7 +59,7 @@ export async function uploadDocument(store: DocumentStore, tenant: TenantContext
 
   let extracted;
   try {
-    extracted = await extractText({ fileName, ...(input.mediaType ? { mediaType: input.mediaType } : {}), bytes }, { maxBytes });
+    extracted = await extractText({ fileName, ...(input.mediaType ? { mediaType: input.mediaType } : {}), bytes }, { maxBytes }, { organizationId: tenant.organizationId });
   } catch (error) {
     if (error instanceof DocumentError) throw badUserInputWithReason("input.contentBase64", error.message, error.code);
     throw error;

@@ -11,6 +11,7 @@ import type { TestDatabase } from "../support/database.js";
 import { startTestStack } from "../support/stack.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
+import { flateBombPdf, manyParagraphsDocx } from "../support/document-fixtures.js";
 
 let db: TestDatabase;
 let stack: RunningStack;
@@ -121,6 +122,23 @@ describe("documents through the gateway", () => {
   });
 });
 
+describe("hostile files through the gateway", () => {
+  it("refuses a Flate-bomb PDF and a DOCX of a million paragraphs with their reason, while another organization's upload is stored", async () => {
+    const [pdfBomb, paragraphs, other] = await Promise.all([
+      upload(owner, { fileName: "bomb.pdf", contentBase64: base64(flateBombPdf(1024)) }),
+      upload(owner, { fileName: "words.docx", contentBase64: base64(manyParagraphsDocx(1_000_000)) }),
+      upload(outsider, { fileName: "small.md", contentBase64: base64("# Small\n\nStill served.") }),
+    ]);
+    expect(other.errors).toBeUndefined();
+    expect(other.data!.uploadDocument).toMatchObject({ fileName: "small.md", status: "PENDING" });
+    for (const refused of [pdfBomb, paragraphs]) {
+      expect(refused.status).toBe(200);
+      expect(refused.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.contentBase64", reason: "DECOMPRESSION_LIMIT" });
+      expect(refused.errors![0]!.message).toMatch(/decompresses (to )?more than/);
+    }
+  });
+});
+
 describe("POST /documents (multipart upload)", () => {
   const endpoint = () => stack.gateway.url.replace("/graphql", "/documents");
   const form = (content: string | Uint8Array, fileName: string, fields: Record<string, string> = {}) => {
@@ -158,6 +176,47 @@ describe("POST /documents (multipart upload)", () => {
     const corrupt = await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}` }, body: form("%PDF-1.7 broken", "broken.pdf") });
     const corruptBody = (await corrupt.json()) as { errors: { extensions: Record<string, unknown> }[] };
     expect(corruptBody.errors[0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", reason: "CORRUPT_FILE" });
+  });
+
+  it("reads a UTF-8 file name as UTF-8 (as browsers and curl send it) and stores it in NFC; a bidirectional override is refused", async () => {
+    // A form written byte by byte: the file name's UTF-8 bytes raw in `filename="..."`, decomposed (NFD) as macOS writes it.
+    const multipart = (fileName: string, parameter = "filename") =>
+      Buffer.concat([
+        Buffer.from(`--b0undary\r\nContent-Disposition: form-data; name="category"\r\n\r\nnotes\r\n`),
+        Buffer.from(`--b0undary\r\nContent-Disposition: form-data; name="file"; ${parameter}=`),
+        parameter === "filename" ? Buffer.from(`"${fileName}"`, "utf8") : Buffer.from(`UTF-8''${encodeURIComponent(fileName)}`),
+        Buffer.from(`\r\nContent-Type: text/markdown\r\n\r\n# Notes\n\nUnicode names.\r\n--b0undary--\r\n`),
+      ]);
+    const send = (fileName: string, parameter?: string) =>
+      fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}`, "content-type": "multipart/form-data; boundary=b0undary" }, body: multipart(fileName, parameter) });
+    const decomposed = "Re\u0301sume\u0301 \u2013 \u65e5\u672c\u8a9e \ud83d\udcc4.md";
+    const accepted = await send(decomposed);
+    expect(accepted.status).toBe(200);
+    const stored = ((await accepted.json()) as { data: { uploadDocument: { fileName: string } } }).data.uploadDocument.fileName;
+    expect(stored).toBe("R\u00e9sum\u00e9 \u2013 \u65e5\u672c\u8a9e \ud83d\udcc4.md");
+    expect(stored).toBe(decomposed.normalize("NFC"));
+    // RFC 5987's filename* (older clients send it; Node 20's form parser refused the whole body for it).
+    const extended = await send("\u00fcber \"quoted\".md", "filename*");
+    expect(extended.status).toBe(200);
+    expect(((await extended.json()) as { data: { uploadDocument: { fileName: string; category: string } } }).data.uploadDocument).toMatchObject({ fileName: '\u00fcber "quoted".md', category: "notes" });
+    // Through FormData too (fetch writes the name as UTF-8 the same way).
+    const viaFormData = await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}` }, body: form("# Other", "\u00fcber.md") });
+    expect(((await viaFormData.json()) as { data: { uploadDocument: { fileName: string } } }).data.uploadDocument.fileName).toBe("\u00fcber.md");
+
+    for (const disguised of ["invoice\u202efdp.md", "a\u2066b.md", "\u200fname.md"]) {
+      const refused = (await (await send(disguised)).json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+      expect(refused.errors[0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.fileName" });
+      expect(refused.errors[0]!.message).toMatch(/bidirectional control characters.*U\+(202E|2066|200F)/);
+    }
+  });
+
+  it("refuses control characters and bidirectional controls in uploadDocument's fileName too, and stores it in NFC", async () => {
+    const rlo = await upload(owner, { fileName: "report\u202ecod.md", contentBase64: base64("# x") });
+    expect(rlo.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.fileName" });
+    const tab = await upload(owner, { fileName: "a\tb.md", contentBase64: base64("# x") });
+    expect(tab.errors![0]!.message).toMatch(/input\.fileName: must not contain control characters \(found U\+0009 at index 1\)/);
+    const nfd = await upload(owner, { fileName: "Cafe\u0301.md", contentBase64: base64("# Café") });
+    expect(nfd.data!.uploadDocument.fileName).toBe("Caf\u00e9.md");
   });
 
   it("answers a CORS preflight for listed origins only", async () => {

@@ -97,6 +97,32 @@ describe("knowledge bases", () => {
     expect(noRegion.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "input.region" });
   });
 
+  it("refuses a malformed region, Bedrock id, vector bucket, index or role ARN at creation, naming the field and the shape expected", async () => {
+    const bedrock = { name: "Typo", scope: "COMPANY", backend: "BEDROCK", region: "us-east-1", bedrockKnowledgeBaseId: BEDROCK_ID, credentialMode: "PLATFORM" };
+    const vectors = { name: "Typo", scope: "COMPANY", backend: "S3VECTORS", region: "eu-west-1", s3VectorsBucket: "acme-vectors", s3VectorsIndex: "contracts", credentialMode: "ASSUME_ROLE", roleArn: "arn:aws:iam::123456789012:role/Reader" };
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ ...bedrock, region: "US East (N. Virginia)" }, "input.region", /must be an AWS region such as us-east-1/],
+      [{ ...bedrock, region: "us-east-1; drop" }, "input.region", /AWS region/],
+      [{ ...bedrock, bedrockKnowledgeBaseId: "../../admin" }, "input.bedrockKnowledgeBaseId", /10 letters and digits/],
+      [{ ...vectors, s3VectorsBucket: "Acme_Vectors" }, "input.s3VectorsBucket", /3 to 63 lowercase letters, digits and hyphens/],
+      [{ ...vectors, s3VectorsBucket: "192.168.0.1" }, "input.s3VectorsBucket", /S3 vector bucket name/],
+      [{ ...vectors, s3VectorsIndex: "-x" }, "input.s3VectorsIndex", /S3 Vectors index name/],
+      [{ ...vectors, roleArn: "arn:aws:iam::12345:role/Reader" }, "input.roleArn", /arn:aws:iam::<12-digit account id>:role\/<role name>/],
+      [{ ...vectors, roleArn: "arn:aws:s3:::acme-bucket" }, "input.roleArn", /IAM role ARN/],
+    ];
+    for (const [input, field, message] of cases) {
+      const answer = await gql(ada, CREATE, { input });
+      expect({ field, extensions: answer.errors?.[0]?.extensions, message: answer.errors?.[0]?.message }).toEqual({ field, extensions: expect.objectContaining({ code: "BAD_USER_INPUT", field }), message: expect.stringMatching(message) });
+    }
+    // Nothing was created by any of them.
+    const names = (await gql(ada, `{ knowledgeBases(first: 100) { nodes { name } } }`)).data!.knowledgeBases.nodes.map((node: { name: string }) => node.name);
+    expect(names).not.toContain("Typo");
+    // The GovCloud, China and ISO partitions' shapes are accepted.
+    const gov = await gql(ada, CREATE, { input: { ...vectors, name: "GovCloud vectors", region: "us-gov-west-1", roleArn: "arn:aws-us-gov:iam::123456789012:role/path/Reader" } });
+    expect(gov.errors).toBeUndefined();
+    await gql(ada, `mutation($id: ID!) { deleteKnowledgeBase(id: $id) { id } }`, { id: gov.data!.createKnowledgeBase.id });
+  });
+
   it("lists within the caller's scope, and another organization's knowledge base is exactly a missing one", async () => {
     const list = `query($scope: KnowledgeBaseScope, $after: String) { knowledgeBases(first: 2, scope: $scope, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }`;
     const first = await gql(ada, list);

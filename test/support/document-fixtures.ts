@@ -2,7 +2,7 @@
  * Documents generated for the extraction and chunking tests (no binary fixtures in the tree):
  * PDFs with pdf-lib, DOCX with docx, and raw ZIP archives for the hostile cases.
  */
-import { crc32, deflateRawSync } from "node:zlib";
+import { constants, crc32, deflateRawSync } from "node:zlib";
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun } from "docx";
 import { PDFDocument, PDFHexString, StandardFonts, rgb } from "pdf-lib";
 
@@ -122,4 +122,45 @@ export function handmadeDocx(bodyXml: string, options: { paddingBytes?: number; 
     { name: "_rels/.rels", data: ROOT_RELS },
     { name: "word/document.xml", data: document, ...(options.declaredSize !== undefined ? { declaredSize: options.declaredSize } : {}) },
   ]);
+}
+
+/**
+ * A PDF of one page whose content stream is a Flate "bomb": `decodedMegabytes` MB of zeros in
+ * about a thousandth of that. Built from one deflated megabyte repeated (sync-flushed deflate
+ * blocks concatenate), so the test never holds the decoded stream itself.
+ */
+export function flateBombPdf(decodedMegabytes: number): Uint8Array {
+  const megabyte = deflateRawSync(Buffer.alloc(1024 * 1024), { finishFlush: constants.Z_SYNC_FLUSH });
+  const decoded = decodedMegabytes * 1024 * 1024;
+  const adler = Buffer.alloc(4);
+  adler.writeUInt32BE((((decoded % 65_521) << 16) | 1) >>> 0);
+  // zlib header, the blocks, an empty final block, the Adler-32 of the zeros.
+  const stream = Buffer.concat([Buffer.from([0x78, 0x9c]), ...Array.from({ length: decodedMegabytes }, () => megabyte), Buffer.from([0x03, 0x00]), adler]);
+  return handmadePdf([
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+    Buffer.concat([Buffer.from(`<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`), stream, Buffer.from("\nendstream")]),
+  ]);
+}
+
+/** A PDF of the given objects (numbered from 1, the first the catalog) with a correct cross-reference table. */
+function handmadePdf(objects: readonly (string | Buffer)[]): Uint8Array {
+  const parts: Buffer[] = [Buffer.from("%PDF-1.7\n")];
+  let length = parts[0]!.length;
+  const offsets: number[] = [];
+  objects.forEach((body, index) => {
+    const part = Buffer.concat([Buffer.from(`${index + 1} 0 obj\n`), Buffer.from(body), Buffer.from("\nendobj\n")]);
+    offsets.push(length);
+    parts.push(part);
+    length += part.length;
+  });
+  const xref = [`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`, ...offsets.map((offset) => `${String(offset).padStart(10, "0")} 00000 n \n`)].join("");
+  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`));
+  return new Uint8Array(Buffer.concat(parts));
+}
+
+/** A DOCX of `paragraphs` one-word paragraphs: about 37 bytes of XML each, deflating about 340-fold. */
+export function manyParagraphsDocx(paragraphs: number): Uint8Array {
+  return handmadeDocx("<w:p><w:r><w:t>word</w:t></w:r></w:p>".repeat(paragraphs));
 }

@@ -12,6 +12,16 @@ describe("loadConfig", () => {
     expect(config.auth.usingDevSecret).toBe(true);
     expect(config.gateway.queryPlanner).toBe("rust");
     expect(config.demo.seed).toBe(true);
+    expect(config.knowledgeBase.parsing).toEqual({
+      threads: 2,
+      perOrganization: 1,
+      queuePerOrganization: 4,
+      queue: 32,
+      heapMb: 512,
+      timeoutMs: 8_000,
+      maxUnpackedBytes: 100 * 1024 * 1024,
+      maxCompressionRatio: 100,
+    });
   });
 
   it("requires a real JWT secret in production and binds all interfaces there", () => {
@@ -31,6 +41,9 @@ describe("loadConfig", () => {
     [{ UPSTREAM_TIMEOUT_MS: "5" }, "UPSTREAM_TIMEOUT_MS"],
     [{ GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "-1" }, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS"],
     [{ GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "7200" }, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS"],
+    [{ DOCUMENT_PARSE_THREADS: "0" }, "DOCUMENT_PARSE_THREADS"],
+    [{ DOCUMENT_PARSE_HEAP_MB: "8" }, "DOCUMENT_PARSE_HEAP_MB"],
+    [{ DOCUMENT_MAX_COMPRESSION_RATIO: "1" }, "DOCUMENT_MAX_COMPRESSION_RATIO"],
   ])("rejects %j naming %s", (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));

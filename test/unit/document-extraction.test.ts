@@ -1,13 +1,13 @@
 /**
  * Turning uploaded files into text (lib/documents/extract-text.ts): every format's text and
  * headings, PDF pages, the bytes deciding the type, every coded refusal, and the bounds (bytes,
- * pages, characters, unpacked DOCX XML, time) holding on hostile files. Fixtures are generated
+ * pages, characters, what DOCX XML and PDF streams unpack to, time) holding on hostile files. Fixtures are generated
  * here (test/support/document-fixtures.ts); parsing runs in the real worker thread.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { DocumentError, documentParsingPool, extractText, type DocumentErrorCode } from "../../lib/documents/extract-text.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
-import { docxGuide, handmadeDocx, passwordProtectedPdf, pdfWithPages, pdfWithoutText, zipArchive } from "../support/document-fixtures.js";
+import { docxGuide, flateBombPdf, handmadeDocx, manyParagraphsDocx, passwordProtectedPdf, pdfWithPages, pdfWithoutText, zipArchive } from "../support/document-fixtures.js";
 
 afterAll(async () => {
   await closeWorkerPools();
@@ -147,10 +147,31 @@ describe("DOCX", () => {
     // 200 MB of XML deflated to ~200 KB, declaring 1 KB.
     const bomb = handmadeDocx("<w:p><w:r><w:t>boom</w:t></w:r></w:p>", { paddingBytes: 200 * 1024 * 1024, declaredSize: 1024 });
     expect(bomb.length).toBeLessThan(1024 * 1024);
-    await expectCode(extractText({ fileName: "bomb.docx", bytes: bomb }), "TEXT_TOO_LONG", /unpacks to more than 100 MB/);
+    await expectCode(extractText({ fileName: "bomb.docx", bytes: bomb }), "DECOMPRESSION_LIMIT", /decompresses more than 100-fold \(word\/document\.xml: [\d.]+ KB to more than/);
+    // Under a ratio it allows, the total bound stops it.
+    await expectCode(extractText({ fileName: "bomb.docx", bytes: bomb }, { maxCompressionRatio: 100_000 }), "DECOMPRESSION_LIMIT", /decompresses to more than 100 MB \(from [\d.]+ KB\)/);
     // The same file shape under the bound is read.
     const small = handmadeDocx("<w:p><w:r><w:t>small but real</w:t></w:r></w:p>", { paddingBytes: 1024 });
     expect((await extractText({ fileName: "small.docx", bytes: small })).text).toBe("small but real");
+  });
+});
+
+describe("decompression bombs", () => {
+  it("refuses a 1 MB PDF whose page stream inflates to a gigabyte before pdf.js decodes it", async () => {
+    const bomb = flateBombPdf(1024);
+    expect(bomb.length).toBeLessThan(1.1 * 1024 * 1024);
+    await expectCode(extractText({ fileName: "bomb.pdf", bytes: bomb }), "DECOMPRESSION_LIMIT", /"bomb\.pdf" decompresses to more than 100 MB \(from 1 MB\)/);
+    // Past the ratio bound before the total one.
+    await expectCode(extractText({ fileName: "bomb.pdf", bytes: flateBombPdf(50) }), "DECOMPRESSION_LIMIT", /decompresses more than 100-fold \(stream 1: [\d.]+ KB to more than/);
+    // The same shape within both bounds is read (it has no text, which pdf.js could only tell by decoding it).
+    await expectCode(extractText({ fileName: "zeros.pdf", bytes: flateBombPdf(2) }, { maxCompressionRatio: 10_000 }), "NO_TEXT_LAYER");
+  });
+
+  it("refuses a 110 KB DOCX of a million one-word paragraphs (a minute of mammoth) by its compression ratio", async () => {
+    const docx = manyParagraphsDocx(1_000_000);
+    expect(docx.length).toBeLessThan(120 * 1024);
+    await expectCode(extractText({ fileName: "words.docx", bytes: docx }), "DECOMPRESSION_LIMIT", /decompresses more than 100-fold \(word\/document\.xml/);
+    expect((await extractText({ fileName: "fewer.docx", bytes: manyParagraphsDocx(2_000) })).text.split("\n\n")).toHaveLength(2_000);
   });
 });
 
