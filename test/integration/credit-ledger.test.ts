@@ -8,7 +8,7 @@ import type { TenantContext } from "../../lib/tenancy/token.js";
 import { CreditBudgetSpentError, CreditLedger } from "../../subgraphs/external-search/credit-ledger.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
-const tenant = (organizationId: string): TenantContext => ({ organizationId, userId: "u1", teamIds: [], userName: null, userEmail: null });
+const tenant = (organizationId: string): TenantContext => ({ organizationId, userId: "u1", teamIds: [], role: "member" as const, userName: null, userEmail: null });
 let db: TestDatabase;
 let ledger: CreditLedger;
 
