@@ -12,17 +12,7 @@ CREATE TABLE "organization_settings" (
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON organization_settings TO context_search_tenant;
 
-DO $$
-DECLARE
-  tenant_table text;
-BEGIN
-  FOREACH tenant_table IN ARRAY ARRAY['organization_settings'] LOOP
-    EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', tenant_table);
-    EXECUTE format(
-      'CREATE POLICY tenant_isolation ON %I TO context_search_tenant '
-      'USING (organization_id = current_setting(''app.organization_id'', true)) '
-      'WITH CHECK (organization_id = current_setting(''app.organization_id'', true))',
-      tenant_table);
-  END LOOP;
-END
-$$;
+ALTER TABLE organization_settings ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON organization_settings TO context_search_tenant
+  USING (organization_id = current_setting('app.organization_id', true))
+  WITH CHECK (organization_id = current_setting('app.organization_id', true));
