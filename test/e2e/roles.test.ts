@@ -14,7 +14,8 @@ import type { RunningStack } from "../../app/stack.js";
 import type { TestDatabase } from "../support/database.js";
 import { graphql, type GraphQLResponse } from "../support/graphql.js";
 import { startTestStack } from "../support/stack.js";
-import { tokenFor } from "../support/tenants.js";
+import { signToken } from "../../lib/tenancy/token.js";
+import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
 type Caller = "member" | "admin" | "otherAdmin" | "anonymous";
 /** `ok`: no error and the field answered; otherwise the error code the caller gets. */
@@ -236,6 +237,15 @@ describe("who may call each mutation", () => {
   });
 });
 
+describe("the role claim at the gateway", () => {
+  it("refuses a role that is not exactly member or admin with 401, naming the claim, before any subgraph is asked", async () => {
+    const token = await signToken({ organizationId: ORG, userId: "typo", role: "Admin" as never }, TEST_AUTH);
+    const response = await graphql(stack.gateway.url, `mutation { setCreditBudget(monthlyBudget: 1) { monthlyBudget } }`, {}, { token });
+    expect(response.status).toBe(401);
+    expect(response.errors?.[0]).toMatchObject({ message: expect.stringMatching(/`role` must be one of "member", "admin"/), extensions: expect.objectContaining({ code: "UNAUTHENTICATED" }) });
+  });
+});
+
 describe("what a FORBIDDEN answer says", () => {
   it("names what was tried and the role it needs", async () => {
     const response = await call("member", CREATE_KB, { input: companyBase() });
@@ -315,8 +325,8 @@ describe("setCreditBudget", () => {
 });
 
 describe("MCP tools", () => {
-  it("expose no mutation that needs the admin role (a member's agent can call every tool)", () => {
-    const adminOnly = ROWS.filter((row) => row.expect.member === "FORBIDDEN" && row.expect.admin === "ok").map((row) => row.field);
+  it("expose no field that needs the admin role (a member's agent can call every tool)", () => {
+    const adminOnly = [...ROWS.filter((row) => row.expect.member === "FORBIDDEN" && row.expect.admin === "ok").map((row) => row.field), "knowledgeAnalytics", "usage"];
     const toolsDir = new URL("../../gateway/mcp/tools/", import.meta.url);
     const used = fs.readdirSync(toolsDir).flatMap((file) => [...fs.readFileSync(new URL(file, toolsDir), "utf8").matchAll(/\b([a-zA-Z]+)\s*[({]/g)].map((match) => match[1]));
     expect(adminOnly.length).toBeGreaterThan(5);
