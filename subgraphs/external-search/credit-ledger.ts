@@ -139,13 +139,19 @@ export class CreditLedger {
   }
 
   /**
-   * Sets an organization's own monthly budget (admins: `setCreditBudget`; operators:
+   * Sets an organization's own monthly budget (its admins: `setCreditBudget`; operators:
    * `npm run credits -- --budget`); null returns it to the default. BAD_USER_INPUT unless it is
-   * a number of credits the ledger can hold exactly: finite, at least 0, below 10^10, at most 3 decimals.
+   * a number of credits the ledger can hold exactly: finite, at least 0, below 10^10, at most 3
+   * decimals. An admin may not set more than the operator's default budget when there is one:
+   * that default is the operator's cap on what an organization spends of the platform's keys,
+   * and only the operator lifts it.
    */
-  async setBudget(organizationId: string, monthlyCredits: number | null): Promise<void> {
+  async setBudget(organizationId: string, monthlyCredits: number | null, setBy: "operator" | "admin" = "operator"): Promise<void> {
     if (monthlyCredits !== null && !(Number.isFinite(monthlyCredits) && monthlyCredits >= 0 && monthlyCredits < MAX_BUDGET && roundCredits(monthlyCredits) === monthlyCredits)) {
       throw badUserInput("monthlyBudget", `must be a number of credits from 0 to ${MAX_BUDGET - 0.001} with at most 3 decimals, or null for the deployment's default (got ${monthlyCredits}).`);
+    }
+    if (setBy === "admin" && monthlyCredits !== null && this.defaultMonthlyBudget !== null && monthlyCredits > this.defaultMonthlyBudget) {
+      throw badUserInput("monthlyBudget", `must be at most ${formatCredits(this.defaultMonthlyBudget)}, this deployment's budget per organization (CREDITS_MONTHLY_BUDGET); its operator can set a larger one (got ${monthlyCredits}).`);
     }
     await withTenantScope(this.prisma, organizationId, async (tx) => {
       if (monthlyCredits === null) await tx.creditBudget.deleteMany({ where: { organizationId } });

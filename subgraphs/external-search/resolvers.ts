@@ -129,7 +129,7 @@ export const resolvers: GraphQLResolverMap<ExternalSearchContext> = {
     async setCreditBudget(_source, args: { monthlyBudget?: number | null }, context) {
       const tenant = context.requireTenant();
       requireAdmin(tenant, "Setting the organization's credit budget");
-      await context.ledger.setBudget(tenant.organizationId, args.monthlyBudget ?? null);
+      await context.ledger.setBudget(tenant.organizationId, args.monthlyBudget ?? null, "admin");
       const now = new Date();
       return context.ledger.report(tenant, monthStart(now), now);
     },
