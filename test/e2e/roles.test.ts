@@ -259,7 +259,7 @@ describe("what a FORBIDDEN answer says", () => {
 });
 
 describe("team knowledge bases, when the organization lets members manage them", () => {
-  it("lets a member create and delete their own team's, still not another team's or a company one, and only in that organization", async () => {
+  it("lets a member create and delete their own team's and store its AWS keys, still not another team's or a company one, and only in that organization", async () => {
     const settings = `{ organizationSettings { membersManageTeamKnowledgeBases } }`;
     expect((await data("member", settings)).organizationSettings.membersManageTeamKnowledgeBases).toBe(false);
     const teamBase = (teamId: string) => ({ input: { name: `Team ${randomBytes(4).toString("hex")}`, scope: "TEAM", teamId, backend: "LOCAL" } });
@@ -281,6 +281,13 @@ describe("team knowledge bases, when the organization lets members manage them",
       const remove = `mutation($id: ID!) { deleteKnowledgeBase(id: $id) { id } }`;
       expect(outcome("deleteKnowledgeBase", await call("member", remove, { id: companyId }))).toBe("FORBIDDEN");
       expect(outcome("deleteKnowledgeBase", await call("member", remove, { id: created.data!.createKnowledgeBase.id }))).toBe("ok");
+      // The team's own AWS keys too, but not the company's.
+      const bedrock = (scope: "TEAM" | "COMPANY") => ({ input: { ...companyBase("BEDROCK"), scope, ...(scope === "TEAM" ? { teamId: TEAM } : {}) } });
+      const teamBedrock = (await data("member", CREATE_KB, bedrock("TEAM"))).createKnowledgeBase.id;
+      const companyBedrock = (await data("admin", CREATE_KB, bedrock("COMPANY"))).createKnowledgeBase.id;
+      const setKeys = `mutation($id: ID!) { setKnowledgeBaseCredentials(id: $id, accessKeyId: "AKIAROLESTEST0002", secretAccessKey: "roles-team-secret-0123456789") { credentials { mode } } }`;
+      expect(outcome("setKnowledgeBaseCredentials", await call("member", setKeys, { id: teamBedrock }))).toBe("ok");
+      expect(outcome("setKnowledgeBaseCredentials", await call("member", setKeys, { id: companyBedrock }))).toBe("FORBIDDEN");
       // Setting it is still the admin's.
       expect(outcome("setOrganizationSettings", await call("member", `mutation { setOrganizationSettings(input: { membersManageTeamKnowledgeBases: false }) { updatedAt } }`))).toBe("FORBIDDEN");
     } finally {
