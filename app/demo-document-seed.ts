@@ -93,6 +93,8 @@ function tenantOf(members: DemoOrganizationMembers, user: DemoOrganizationMember
     organizationId: members.organizationId,
     userId: user.id,
     teamIds: members.teams.filter((team) => team.members.includes(user.id)).map((team) => team.id),
+    // The seed acts as the organization's admin: it creates the company knowledge base.
+    role: "admin",
     userName: user.name,
     userEmail: user.email,
   };

@@ -27,6 +27,7 @@ export const BENCH_TENANT: TenantContext = {
   organizationId: BENCH_ORGANIZATION_ID,
   userId: BENCH_USER_IDS[0]!,
   teamIds: [],
+  role: "member",
   userName: "Benchmark",
   userEmail: null,
 };

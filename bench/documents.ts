@@ -131,7 +131,7 @@ export async function renderFile(format: DocumentFormat, document: BenchDocument
 export async function documentTenant(database: Database, label: string): Promise<TenantContext> {
   const organizationId = `bench-docs-${label}-${randomUUID().slice(0, 8)}`;
   await database.prisma.organization.create({ data: { id: organizationId, name: `Document benchmark (${label})` } });
-  return { organizationId, userId: "bench-uploader", teamIds: [], userName: "Benchmark uploader", userEmail: null };
+  return { organizationId, userId: "bench-uploader", teamIds: [], role: "member", userName: "Benchmark uploader", userEmail: null };
 }
 
 /** The documents domain's search as the search subgraph builds it, on pgvector, with `embedder`. */

@@ -248,7 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
       audience: str(env, "JWT_AUDIENCE") ?? null,
       maxLifetimeSeconds: int(env, "JWT_MAX_LIFETIME_SECONDS", production ? 86_400 : 31 * 86_400, 60, 366 * 86_400),
       clockToleranceSeconds: int(env, "JWT_CLOCK_TOLERANCE_SECONDS", 30, 0, 600),
-      claims: { user: claimName("JWT_CLAIM_USER", "sub"), organization: claimName("JWT_CLAIM_ORGANIZATION", "org"), teams: claimName("JWT_CLAIM_TEAMS", "teams") },
+      claims: { user: claimName("JWT_CLAIM_USER", "sub"), organization: claimName("JWT_CLAIM_ORGANIZATION", "org"), teams: claimName("JWT_CLAIM_TEAMS", "teams"), role: claimName("JWT_CLAIM_ROLE", "role") },
       usingDevSecret: !jwtSecret && !jwksUrl,
       subgraphSigningSecret: signingSecret ?? (production ? null : DEV_SUBGRAPH_SIGNING_SECRET),
     },

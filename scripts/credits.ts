@@ -1,8 +1,9 @@
 /**
  * `npm run credits -- --org <id> [--budget <credits> | --default]`: an operator's view of one
- * organization's credits, and where its monthly budget is set (there is no GraphQL mutation for
- * it on purpose: tokens carry no admin role, and a budget is the platform's decision).
- * Without --budget or --default it prints this month's budget, spending and balance.
+ * organization's credits, and a way to set its monthly budget without a token (the
+ * organization's admins set it with the `setCreditBudget` mutation; both go through
+ * CreditLedger.setBudget and its bounds). Without --budget or --default it prints this month's
+ * budget, spending and balance.
  */
 import { parseArgs } from "node:util";
 import { loadConfig } from "../lib/config.js";
@@ -23,7 +24,7 @@ runMain(async () => {
     if (values.budget !== undefined) await ledger.setBudget(values.org, Number(values.budget));
     else if (values.default) await ledger.setBudget(values.org, null);
     const now = new Date();
-    const report = await ledger.report({ organizationId: values.org, userId: "operator", teamIds: [], userName: null, userEmail: null }, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)), now);
+    const report = await ledger.report({ organizationId: values.org, userId: "operator", teamIds: [], role: "admin", userName: null, userEmail: null }, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)), now);
     process.stdout.write(`${values.org}: budget ${report.monthlyBudget ?? "none (not capped)"}, spent this month ${report.spentThisMonth}, balance ${report.balance ?? "n/a"}\n`);
   } finally {
     await database.close();

@@ -75,8 +75,9 @@ runMain(async () => {
     if (seeded.seeded) logger.info(`seeded ${DEMO_ORGANIZATION.name}: ${seeded.conversations} conversations, ${seeded.messages} messages, ${seeded.documents} documents`);
     if (!config.production) {
       const user = DEMO_USERS[0];
+      // An admin, so that a newcomer can try every mutation, organization-wide ones included.
       devToken = await signToken(
-        { userId: user.id, organizationId: DEMO_ORGANIZATION.id, teamIds: DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(user.id)).map((team) => team.id), name: user.name, email: user.email },
+        { userId: user.id, organizationId: DEMO_ORGANIZATION.id, teamIds: DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(user.id)).map((team) => team.id), role: "admin", name: user.name, email: user.email },
         config.auth,
         "30d",
       );
@@ -115,7 +116,7 @@ runMain(async () => {
   if (devToken) {
     lines.push(
       "",
-      `Dev token for ${DEMO_USERS[0].name} in ${DEMO_ORGANIZATION.name} (valid 30 days; GraphiQL already sends it):`,
+      `Dev token for ${DEMO_USERS[0].name} in ${DEMO_ORGANIZATION.name} (an admin, valid 30 days; GraphiQL already sends it):`,
       `  ${devToken}`,
       "",
       "Try it:",

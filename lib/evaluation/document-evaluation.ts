@@ -43,7 +43,7 @@ export async function ingestAsDocuments(
   options: { concurrency?: number; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<IngestedDocuments> {
   const organizationId = `eval-${dataset.name}-docs-${randomUUID().slice(0, 8)}`;
-  const tenant: TenantContext = { organizationId, userId: "evaluator", teamIds: [], userName: "Evaluator", userEmail: null };
+  const tenant: TenantContext = { organizationId, userId: "evaluator", teamIds: [], role: "member", userName: "Evaluator", userEmail: null };
   await database.prisma.organization.create({ data: { id: organizationId, name: `Evaluation (documents): ${dataset.name}` } });
 
   const beirIdOfDocument = new Map<string, string>();

@@ -39,7 +39,7 @@ export interface IngestedCorpus {
 /** Loads the corpus as conversations of a fresh organization, in batches. */
 export async function ingestCorpus(database: Database, dataset: BeirDataset, onProgress?: (done: number, total: number) => void): Promise<IngestedCorpus> {
   const organizationId = `eval-${dataset.name}-${randomUUID().slice(0, 8)}`;
-  const tenant: TenantContext = { organizationId, userId: "evaluator", teamIds: [], userName: null, userEmail: null };
+  const tenant: TenantContext = { organizationId, userId: "evaluator", teamIds: [], role: "member", userName: null, userEmail: null };
   await database.prisma.organization.create({ data: { id: organizationId, name: `Evaluation: ${dataset.name}` } });
   await database.prisma.user.create({ data: { organizationId, id: tenant.userId, name: "Evaluator" } });
 

@@ -15,27 +15,32 @@
  * `clockToleranceSeconds` absorbs clock skew between the identity provider and us.
  *
  * Claims (names configurable, for providers that namespace them): the user id (`sub`), the
- * organization id (`org`), team ids (`teams`, optional), and optionally `name` and `email` (used
- * to create the user record on first write).
+ * organization id (`org`), team ids (`teams`, optional), the role in the organization (`role`,
+ * optional: `member` or `admin`, see roles.ts), and optionally `name` and `email` (used to create
+ * the user record on first write).
  */
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { LRUCache } from "lru-cache";
 import { unauthenticated } from "../graphql/errors.js";
+import { ROLES, type Role } from "./roles.js";
 
 export interface TenantContext {
   organizationId: string;
   userId: string;
   teamIds: string[];
+  /** What the caller may administer in their organization (roles.ts); `member` when the token names no role. */
+  role: Role;
   /** Profile claims, when the token has them. */
   userName: string | null;
   userEmail: string | null;
 }
 
-/** Which claims carry the user, the organization and the teams. */
+/** Which claims carry the user, the organization, the teams and the role. */
 export interface ClaimNames {
   user: string;
   organization: string;
   teams: string;
+  role: string;
 }
 
 export interface TokenSettings {
@@ -58,7 +63,7 @@ export interface TokenSettings {
   jwksCooldownSeconds?: number;
 }
 
-export const DEFAULT_CLAIM_NAMES: ClaimNames = { user: "sub", organization: "org", teams: "teams" };
+export const DEFAULT_CLAIM_NAMES: ClaimNames = { user: "sub", organization: "org", teams: "teams", role: "role" };
 const DEFAULT_MAX_LIFETIME_SECONDS = 31 * 24 * 3600;
 const DEFAULT_CLOCK_TOLERANCE_SECONDS = 30;
 
@@ -167,9 +172,22 @@ export class TokenVerifier {
       organizationId,
       userId,
       teamIds: [...new Set(teams as string[])],
+      role: this.roleFromClaims(claims),
       userName: typeof claims.name === "string" ? claims.name.slice(0, 200) : null,
       userEmail: typeof claims.email === "string" ? claims.email.slice(0, 320) : null,
     };
+  }
+
+  // No role claim (or null) is `member`, the role that can change nothing organization-wide. Any
+  // other value that is not exactly a role is refused rather than read as member: "Admin" or
+  // "administrator" is an identity provider configured for a different spelling, and an admin
+  // silently demoted would only meet FORBIDDEN errors far from the cause, while a refusal names it.
+  private roleFromClaims(claims: JWTPayload): Role {
+    const role = claims[this.claims.role];
+    if (role === undefined || role === null) return "member";
+    if (typeof role === "string" && (ROLES as readonly string[]).includes(role)) return role as Role;
+    const shown = typeof role === "string" ? `"${role.slice(0, 40)}"` : `a${Array.isArray(role) ? "n array" : ` ${typeof role}`}`;
+    throw unauthenticated(`Token claim \`${this.claims.role}\` must be one of ${ROLES.map((name) => `"${name}"`).join(", ")} (lower case) or absent (member), got ${shown}.`);
   }
 
   private describeVerificationFailure(error: unknown): string {
@@ -212,6 +230,8 @@ export interface TokenClaims {
   userId: string;
   organizationId: string;
   teamIds?: string[];
+  /** Left out: no role claim, which verifies as `member`. */
+  role?: Role;
   name?: string;
   email?: string;
 }
@@ -223,6 +243,7 @@ export async function signToken(claims: TokenClaims, settings: TokenSettings, ex
   let jwt = new SignJWT({
     [names.organization]: claims.organizationId,
     [names.teams]: claims.teamIds ?? [],
+    ...(claims.role ? { [names.role]: claims.role } : {}),
     ...(claims.name ? { name: claims.name } : {}),
     ...(claims.email ? { email: claims.email } : {}),
     ...(names.user !== "sub" ? { [names.user]: claims.userId } : {}),

@@ -13,6 +13,7 @@
 import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { ExternalProvider } from "../../generated/prisma/enums.js";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
+import { badUserInput } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
 export type { ExternalProvider };
@@ -56,6 +57,9 @@ export interface CreditReportData {
   balance: number | null;
   usage: CreditUsageRow[];
 }
+
+/** Budgets stop below 10^10 credits: the column holds 14 digits, 3 of them decimals, and no real budget comes near. */
+const MAX_BUDGET = 10_000_000_000;
 
 export function formatCredits(value: number): string {
   return Number(value.toFixed(3)).toString();
@@ -134,8 +138,21 @@ export class CreditLedger {
     });
   }
 
-  /** Sets an organization's own monthly budget (operators: `npm run credits -- budget`); null returns it to the default. */
-  async setBudget(organizationId: string, monthlyCredits: number | null): Promise<void> {
+  /**
+   * Sets an organization's own monthly budget (its admins: `setCreditBudget`; operators:
+   * `npm run credits -- --budget`); null returns it to the default. BAD_USER_INPUT unless it is
+   * a number of credits the ledger can hold exactly: finite, at least 0, below 10^10, at most 3
+   * decimals. An admin may not set more than the operator's default budget when there is one:
+   * that default is the operator's cap on what an organization spends of the platform's keys,
+   * and only the operator lifts it.
+   */
+  async setBudget(organizationId: string, monthlyCredits: number | null, setBy: "operator" | "admin" = "operator"): Promise<void> {
+    if (monthlyCredits !== null && !(Number.isFinite(monthlyCredits) && monthlyCredits >= 0 && monthlyCredits < MAX_BUDGET && roundCredits(monthlyCredits) === monthlyCredits)) {
+      throw badUserInput("monthlyBudget", `must be a number of credits from 0 to ${MAX_BUDGET - 0.001} with at most 3 decimals, or null for the deployment's default (got ${monthlyCredits}).`);
+    }
+    if (setBy === "admin" && monthlyCredits !== null && this.defaultMonthlyBudget !== null && monthlyCredits > this.defaultMonthlyBudget) {
+      throw badUserInput("monthlyBudget", `must be at most ${formatCredits(this.defaultMonthlyBudget)}, this deployment's budget per organization (CREDITS_MONTHLY_BUDGET); its operator can set a larger one (got ${monthlyCredits}).`);
+    }
     await withTenantScope(this.prisma, organizationId, async (tx) => {
       if (monthlyCredits === null) await tx.creditBudget.deleteMany({ where: { organizationId } });
       else await tx.creditBudget.upsert({ where: { organizationId }, create: { organizationId, monthlyCredits }, update: { monthlyCredits } });

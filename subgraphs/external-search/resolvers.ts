@@ -11,6 +11,7 @@ import { resolveEntityReferences } from "../../lib/graphql/entity-references.js"
 import { badUserInput } from "../../lib/graphql/errors.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { ProviderPolicies } from "../../lib/external-apis/policies.js";
+import { requireAdmin } from "../../lib/tenancy/roles.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import type { CreditLedger, ExternalProvider } from "./credit-ledger.js";
 import { MAX_QUERY_CHARACTERS, type ExternalSearchService } from "./external-search-service.js";
@@ -111,6 +112,8 @@ export const resolvers: GraphQLResolverMap<ExternalSearchContext> = {
   Mutation: {
     async setExternalProviderCredentials(_source, args: { input: CredentialsInput }, context) {
       const tenant = context.requireTenant();
+      // The organization's key decides whose account every member's searches go to.
+      requireAdmin(tenant, `Storing the organization's ${args.input.provider} key`);
       if (!context.canStoreSecrets) {
         throw new GraphQLError("This deployment cannot store provider keys: SECRETS_ENCRYPTION_KEYS is not configured. Ask its operator to set it.", { extensions: { code: "SECRETS_NOT_CONFIGURED" } });
       }
@@ -119,8 +122,25 @@ export const resolvers: GraphQLResolverMap<ExternalSearchContext> = {
     },
     async deleteExternalProviderCredentials(_source, args: { provider: ExternalProvider }, context) {
       const tenant = context.requireTenant();
+      requireAdmin(tenant, `Removing the organization's ${args.provider} key`);
       await context.credentials.remove(tenant, args.provider);
       return providerInfo(context, args.provider, await context.credentials.ownProviders(tenant));
+    },
+    async setCreditBudget(_source, args: { monthlyBudget?: number | null }, context) {
+      const tenant = context.requireTenant();
+      requireAdmin(tenant, "Setting the organization's credit budget");
+      await context.ledger.setBudget(tenant.organizationId, args.monthlyBudget ?? null, "admin");
+      const now = new Date();
+      return context.ledger.report(tenant, monthStart(now), now);
+    },
+  },
+
+  CreditReport: {
+    // The budget and balance are every member's business (they decide whether a search may
+    // spend); the breakdown by day and provider is the organization's usage, for admins.
+    usage(report: { usage: unknown }, _args, context) {
+      requireAdmin(context.requireTenant(), "Reading the organization's credit usage by day and provider");
+      return report.usage;
     },
   },
 

@@ -19,6 +19,7 @@ import { KnowledgeBaseStore } from "./knowledge-base-store.js";
 import { KnowledgeQueries } from "./knowledge-queries.js";
 import { configureDocumentParsing } from "../../lib/documents/extract-text.js";
 import { KnowledgeQueryLog } from "./knowledge-query-log.js";
+import { OrganizationSettingsStore } from "./organization-settings.js";
 import { PassageStore } from "./passage-store.js";
 import { remoteKnowledgeBasesFrom } from "./remote-knowledge-bases.js";
 import { createDocumentLoaders, type DocumentLoaders } from "./loaders.js";
@@ -50,6 +51,7 @@ export function knowledgeBaseSubgraph({ database, config, logger = silentLogger,
   const { remote, close: closeRemote } = remoteKnowledgeBasesFrom(config, knowledgeBases, embedder, logger.child("knowledge-queries"));
   const knowledge = new KnowledgeQueries({ documents, knowledgeBases, documentProviders, remote, sourceTimeoutMs: config.search.providerTimeoutMs, log });
   const passages = new PassageStore(database.prisma);
+  const organizationSettings = new OrganizationSettingsStore(database.prisma);
   return {
     name: "knowledge-base",
     typeDefs: parse(fs.readFileSync(SCHEMA_PATH, "utf8")),
@@ -63,6 +65,7 @@ export function knowledgeBaseSubgraph({ database, config, logger = silentLogger,
         prisma: database.prisma,
         knowledgeBases,
         knowledge,
+        organizationSettings,
         keyring: config.secrets.keyring,
         knowledgeBaseLoaders() {
           knowledgeBaseLoaders ??= createKnowledgeBaseLoaders(knowledgeBases, passages, base.requireTenant());

@@ -13,6 +13,7 @@ import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { DocumentStore, type Document } from "./document-store.js";
 import { KnowledgeBaseStore, type KnowledgeBase, type NewKnowledgeBase } from "./knowledge-base-store.js";
+import { OrganizationSettingsStore } from "./organization-settings.js";
 import { uploadDocument, type UploadDocumentInput } from "./upload.js";
 
 export type { Document, KnowledgeBase, NewKnowledgeBase, UploadDocumentInput };
@@ -20,6 +21,7 @@ export type { Document, KnowledgeBase, NewKnowledgeBase, UploadDocumentInput };
 export class DocumentIngestion {
   private readonly documents: DocumentStore;
   private readonly knowledgeBases: KnowledgeBaseStore;
+  private readonly organizationSettings: OrganizationSettingsStore;
 
   /** `maxDocumentBytes` bounds each file, as DOCUMENT_MAX_BYTES bounds a user's upload. */
   constructor(
@@ -28,6 +30,7 @@ export class DocumentIngestion {
   ) {
     this.documents = new DocumentStore(prisma);
     this.knowledgeBases = new KnowledgeBaseStore(prisma);
+    this.organizationSettings = new OrganizationSettingsStore(prisma);
   }
 
   /**
@@ -39,8 +42,9 @@ export class DocumentIngestion {
     return uploadDocument(this.documents, tenant, input, this.maxDocumentBytes);
   }
 
-  /** Creates a COMPANY or TEAM knowledge base of `tenant`'s organization, as the mutation does. */
-  createKnowledgeBase(tenant: TenantContext, input: NewKnowledgeBase): Promise<KnowledgeBase> {
+  /** Creates a COMPANY or TEAM knowledge base of `tenant`'s organization, as the mutation does (an admin's, or FORBIDDEN). */
+  async createKnowledgeBase(tenant: TenantContext, input: NewKnowledgeBase): Promise<KnowledgeBase> {
+    await this.organizationSettings.requireManager(tenant, { scope: input.scope, teamId: input.teamId ?? null }, "Creating");
     return this.knowledgeBases.create(tenant, input);
   }
 }

@@ -11,10 +11,12 @@ import { badUserInput } from "../../lib/graphql/errors.js";
 import { decodeCursor, encodeCursor, isUuid, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { PrismaClient } from "../../generated/prisma/client.js";
+import { requireAdmin } from "../../lib/tenancy/roles.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { knowledgeAnalytics } from "./knowledge-analytics.js";
 import type { KnowledgeBase, KnowledgeBasePageCursor, KnowledgeBaseScope, KnowledgeBaseStore } from "./knowledge-base-store.js";
 import type { KnowledgeQueries } from "./knowledge-queries.js";
+import type { OrganizationSettingsChange, OrganizationSettingsStore } from "./organization-settings.js";
 import { isPassageId, type PassageStore, type StoredPassage } from "./passage-store.js";
 
 export interface KnowledgeBaseLoaders {
@@ -30,6 +32,7 @@ export interface KnowledgeContext extends RequestContext {
   prisma: PrismaClient;
   knowledgeBases: KnowledgeBaseStore;
   knowledge: KnowledgeQueries;
+  organizationSettings: OrganizationSettingsStore;
   /** Seals user keys; null when SECRETS_ENCRYPTION_KEYS is not configured. */
   keyring: SecretKeyring | null;
   knowledgeBaseLoaders(): KnowledgeBaseLoaders;
@@ -150,7 +153,13 @@ export const knowledgeBaseResolvers = {
       return context.knowledge.queryPlatformKnowledge(tenant, capabilityName(args.capability, "capability"), knowledgeQueryText(args.query, "query"), limitOf(args.limit, "limit"));
     },
     knowledgeAnalytics(_source: unknown, args: { from: Date; to: Date }, context: KnowledgeContext) {
-      return knowledgeAnalytics(context.prisma, context.requireTenant(), args.from, args.to);
+      const tenant = context.requireTenant();
+      // Everyone's queries, other members' included: the organization's, not the caller's.
+      requireAdmin(tenant, "Reading the organization's knowledge analytics");
+      return knowledgeAnalytics(context.prisma, tenant, args.from, args.to);
+    },
+    organizationSettings(_source: unknown, _args: unknown, context: KnowledgeContext) {
+      return context.organizationSettings.get(context.requireTenant());
     },
   },
 
@@ -161,6 +170,7 @@ export const knowledgeBaseResolvers = {
       for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn", "embeddingModel"] as const) {
         storableText(input[field], `input.${field}`);
       }
+      await context.organizationSettings.requireManager(tenant, { scope: input.scope, teamId: input.teamId ?? null }, "Creating");
       if (input.credentialMode === "USER_KEYS") {
         throw badUserInput("input.credentialMode", "create it with PLATFORM or ASSUME_ROLE, then store your keys with setKnowledgeBaseCredentials (which switches it to USER_KEYS).");
       }
@@ -187,6 +197,7 @@ export const knowledgeBaseResolvers = {
     async setKnowledgeBaseCredentials(_source: unknown, args: { id: string; accessKeyId: string; secretAccessKey: string }, context: KnowledgeContext) {
       const tenant = context.requireTenant();
       const id = requireUuid(args.id, "id");
+      await requireManagerOf(context, tenant, id, "Storing AWS keys for");
       if (!context.keyring) {
         throw new GraphQLError("This deployment cannot store AWS keys: SECRETS_ENCRYPTION_KEYS is not configured. Ask its operator to set it, or use credential mode ASSUME_ROLE.", {
           extensions: { code: "SECRETS_NOT_CONFIGURED" },
@@ -203,12 +214,16 @@ export const knowledgeBaseResolvers = {
       return updated;
     },
     async deleteKnowledgeBase(_source: unknown, args: { id: string }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
       const id = requireUuid(args.id, "id");
-      await context.knowledgeBases.delete(context.requireTenant(), id);
+      await requireManagerOf(context, tenant, id, "Deleting");
+      await context.knowledgeBases.delete(tenant, id);
       return { id };
     },
     mapCapability(_source: unknown, args: { capability: string; knowledgeBaseId: string; priority?: number | null; maxResults?: number | null; minScore?: number | null }, context: KnowledgeContext) {
       const tenant = context.requireTenant();
+      // A mapping answers queryPlatformKnowledge for everyone in the organization.
+      requireAdmin(tenant, "Mapping a capability to a knowledge base");
       return context.knowledgeBases.mapCapability(tenant, {
         capability: capabilityName(args.capability, "capability"),
         knowledgeBaseId: requireUuid(args.knowledgeBaseId, "knowledgeBaseId"),
@@ -216,6 +231,11 @@ export const knowledgeBaseResolvers = {
         maxResults: args.maxResults ?? 5,
         minScore: args.minScore ?? 0,
       });
+    },
+    setOrganizationSettings(_source: unknown, args: { input: { [K in keyof OrganizationSettingsChange]?: OrganizationSettingsChange[K] | null } }, context: KnowledgeContext) {
+      // A setting given as null is left as it is, like one left out.
+      const change = Object.fromEntries(Object.entries(args.input).filter(([, value]) => value !== null && value !== undefined)) as OrganizationSettingsChange;
+      return context.organizationSettings.change(context.requireTenant(), change);
     },
   },
 
@@ -276,6 +296,16 @@ export const knowledgeBaseResolvers = {
     },
   },
 };
+
+/**
+ * FORBIDDEN unless the caller may change this knowledge base (organization-settings.ts says
+ * who may). One it cannot see is left to the store, which answers NOT_FOUND as for one that
+ * does not exist, so another organization's ids stay indistinguishable from unknown ones.
+ */
+async function requireManagerOf(context: KnowledgeContext, tenant: TenantContext, id: string, doing: string): Promise<void> {
+  const base = await context.knowledgeBaseLoaders().knowledgeBaseById.load(id);
+  if (base) await context.organizationSettings.requireManager(tenant, base, doing);
+}
 
 /** The store names fields as the model does (`name`, `awsRegion`); the client sent them inside `input`, under the schema's names. */
 function inInput(error: unknown): unknown {

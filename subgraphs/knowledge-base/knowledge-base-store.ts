@@ -203,8 +203,8 @@ export class KnowledgeBaseStore {
 
   /**
    * Stores the organization's own AWS keys (already sealed) for one of its BEDROCK or
-   * S3VECTORS knowledge bases and switches it to USER_KEYS. Anyone who may query a company or
-   * team knowledge base may set its keys: there is no per-knowledge-base owner.
+   * S3VECTORS knowledge bases and switches it to USER_KEYS. There is no per-knowledge-base
+   * owner: who may set keys is the caller's role (organization-settings.ts, checked by the resolver).
    */
   async setUserKeys(tenant: TenantContext, id: string, sealedSecret: string): Promise<KnowledgeBase> {
     return this.scoped(tenant.organizationId, async (tx) => {

@@ -64,8 +64,8 @@ beforeAll(async () => {
     SEARCH_PROVIDER_TIMEOUT_MS: "1000", EXTERNAL_ATTEMPT_TIMEOUT_MS: "600", EXTERNAL_CALL_TIMEOUT_MS: "1500",
     EXTERNAL_BREAKER_FAILURES: "2", EXTERNAL_BREAKER_COOLDOWN_MS: String(BREAKER_COOLDOWN_MS),
   }));
-  ada = await tokenFor("org-web", "ada", ["support"]);
-  otto = await tokenFor("org-other", "otto", []);
+  ada = await tokenFor("org-web", "ada", ["support"], "admin");
+  otto = await tokenFor("org-other", "otto", [], "admin");
   const stored = await gql(ada, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { provider configured hasOwnCredentials } }`, { input: { provider: "SLACK", token: SLACK_TOKEN } });
   expect(stored.errors).toBeUndefined();
   expect(stored.data!.setExternalProviderCredentials).toEqual({ provider: "SLACK", configured: true, hasOwnCredentials: true });

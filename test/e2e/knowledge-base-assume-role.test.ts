@@ -72,7 +72,7 @@ beforeAll(async () => {
     AWS_ENDPOINT_URL_STS: standIn.endpoint,
   });
   stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
-  ada = await tokenFor("org-roles", "ada", []);
+  ada = await tokenFor("org-roles", "ada", [], "admin");
 });
 
 afterAll(async () => {

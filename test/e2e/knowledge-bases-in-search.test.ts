@@ -94,7 +94,7 @@ beforeAll(async () => {
     AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME: standIn.http2Endpoint,
     AWS_ENDPOINT_URL_S3VECTORS: standIn.endpoint,
   }));
-  ada = await tokenFor("org-kbs", "ada", ["support"]);
+  ada = await tokenFor("org-kbs", "ada", ["support"], "admin");
   bob = await tokenFor("org-kbs", "bob", []);
   outsider = await tokenFor("org-other", "otto", ["support"]);
 
@@ -195,7 +195,7 @@ describe("knowledge bases in the unified search", () => {
     const adas = passagesOf(await search(ada, "refund for a duplicate charge"));
     const teamPassage = adas.find((passage) => passage.knowledgeBase.id === ids.s3vectors)!;
     const store = new PassageStore(db.database.prisma);
-    const asTenant = (organizationId: string, userId: string, teamIds: string[]) => ({ organizationId, userId, teamIds, userName: null, userEmail: null });
+    const asTenant = (organizationId: string, userId: string, teamIds: string[]) => ({ organizationId, userId, teamIds, role: "member" as const, userName: null, userEmail: null });
     expect(await store.findByIds(asTenant("org-other", "otto", ["support"]), adas.map((passage) => passage.id))).toEqual([]);
     expect(await store.findByIds(asTenant("org-kbs", "bob", []), [teamPassage.id])).toEqual([]);
     expect(await store.findByIds(asTenant("org-kbs", "ada", ["support"]), [teamPassage.id])).toHaveLength(1);

@@ -61,9 +61,9 @@ beforeAll(async () => {
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
     AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME: standIn.http2Endpoint,
   }));
-  ada = await tokenFor("org-kb", "ada", ["support"]);
+  ada = await tokenFor("org-kb", "ada", ["support"], "admin");
   bob = await tokenFor("org-kb", "bob", []);
-  outsider = await tokenFor("org-other", "otto", ["support"]);
+  outsider = await tokenFor("org-other", "otto", ["support"], "admin");
 });
 
 afterAll(async () => {
@@ -90,7 +90,8 @@ describe("knowledge bases", () => {
 
     const platform = await gql(ada, CREATE, { input: { name: "Mine now", scope: "PLATFORM", backend: "LOCAL" } });
     expect(errorCodes(platform)).toEqual(["BAD_USER_INPUT"]);
-    const notMyTeam = await gql(bob, CREATE, { input: { name: "Sneaky", scope: "TEAM", teamId: "support", backend: "LOCAL" } });
+    // An admin too must name one of their own teams (a member is refused before that: test/e2e/roles.test.ts).
+    const notMyTeam = await gql(await tokenFor("org-kb", "bob", [], "admin"), CREATE, { input: { name: "Sneaky", scope: "TEAM", teamId: "support", backend: "LOCAL" } });
     expect(errorCodes(notMyTeam)).toEqual(["BAD_USER_INPUT"]);
     expect(notMyTeam.errors![0]!.extensions!.field).toBe("input.teamId");
     const noRegion = await gql(ada, CREATE, { input: { name: "No region", scope: "COMPANY", backend: "BEDROCK", bedrockKnowledgeBaseId: BEDROCK_ID, credentialMode: "PLATFORM" } });
@@ -305,7 +306,7 @@ describe("knowledge bases", () => {
   });
 
   it("answers hostile text in every knowledge argument normally or with a coded client error, never a 5xx", async () => {
-    const prober = await tokenFor("org-kb-props", "pat", ["t1"]);
+    const prober = await tokenFor("org-kb-props", "pat", ["t1"], "admin");
     const made = await gql(prober, CREATE, { input: { name: "Probe target", scope: "COMPANY", backend: "LOCAL" } });
     const target = made.data!.createKnowledgeBase.id;
     const hostile = fc.oneof(

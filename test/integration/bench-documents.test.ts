@@ -17,7 +17,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
 let db: TestDatabase;
 const embedder = new FeatureHashingEmbedder();
-const tenant = (organizationId: string): TenantContext => ({ organizationId, userId: "uploader", teamIds: [], userName: null, userEmail: null });
+const tenant = (organizationId: string): TenantContext => ({ organizationId, userId: "uploader", teamIds: [], role: "member" as const, userName: null, userEmail: null });
 const sql = <T,>(text: string, ...values: unknown[]) => db.database.prisma.$queryRawUnsafe<T[]>(text, ...values);
 
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import type { TenantContext } from "../../lib/tenancy/token.js";
 import { CreditBudgetSpentError, CreditLedger } from "../../subgraphs/external-search/credit-ledger.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
-const tenant = (organizationId: string): TenantContext => ({ organizationId, userId: "u1", teamIds: [], userName: null, userEmail: null });
+const tenant = (organizationId: string): TenantContext => ({ organizationId, userId: "u1", teamIds: [], role: "member" as const, userName: null, userEmail: null });
 let db: TestDatabase;
 let ledger: CreditLedger;
 
@@ -56,5 +56,18 @@ describe("credit ledger", () => {
     await capped.setBudget("org-default", 100);
     await expect(capped.reserve(tenant("org-default"), "SERPER", "serp", "q", 3)).resolves.toMatchObject({ estimate: 3 });
     await expect(ledger.reserve(tenant("org-free"), "SERPER", "serp", "q", 1_000_000)).resolves.toMatchObject({ estimate: 1_000_000 });
+  });
+
+  it("lets an organization's admin lower the operator's default budget but not raise it; the operator may", async () => {
+    const capped = new CreditLedger(db.database.prisma, 100);
+    await expect(capped.setBudget("org-admin", 150, "admin")).rejects.toMatchObject({ extensions: { code: "BAD_USER_INPUT", field: "monthlyBudget" } });
+    await expect(capped.setBudget("org-admin", 150, "admin")).rejects.toThrow(/at most 100, this deployment's budget per organization \(CREDITS_MONTHLY_BUDGET\)/);
+    await capped.setBudget("org-admin", 40, "admin");
+    expect((await capped.report(tenant("org-admin"), new Date(Date.now() - 60_000), new Date())).monthlyBudget).toBe(40);
+    await capped.setBudget("org-admin", 150, "operator");
+    expect((await capped.report(tenant("org-admin"), new Date(Date.now() - 60_000), new Date())).monthlyBudget).toBe(150);
+    // Without a default there is no cap to keep: an admin may set any budget the ledger can hold.
+    await ledger.setBudget("org-admin-free", 1_000_000, "admin");
+    await expect(ledger.setBudget("org-admin-free", 1.0001, "admin")).rejects.toMatchObject({ extensions: { code: "BAD_USER_INPUT" } });
   });
 });

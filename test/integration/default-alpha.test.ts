@@ -22,7 +22,7 @@ let db: TestDatabase;
 let measured: { search: SearchSubgraph; server: RunningSubgraph };
 let overridden: { search: SearchSubgraph; server: RunningSubgraph };
 let token: string;
-const acme = { organizationId: "acme", userId: "ann", teamIds: [], userName: null, userEmail: null };
+const acme = { organizationId: "acme", userId: "ann", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
 async function serve(env: Record<string, string>) {
   const search = await searchSubgraph({ database: db.database, config: loadConfig({ SEARCH_INDEXER: "false", ...env }), logger: silentLogger, embedder: new FeatureHashingEmbedder(), cache: new NoResultCache() });

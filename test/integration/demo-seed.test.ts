@@ -27,6 +27,7 @@ function demoTenant(userId: string): TenantContext {
     organizationId: DEMO_ORGANIZATION.id,
     userId,
     teamIds: DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(userId)).map((team) => team.id),
+    role: "member",
     userName: null,
     userEmail: null,
   };

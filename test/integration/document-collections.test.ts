@@ -26,7 +26,7 @@ import { closeWorkerPools } from "../../lib/workers/pool.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
-const tenant = (organizationId: string, userId: string): TenantContext => ({ organizationId, userId, teamIds: [], userName: null, userEmail: null });
+const tenant = (organizationId: string, userId: string): TenantContext => ({ organizationId, userId, teamIds: [], role: "member" as const, userName: null, userEmail: null });
 /** Above both providers' threshold for keeping statistics (5,000). */
 const LARGE = 5_000;
 const initech = tenant("initech", "ines");

@@ -21,7 +21,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { pdfWithPages } from "../support/document-fixtures.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
-const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, userName: null, userEmail: null });
+const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, role: "member" as const, userName: null, userEmail: null });
 const ann = tenant("acme", "ann", ["platform-team"]);
 const bob = tenant("acme", "bob", ["platform-team"]);
 const cat = tenant("acme", "cat", ["sales"]);

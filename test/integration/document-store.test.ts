@@ -14,7 +14,7 @@ import { ConversationStore } from "../../subgraphs/conversations/conversation-st
 import { DocumentStore, type NewChunk, type NewDocument } from "../../subgraphs/knowledge-base/document-store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
-const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, userName: null, userEmail: null });
+const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, role: "member" as const, userName: null, userEmail: null });
 const ann = tenant("acme", "ann", ["platform-team"]);
 const bob = tenant("acme", "bob", ["platform-team"]);
 const cat = tenant("acme", "cat", ["sales"]);

@@ -21,7 +21,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { docxGuide, pdfWithPages } from "../support/document-fixtures.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
-const ann: TenantContext = { organizationId: "acme", userId: "ann", teamIds: [], userName: null, userEmail: null };
+const ann: TenantContext = { organizationId: "acme", userId: "ann", teamIds: [], role: "member", userName: null, userEmail: null };
 const sha256 = (text: string | Uint8Array) => createHash("sha256").update(text).digest("hex");
 const MAX_BYTES = 10 * 1024 * 1024;
 

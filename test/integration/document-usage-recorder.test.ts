@@ -11,7 +11,7 @@ import { DocumentUsageRecorder } from "../../subgraphs/knowledge-base/search/usa
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
-const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, userName: null, userEmail: null });
+const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, role: "member" as const, userName: null, userEmail: null });
 const ann = tenant("acme", "ann", ["platform-team"]);
 const bob = tenant("acme", "bob", ["platform-team"]);
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");

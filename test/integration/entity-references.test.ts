@@ -42,7 +42,7 @@ beforeAll(async () => {
   });
   token = await tokenFor("org-refs", "rita");
   const store = new ConversationStore(db.database.prisma);
-  const tenant = { organizationId: "org-refs", userId: "rita", teamIds: [], userName: null, userEmail: null };
+  const tenant = { organizationId: "org-refs", userId: "rita", teamIds: [], role: "member" as const, userName: null, userEmail: null };
   ids = [];
   for (const title of ["First", "Second"]) ids.push((await store.create(tenant, title, [])).id);
 });

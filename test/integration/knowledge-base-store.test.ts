@@ -13,7 +13,7 @@ import { PassageStore } from "../../subgraphs/knowledge-base/passage-store.js";
 import { KnowledgeBaseStore, PLATFORM_ORGANIZATION_ID, type KnowledgeBase, type NewKnowledgeBase } from "../../subgraphs/knowledge-base/knowledge-base-store.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
-const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, userName: null, userEmail: null });
+const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, role: "member" as const, userName: null, userEmail: null });
 const ann = tenant("acme", "ann", ["support"]);
 const bob = tenant("acme", "bob", ["sales"]);
 const gus = tenant("globex", "gus", ["support"]);

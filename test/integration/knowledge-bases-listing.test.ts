@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
 let db: TestDatabase;
 
-const tenant = (organizationId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId: "ada", teamIds, userName: null, userEmail: null });
+const tenant = (organizationId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId: "ada", teamIds, role: "member" as const, userName: null, userEmail: null });
 /** Listing statements sent: Prisma's findMany on knowledge_bases. */
 const listings = () => db.database.statements.log.filter((sql) => sql.includes(`FROM "public"."knowledge_bases"`)).length;
 

@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 let db: TestDatabase;
 let credentials: ProviderCredentials;
 
-const tenant = (organizationId: string): TenantContext => ({ organizationId, userId: "ada", teamIds: [], userName: null, userEmail: null });
+const tenant = (organizationId: string): TenantContext => ({ organizationId, userId: "ada", teamIds: [], role: "member" as const, userName: null, userEmail: null });
 const lookups = () => db.database.statements.log.filter((sql) => sql.includes("external_provider_credentials") && sql.includes("SELECT")).length;
 
 beforeAll(async () => {

@@ -27,7 +27,7 @@ const BUCKET = "context-search-vectors";
 const REGION = "eu-west-1";
 const PREFIX = "cs-test";
 
-const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, userName: null, userEmail: null });
+const tenant = (organizationId: string, userId: string, teamIds: string[] = []): TenantContext => ({ organizationId, userId, teamIds, role: "member" as const, userName: null, userEmail: null });
 const ann = tenant("acme", "ann", ["platform-team"]);
 const gus = tenant("globex", "gus", ["platform-team"]);
 

@@ -23,7 +23,7 @@ let conversations: ConversationStore;
 let ann: string; // acme, the owner of the saved searches below
 let bea: string; // acme, ann's colleague
 let gus: string; // globex
-const acmeAnn = { organizationId: "acme", userId: "ann", teamIds: [], userName: null, userEmail: null };
+const acmeAnn = { organizationId: "acme", userId: "ann", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
 const FIELDS = `id name query alpha providers weights { provider weight } createdAt updatedAt lastRunAt`;
 const SAVE = `mutation($input: SaveSearchInput!) { saveSearch(input: $input) { ${FIELDS} } }`;

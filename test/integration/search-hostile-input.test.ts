@@ -25,7 +25,7 @@ let db: TestDatabase;
 let search: SearchSubgraph;
 let server: RunningSubgraph;
 let token: string;
-const acme = { organizationId: "acme", userId: "ann", teamIds: [], userName: null, userEmail: null };
+const acme = { organizationId: "acme", userId: "ann", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {

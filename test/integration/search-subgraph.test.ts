@@ -20,8 +20,8 @@ import { createTestDatabase, usingPostgres, type TestDatabase } from "../support
 let db: TestDatabase;
 let search: SearchSubgraph;
 let store: ConversationStore;
-const acme = { organizationId: "acme", userId: "ann", teamIds: [], userName: null, userEmail: null };
-const globex = { organizationId: "globex", userId: "gus", teamIds: [], userName: null, userEmail: null };
+const acme = { organizationId: "acme", userId: "ann", teamIds: [], role: "member" as const, userName: null, userEmail: null };
+const globex = { organizationId: "globex", userId: "gus", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 const ids: Record<string, string> = {};
 
 async function add(tenant: typeof acme, key: string, title: string, ...messages: string[]) {

@@ -20,7 +20,7 @@ import { createTestDatabase, usingPostgres, type TestDatabase } from "../support
 
 let db: TestDatabase;
 let search: SearchSubgraph;
-const tenant = (organizationId: string, userId: string) => ({ organizationId, userId, teamIds: [], userName: null, userEmail: null });
+const tenant = (organizationId: string, userId: string) => ({ organizationId, userId, teamIds: [], role: "member" as const, userName: null, userEmail: null });
 const acme = tenant("acme", "ann");
 const globex = tenant("globex", "gus");
 const ids: Record<string, string> = {};

@@ -44,7 +44,7 @@ const config = loadConfig({
 const stack = await startStack({ config: { ...config, auth: { ...TEST_AUTH, usingDevSecret: false } }, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
 const reports: unknown[] = [];
 try {
-  const token = await tokenFor("org-abort", "ada", ["support"]);
+  const token = await tokenFor("org-abort", "ada", ["support"], "admin");
   await graphql(stack.gateway.url, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { configured } }`, { input: { provider: "SLACK", token: SLACK_TOKEN } }, { token });
   await graphql(stack.gateway.url, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, {
     input: { title: "Descaling the espresso machine", messages: [{ role: "USER", content: "How do I descale the espresso machine with citric acid?" }] },

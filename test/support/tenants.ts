@@ -1,3 +1,4 @@
+import type { Role } from "../../lib/tenancy/roles.js";
 import { signToken, type TokenSettings } from "../../lib/tenancy/token.js";
 
 /**
@@ -12,6 +13,7 @@ export const TEST_AUTH: TokenSettings & { subgraphSigningSecret: string } = {
   subgraphSigningSecret: "test-subgraph-signing-secret-long-enough-0123456789",
 };
 
-export function tokenFor(organizationId: string, userId: string, teamIds: string[] = []): Promise<string> {
-  return signToken({ organizationId, userId, teamIds, name: `${userId} name` }, TEST_AUTH);
+/** A token of the test secret; a member's unless `role` says admin, as an identity provider's without a role claim. */
+export function tokenFor(organizationId: string, userId: string, teamIds: string[] = [], role: Role = "member"): Promise<string> {
+  return signToken({ organizationId, userId, teamIds, role, name: `${userId} name` }, TEST_AUTH);
 }

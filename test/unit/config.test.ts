@@ -41,12 +41,18 @@ describe("loadConfig", () => {
     [{ UPSTREAM_TIMEOUT_MS: "5" }, "UPSTREAM_TIMEOUT_MS"],
     [{ GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "-1" }, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS"],
     [{ GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "7200" }, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS"],
+    [{ JWT_CLAIM_ROLE: "role claim" }, "JWT_CLAIM_ROLE"],
     [{ DOCUMENT_PARSE_THREADS: "0" }, "DOCUMENT_PARSE_THREADS"],
     [{ DOCUMENT_PARSE_HEAP_MB: "8" }, "DOCUMENT_PARSE_HEAP_MB"],
     [{ DOCUMENT_MAX_COMPRESSION_RATIO: "1" }, "DOCUMENT_MAX_COMPRESSION_RATIO"],
   ])("rejects %j naming %s", (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
+  });
+
+  it("reads the role claim's name like the other claims' (default `role`)", () => {
+    expect(loadConfig({}).auth.claims).toEqual({ user: "sub", organization: "org", teams: "teams", role: "role" });
+    expect(loadConfig({ JWT_CLAIM_ROLE: "https://example.com/role" }).auth.claims?.role).toBe("https://example.com/role");
   });
 
   it("never echoes a database password in its errors", () => {

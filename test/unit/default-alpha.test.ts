@@ -16,7 +16,7 @@ import { UniversalSentenceEncoderEmbedder } from "../../lib/retrieval/embeddings
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { SearchService } from "../../subgraphs/search/search-service.js";
 
-const tenant = { organizationId: "org", userId: "user", teamIds: [], userName: null, userEmail: null };
+const tenant = { organizationId: "org", userId: "user", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
 class ListProvider implements SearchProvider {
   calls = 0;

@@ -6,8 +6,10 @@ import { describe, expect, it } from "@jest/globals";
 import { GraphQLError } from "graphql";
 import { SecretKeyring } from "../../lib/secrets/keyring.js";
 import { knowledgeBaseResolvers, type KnowledgeContext } from "../../subgraphs/knowledge-base/knowledge-base-resolvers.js";
+import { OrganizationSettingsStore } from "../../subgraphs/knowledge-base/organization-settings.js";
 
-const tenant = { organizationId: "org-a", userId: "u1", teamIds: [], userName: null, userEmail: null };
+// An admin: who may store keys is test/e2e/roles.test.ts's subject; this file checks the keys themselves.
+const tenant = { organizationId: "org-a", userId: "u1", teamIds: [], role: "admin" as const, userName: null, userEmail: null };
 const ID = "01a230dd-be5e-7519-92dc-9ecc27bdfe9e";
 
 function contextWith(keyring: SecretKeyring | null, stored: string[]): KnowledgeContext {
@@ -15,7 +17,9 @@ function contextWith(keyring: SecretKeyring | null, stored: string[]): Knowledge
     requireTenant: () => tenant,
     keyring,
     knowledgeBases: { setUserKeys: async (_tenant: unknown, id: string, sealed: string) => (stored.push(sealed), { id }) },
-    knowledgeBaseLoaders: () => ({ hasStoredKeys: { prime() {} } }),
+    // An admin's permission is settled without reading the settings, so the store needs no database.
+    organizationSettings: new OrganizationSettingsStore(null as never),
+    knowledgeBaseLoaders: () => ({ hasStoredKeys: { prime() {} }, knowledgeBaseById: { load: async (id: string) => ({ id, scope: "COMPANY", teamId: null }) } }),
   } as unknown as KnowledgeContext;
 }
 

@@ -8,7 +8,7 @@ import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/ret
 import { MemoryResultCache } from "../../lib/cache/result-cache.js";
 import { SearchService, type SearchInput } from "../../subgraphs/search/search-service.js";
 
-const tenant = { organizationId: "org", userId: "user", teamIds: [], userName: null, userEmail: null };
+const tenant = { organizationId: "org", userId: "user", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
 class ListProvider implements SearchProvider {
   calls: ProviderRequest[] = [];

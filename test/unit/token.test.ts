@@ -23,6 +23,7 @@ describe("verifyBearerToken", () => {
       organizationId: "org-1",
       userId: "user-1",
       teamIds: ["t1", "t2"],
+      role: "member",
       userName: null,
       userEmail: "u@example.com",
     });
@@ -114,6 +115,37 @@ describe("token rules", () => {
     // The default names are not read any more.
     const plain = await signToken({ organizationId: "acme", userId: "ann" }, TEST_AUTH);
     expect((await rejection(`Bearer ${plain}`, settings)).message).toMatch(/`uid`/);
+  });
+
+  it("reads the role: admin or member, member when the claim is absent or null, from a configured claim name", async () => {
+    const admin = await signToken({ organizationId: "acme", userId: "ann", role: "admin" }, TEST_AUTH);
+    await expect(verifyBearerToken(`Bearer ${admin}`, TEST_AUTH)).resolves.toMatchObject({ role: "admin" });
+    const member = await signToken({ organizationId: "acme", userId: "bob", role: "member" }, TEST_AUTH);
+    await expect(verifyBearerToken(`Bearer ${member}`, TEST_AUTH)).resolves.toMatchObject({ role: "member" });
+    const none = await signToken({ organizationId: "acme", userId: "cid" }, TEST_AUTH);
+    await expect(verifyBearerToken(`Bearer ${none}`, TEST_AUTH)).resolves.toMatchObject({ role: "member" });
+    const nulled = await new SignJWT({ org: "acme", role: null }).setProtectedHeader({ alg: "HS256" }).setSubject("dee").setExpirationTime("1h").sign(secret);
+    await expect(verifyBearerToken(`Bearer ${nulled}`, TEST_AUTH)).resolves.toMatchObject({ role: "member" });
+
+    const settings = { ...TEST_AUTH, claims: { role: "https://example.com/role" } };
+    const namespaced = await signToken({ organizationId: "acme", userId: "eve", role: "admin" }, settings);
+    await expect(verifyBearerToken(`Bearer ${namespaced}`, settings)).resolves.toMatchObject({ role: "admin" });
+    // The default name is not read any more: its admin claim is just an unknown claim.
+    const plain = await signToken({ organizationId: "acme", userId: "fay", role: "admin" }, TEST_AUTH);
+    await expect(verifyBearerToken(`Bearer ${plain}`, settings)).resolves.toMatchObject({ role: "member" });
+  });
+
+  it.each([
+    ["a differently cased role", "Admin", /got "Admin"/],
+    ["an unknown role", "owner", /got "owner"/],
+    ["a list of roles", ["admin"], /got an array/],
+    ["a number", 1, /got a number/],
+  ])("refuses %s as UNAUTHENTICATED, naming the claim and the allowed values", async (_name, role, got) => {
+    const token = await new SignJWT({ org: "acme", role }).setProtectedHeader({ alg: "HS256" }).setSubject("gus").setExpirationTime("1h").sign(secret);
+    const error = await rejection(`Bearer ${token}`);
+    expect(error.extensions.code).toBe("UNAUTHENTICATED");
+    expect(error.message).toMatch(/`role` must be one of "member", "admin"/);
+    expect(error.message).toMatch(got);
   });
 
   it("refuses a token that names a reserved organization such as the platform's own", async () => {
