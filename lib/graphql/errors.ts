@@ -29,6 +29,13 @@ export function idempotencyKeyReused(key: string, operation: string): GraphQLErr
   );
 }
 
+/** A retry with an Idempotency-Key whose first request created something that has been deleted since. */
+export function createdThenDeleted(what: string, id: string): GraphQLError {
+  return new GraphQLError(`${what} ${id}, which the first request with this Idempotency-Key created, has been deleted since: send a new key to create another`, {
+    extensions: { code: "NOT_FOUND", id },
+  });
+}
+
 /** A write whose caller stopped waiting (the gateway's deadline passed) is rolled back, not committed unseen. */
 export function requestAbandoned(): GraphQLError {
   return new GraphQLError("The caller stopped waiting for this write (its deadline passed), so it was rolled back: send it again, with the same Idempotency-Key if it had one.", {

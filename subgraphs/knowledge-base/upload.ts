@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { GraphQLError } from "graphql";
 import { DocumentError, extractText } from "../../lib/documents/extract-text.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import type { WriteOnce } from "../../lib/database/idempotency.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { MAX_CATEGORY_LENGTH, MAX_FILE_NAME_LENGTH, type Document, type DocumentFormat, type DocumentStore } from "./document-store.js";
 
@@ -33,7 +34,7 @@ const MEDIA_TYPES: Record<DocumentFormat, string> = {
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-export async function uploadDocument(store: DocumentStore, tenant: TenantContext, input: UploadDocumentInput, maxBytes: number): Promise<Document> {
+export async function uploadDocument(store: DocumentStore, tenant: TenantContext, input: UploadDocumentInput, maxBytes: number, once?: WriteOnce): Promise<Document> {
   const fileName = input.fileName.trim();
   if (fileName.length === 0) throw badUserInput("input.fileName", "must not be empty");
   if (fileName.length > MAX_FILE_NAME_LENGTH) throw badUserInput("input.fileName", `must be at most ${MAX_FILE_NAME_LENGTH} characters, got ${fileName.length}`);
@@ -76,7 +77,7 @@ export async function uploadDocument(store: DocumentStore, tenant: TenantContext
     text: extracted.text,
     // Pages and Word headings are not in the text itself: stored beside it for the indexer.
     structure: { sections: extracted.sections, pages: extracted.pages },
-  });
+  }, once);
   return document;
 }
 

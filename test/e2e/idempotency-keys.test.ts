@@ -214,3 +214,47 @@ describe("a write that outlives the gateway's deadline", () => {
     expect(await messageCount(id, alice)).toBe(100);
   }, 180_000);
 });
+
+describe("every mutation that creates takes the key", () => {
+  async function rows(table: "documents" | "knowledge_bases" | "saved_searches"): Promise<number> {
+    const [row] = await test.db.database.prisma.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table} WHERE organization_id = 'org-a'`);
+    return row!.n;
+  }
+
+  it("POST /documents: a retried form upload answers with the first upload's document", async () => {
+    const key = randomUUID();
+    const upload = () => {
+      const form = new FormData();
+      form.set("file", new Blob(["# Runbook\n\nRestart the worker."], { type: "text/markdown" }), "runbook.md");
+      return fetch(gateway.replace("/graphql", "/documents"), { method: "POST", headers: { authorization: `Bearer ${alice}`, ...withKey(key) }, body: form });
+    };
+    const before = await rows("documents");
+    const first = (await (await upload()).json()) as { data: { uploadDocument: { id: string } } };
+    const retry = (await (await upload()).json()) as { data: { uploadDocument: { id: string } } };
+    expect(retry.data.uploadDocument.id).toBe(first.data.uploadDocument.id);
+    expect(await rows("documents")).toBe(before + 1);
+  });
+
+  it("uploadDocument, createKnowledgeBase and saveSearch: once per key, and another body under the key is refused", async () => {
+    const cases: [table: "documents" | "knowledge_bases" | "saved_searches", document: string, input: Record<string, unknown>, other: Record<string, unknown>][] = [
+      [
+        "documents",
+        `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`,
+        { fileName: "a.md", contentBase64: Buffer.from("# A").toString("base64") },
+        { fileName: "b.md", contentBase64: Buffer.from("# B").toString("base64") },
+      ],
+      ["knowledge_bases", `mutation($input: CreateKnowledgeBaseInput!) { createKnowledgeBase(input: $input) { id } }`, { name: "Handbook", scope: "COMPANY", backend: "LOCAL" }, { name: "Other", scope: "COMPANY", backend: "LOCAL" }],
+      ["saved_searches", `mutation($input: SaveSearchInput!) { saveSearch(input: $input) { id } }`, { name: "Deadlocks", query: "deadlock" }, { name: "Timeouts", query: "timeout" }],
+    ];
+    for (const [table, document, input, other] of cases) {
+      const key = randomUUID();
+      const before = await rows(table);
+      const first = await graphql(gateway, document, { input }, { token: alice, headers: withKey(key) });
+      const retry = await graphql(gateway, document, { input }, { token: alice, headers: withKey(key) });
+      expect(first.errors).toBeUndefined();
+      expect(retry.data).toEqual(first.data);
+      expect(errorCodes(await graphql(gateway, document, { input: other }, { token: alice, headers: withKey(key) }))).toEqual(["IDEMPOTENCY_KEY_REUSED"]);
+      expect(await rows(table)).toBe(before + 1);
+    }
+  });
+});
