@@ -159,14 +159,17 @@ it("concurrent duplicates make one write and all get its answer", async () => {
   expect(await conversationRows("org-a")).toBe(before + 1);
 });
 
-it("an expired key is free again: the same request writes anew", async () => {
-  const key = randomUUID();
+it("an expired key is free again, and the organization's next keyed write purges its other expired keys", async () => {
+  const [key, stale] = [randomUUID(), randomUUID()];
   const input = { input: { title: "Later" } };
   const first = await graphql(gateway, CREATE, input, { token: alice, headers: withKey(key) });
-  await test.db.database.prisma.$executeRaw`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = ${key}`;
+  await graphql(gateway, CREATE, { input: { title: "Stale" } }, { token: alice, headers: withKey(stale) });
+  await test.db.database.prisma.$executeRaw`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key IN (${key}, ${stale})`;
   const again = await graphql(gateway, CREATE, input, { token: alice, headers: withKey(key) });
   expect(again.errors).toBeUndefined();
   expect(again.data!.createConversation.id).not.toBe(first.data!.createConversation.id);
+  const left = await test.db.database.prisma.$queryRaw<{ key: string }[]>`SELECT key FROM idempotency_keys WHERE key IN (${key}, ${stale})`;
+  expect(left.map((row) => row.key)).toEqual([key]);
 });
 
 it("without a key, mutations behave as before: each call writes", async () => {
