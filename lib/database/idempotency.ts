@@ -22,7 +22,7 @@
  * converge. A mutation with expensive work before its transaction (counting tokens) first asks
  * `earlierAnswer`, so a retry of a committed write is answered without redoing that work.
  */
-import { idempotencyKeyReused, requestAbandoned } from "../graphql/errors.js";
+import { createdThenDeleted, idempotencyKeyReused, requestAbandoned } from "../graphql/errors.js";
 import type { TenantTransaction } from "./tenant-scope.js";
 
 /** The key of one write, as the GraphQL layer derives it from the request. */
@@ -51,6 +51,22 @@ export type Receipt = Record<string, string | string[]>;
 export interface ReceiptFormat<T> {
   of(result: T): Receipt;
   replay(tx: TenantTransaction, receipt: Receipt): Promise<T>;
+}
+
+/**
+ * The receipt of a write that creates one entity: its id. A retry reads the entity again as it is
+ * now; one deleted since is NOT_FOUND, saying so.
+ */
+export function createdEntity<T>(what: string, idOf: (result: T) => string, read: (tx: TenantTransaction, id: string) => Promise<T | null>): ReceiptFormat<T> {
+  return {
+    of: (result) => ({ id: idOf(result) }),
+    async replay(tx, receipt) {
+      const id = String(receipt.id);
+      const entity = await read(tx, id);
+      if (entity === null) throw createdThenDeleted(what, id);
+      return entity;
+    },
+  };
 }
 
 /** How many expired keys of the organization one keyed write deletes on the way (lazy purge). */

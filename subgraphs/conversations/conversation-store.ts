@@ -7,7 +7,7 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Conversation, Message } from "../../generated/prisma/client.js";
 import type { MessageRole } from "../../generated/prisma/enums.js";
-import { earlierAnswer, writeOnce, type ReceiptFormat, type WriteOnce } from "../../lib/database/idempotency.js";
+import { createdEntity, earlierAnswer, writeOnce, type ReceiptFormat, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -189,10 +189,7 @@ export interface AppendedMessages {
 
 // Receipts of keyed writes: the created ids. A retry reads the conversation as it is now and the
 // very messages the first call appended (not whatever was appended since).
-const createdConversation: ReceiptFormat<Conversation> = {
-  of: (conversation) => ({ conversationId: conversation.id }),
-  replay: (tx, receipt) => tx.conversation.findUniqueOrThrow({ where: { id: String(receipt.conversationId) } }),
-};
+const createdConversation = createdEntity<Conversation>("Conversation", (conversation) => conversation.id, (tx, id) => tx.conversation.findUnique({ where: { id } }));
 
 const appendedMessages: ReceiptFormat<AppendedMessages> = {
   of: ({ conversation, messages }) => ({ conversationId: conversation.id, messageIds: messages.map((message) => message.id) }),

@@ -14,10 +14,10 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Document, DocumentChunk } from "../../generated/prisma/client.js";
 import type { DocumentFormat, DocumentStatus } from "../../generated/prisma/enums.js";
-import { earlierAnswer, writeOnce, type ReceiptFormat, type WriteOnce } from "../../lib/database/idempotency.js";
+import { createdEntity, earlierAnswer, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { readStructure, storableStructure, type DocumentStructure } from "../../lib/documents/document-structure.js";
-import { badUserInput, createdThenDeleted, forbidden, notFound } from "../../lib/graphql/errors.js";
+import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
 export type { Document, DocumentChunk, DocumentFormat, DocumentStatus, DocumentStructure };
@@ -356,13 +356,12 @@ async function ensureMember(tx: TenantTransaction, tenant: TenantContext): Promi
     ON CONFLICT (organization_id, id) DO NOTHING`;
 }
 
-/** A keyed upload's receipt: a retry reads the document it created, as it is now (its status may have moved on). */
-const createdDocument: ReceiptFormat<CreatedDocument> = {
-  of: ({ document }) => ({ documentId: document.id }),
-  async replay(tx, receipt) {
-    const id = String(receipt.documentId);
+/** A retried upload reads the document as it is now: its status may have moved on. */
+const createdDocument = createdEntity<CreatedDocument>(
+  "Document",
+  ({ document }) => document.id,
+  async (tx, id) => {
     const document = await tx.document.findUnique({ where: { id } });
-    if (!document) throw createdThenDeleted("Document", id);
-    return { document, contentExisted: true };
+    return document && { document, contentExisted: true };
   },
-};
+);

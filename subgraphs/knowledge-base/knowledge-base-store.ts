@@ -10,9 +10,9 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { KnowledgeBase, KnowledgeBaseCapability } from "../../generated/prisma/client.js";
 import type { AwsCredentialMode, KnowledgeBaseBackend, KnowledgeBaseScope, KnowledgeBaseStatus } from "../../generated/prisma/enums.js";
-import { writeOnce, type ReceiptFormat, type WriteOnce } from "../../lib/database/idempotency.js";
+import { createdEntity, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
-import { badUserInput, createdThenDeleted, forbidden, notFound } from "../../lib/graphql/errors.js";
+import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
 export type { AwsCredentialMode, KnowledgeBase, KnowledgeBaseBackend, KnowledgeBaseCapability, KnowledgeBaseScope, KnowledgeBaseStatus };
@@ -356,13 +356,4 @@ async function ensureOrganization(tx: TenantTransaction, organizationId: string)
   await tx.$executeRaw`INSERT INTO organizations (id) VALUES (${organizationId}) ON CONFLICT (id) DO NOTHING`;
 }
 
-/** A keyed createKnowledgeBase's receipt: a retry reads the knowledge base it created, as it is now. */
-const createdKnowledgeBase: ReceiptFormat<KnowledgeBase> = {
-  of: (knowledgeBase) => ({ knowledgeBaseId: knowledgeBase.id }),
-  async replay(tx, receipt) {
-    const id = String(receipt.knowledgeBaseId);
-    const knowledgeBase = await tx.knowledgeBase.findUnique({ where: { id } });
-    if (!knowledgeBase) throw createdThenDeleted("KnowledgeBase", id);
-    return knowledgeBase;
-  },
-};
+const createdKnowledgeBase = createdEntity<KnowledgeBase>("KnowledgeBase", (knowledgeBase) => knowledgeBase.id, (tx, id) => tx.knowledgeBase.findUnique({ where: { id } }));

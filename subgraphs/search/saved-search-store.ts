@@ -6,9 +6,9 @@
  */
 import DataLoader from "dataloader";
 import { Prisma, type PrismaClient, type SavedSearch as SavedSearchRow } from "../../generated/prisma/client.js";
-import { writeOnce, type ReceiptFormat, type WriteOnce } from "../../lib/database/idempotency.js";
+import { createdEntity, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
-import { badUserInput, createdThenDeleted, notFound } from "../../lib/graphql/errors.js";
+import { badUserInput, notFound } from "../../lib/graphql/errors.js";
 import { isUuid } from "../../lib/graphql/pagination.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
@@ -156,16 +156,7 @@ export class SavedSearchStore {
   }
 }
 
-/** A keyed saveSearch's receipt: a retry reads the saved search it created, as it is now. */
-const savedSearchRow: ReceiptFormat<SavedSearchRow> = {
-  of: (row) => ({ savedSearchId: row.id }),
-  async replay(tx, receipt) {
-    const id = String(receipt.savedSearchId);
-    const row = await tx.savedSearch.findUnique({ where: { id } });
-    if (!row) throw createdThenDeleted("SavedSearch", id);
-    return row;
-  },
-};
+const savedSearchRow = createdEntity<SavedSearchRow>("SavedSearch", (row) => row.id, (tx, id) => tx.savedSearch.findUnique({ where: { id } }));
 
 function toSavedSearch(row: SavedSearchRow): SavedSearch {
   return {
