@@ -104,6 +104,25 @@ describe("the same key and body", () => {
     expect(await messageCount(id, alice)).toBe(3);
   });
 
+  it("costs a keyed append three statements more than a plain one, and its retry writes nothing", async () => {
+    const id = await newConversation(alice);
+    const messages = [{ role: "USER", content: "counted", tokenCount: 1 }];
+    const statements = test.db.database.statements;
+    const key = randomUUID();
+    const counts: Record<string, number> = {};
+    for (const [call, headers] of [["plain", {}], ["keyed", withKey(key)], ["retry", withKey(key)]] as const) {
+      statements.reset();
+      expect((await graphql(gateway, APPEND, { id, messages }, { token: alice, headers })).errors).toBeUndefined();
+      counts[call] = statements.count;
+      if (call === "retry") expect(statements.log.filter((sql) => /^\s*(INSERT|UPDATE|DELETE|WITH)\b/i.test(sql))).toEqual([]);
+    }
+    // Plain: the ownership read, then lock, insert, read back. Keyed: plus the look-up before
+    // counting tokens, the key's insert and its receipt. Retry: the ownership read, the look-up
+    // and two reads of the first answer.
+    expect(counts).toEqual({ plain: 4, keyed: 7, retry: 4 });
+    expect(await messageCount(id, alice)).toBe(2);
+  });
+
   it("covers each mutation of one document on its own: two aliased appends under one key are two writes, each made once", async () => {
     const id = await newConversation(alice);
     const key = randomUUID();
