@@ -40,7 +40,7 @@ export interface IdempotencyClaim {
 /** How one write is guarded: its key, if the client sent one, and the request's liveness. */
 export interface WriteOnce {
   claim: IdempotencyClaim | null;
-  /** Aborted when the caller stopped waiting: the write then rolls back instead of committing. */
+  /** Aborted when the caller stopped waiting: a write without a key then rolls back instead of committing. */
   signal?: AbortSignal;
 }
 

@@ -12,7 +12,7 @@ import { errorCodes, graphql } from "../support/graphql.js";
 import { startTestStack, type TestStack } from "../support/stack.js";
 import { tokenFor } from "../support/tenants.js";
 
-/** Short enough that appending 100 messages of 100,000 characters always outlives it. */
+/** The gateway's deadline for a subgraph call (the deadline tests hold their write past it). */
 const UPSTREAM_TIMEOUT_MS = 5_000;
 
 let test: TestStack;
@@ -58,6 +58,31 @@ async function waitForFinishedRequests(count: number): Promise<void> {
     if (waited > 120_000) throw new Error(`the conversations subgraph finished ${await finishedRequests()} requests, expected ${count}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * Locks a conversation's row until the returned function is called, so that a write to it
+ * outlives the gateway's deadline on any machine, however fast (on PGlite the held transaction
+ * keeps its one connection, which holds the write back just the same).
+ */
+async function holdConversation(id: string): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const holding = test.db.database.prisma.$transaction(
+    async (tx) => {
+      await tx.$queryRaw`SELECT id FROM conversations WHERE id = ${id}::uuid FOR UPDATE`;
+      locked();
+      await released;
+    },
+    { timeout: 120_000 },
+  );
+  await isLocked;
+  return async () => {
+    release();
+    await holding;
+  };
 }
 
 beforeAll(async () => {
@@ -210,14 +235,16 @@ it.each([
 });
 
 describe("a write that outlives the gateway's deadline", () => {
-  // What the hostile test sent: the largest call the limits admit, which takes longer than the deadline.
+  // What the hostile test sent: the largest call the limits admit (here also held past the deadline).
   const largest = Array.from({ length: 100 }, (_, i) => ({ role: "USER", content: `word${i} `.repeat(12_500).slice(0, 100_000) }));
 
   it("without a key is rolled back: the caller was told it failed, and nothing was written", async () => {
     const id = await newConversation(alice);
     const finished = await finishedRequests();
+    const release = await holdConversation(id);
     const first = await graphql(gateway, APPEND, { id, messages: largest }, { token: alice });
     expect(first.status).toBe(504);
+    await release();
     await waitForFinishedRequests(finished + 1);
     expect(await messageCount(id, alice)).toBe(0);
   }, 180_000);
@@ -226,8 +253,10 @@ describe("a write that outlives the gateway's deadline", () => {
     const id = await newConversation(alice);
     const key = randomUUID();
     const finished = await finishedRequests();
+    const release = await holdConversation(id);
     const first = await graphql(gateway, APPEND, { id, messages: largest }, { token: alice, headers: withKey(key) });
     expect(first.status).toBe(504);
+    await release();
     await waitForFinishedRequests(finished + 1);
     const retry = await graphql(gateway, APPEND, { id, messages: largest }, { token: alice, headers: withKey(key) });
     expect(retry.errors).toBeUndefined();
