@@ -222,6 +222,13 @@ it("without a key, mutations behave as before: each call writes", async () => {
   expect(await conversationRows("org-a")).toBe(before + 2);
 });
 
+it("browsers may send the header: the CORS preflight of /graphql and /documents allows it", async () => {
+  for (const url of [gateway, gateway.replace("/graphql", "/documents")]) {
+    const preflight = await fetch(url, { method: "OPTIONS", headers: { origin: "http://localhost:3000", "access-control-request-method": "POST", "access-control-request-headers": "authorization,idempotency-key" } });
+    expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("idempotency-key");
+  }
+});
+
 it.each([
   ["empty", ""],
   ["too long", "k".repeat(256)],
