@@ -15,6 +15,7 @@
  */
 import type http from "node:http";
 import { formFile } from "./form-file-name.js";
+import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 
 export interface DocumentUploadOptions {
   /** Largest file accepted (the knowledge-base subgraph's limit, DOCUMENT_MAX_BYTES). */
@@ -90,6 +91,8 @@ export function documentUpload(options: DocumentUploadOptions) {
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/graphql-response+json, application/json" };
     if (request.headers.authorization) headers.authorization = request.headers.authorization;
     if (typeof request.headers["x-request-id"] === "string") headers["x-request-id"] = request.headers["x-request-id"];
+    // A retried upload with the same key gets the first upload's document (lib/database/idempotency.ts).
+    if (typeof request.headers[IDEMPOTENCY_KEY_HEADER] === "string") headers[IDEMPOTENCY_KEY_HEADER] = request.headers[IDEMPOTENCY_KEY_HEADER];
     const answer = await options.execute(
       new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify({ query: UPLOAD_MUTATION, variables: { input } }) }),
     );

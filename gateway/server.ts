@@ -32,6 +32,7 @@ import { specConformance } from "./spec-conformance.js";
 import { subgraphOutageErrors } from "./subgraph-outage.js";
 import { gatewayTracing } from "./tracing.js";
 import type { TracingConfig } from "../lib/observability/tracing-config.js";
+import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { subgraphHttpTransport } from "./subgraph-transport.js";
 
 export interface GatewayOptions {
@@ -148,7 +149,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return {
         origin,
         credentials: true,
-        allowedHeaders: ["authorization", "content-type", "apollographql-client-name", "apollographql-client-version", "x-request-id"],
+        allowedHeaders: ["authorization", "content-type", "apollographql-client-name", "apollographql-client-version", "x-request-id", IDEMPOTENCY_KEY_HEADER],
         methods: ["GET", "POST", "OPTIONS"],
         maxAge: CORS_PREFLIGHT_MAX_AGE_SECONDS,
       };
@@ -170,8 +171,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         const headers: Record<string, string> = {};
         const authorization = request.headers.get("authorization");
         const requestId = request.headers.get("x-request-id");
+        // Each subgraph checks it and keeps its mutations' answers under it (lib/database/idempotency.ts).
+        const idempotencyKey = request.headers.get(IDEMPOTENCY_KEY_HEADER);
         if (authorization) headers.authorization = authorization;
         if (requestId) headers["x-request-id"] = requestId;
+        // Even empty: the subgraph refuses a malformed key rather than writing without one.
+        if (idempotencyKey !== null) headers[IDEMPOTENCY_KEY_HEADER] = idempotencyKey;
         return headers;
       },
     },
@@ -212,7 +217,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
             ? {
                 "access-control-allow-origin": origin,
                 "access-control-allow-credentials": "true",
-                "access-control-allow-headers": "authorization, content-type, x-request-id",
+                "access-control-allow-headers": `authorization, content-type, x-request-id, ${IDEMPOTENCY_KEY_HEADER}`,
                 "access-control-allow-methods": "POST, OPTIONS",
                 "access-control-max-age": String(CORS_PREFLIGHT_MAX_AGE_SECONDS),
                 vary: "Origin",

@@ -48,6 +48,8 @@ export interface Config {
   operationLimits: OperationLimits;
   /** Requests per window per organization, user and anonymous client IP, at the gateway (lib/graphql/rate-limit.ts). */
   rateLimit: RateLimitSettings;
+  /** How long a write's Idempotency-Key answers retries with its first answer (lib/database/idempotency.ts). */
+  idempotency: { keyTtlSeconds: number };
   /** How long a stopping server lets in-flight requests finish before it cuts their connections. */
   shutdown: { drainTimeoutMs: number };
   /** `GET /metrics` on the gateway and every subgraph: without a token only from loopback, unless public (METRICS_PUBLIC). */
@@ -378,6 +380,8 @@ export function loadConfig(env: Env = process.env): Config {
       redisUrl,
       redisKeyPrefix,
     },
+    // At least a minute (a retry must find it), at most 30 days (rows are kept that long).
+    idempotency: { keyTtlSeconds: int(env, "IDEMPOTENCY_KEY_TTL_SECONDS", 86_400, 60, 30 * 86_400) },
     shutdown: { drainTimeoutMs: int(env, "SHUTDOWN_DRAIN_TIMEOUT_MS", 10_000, 0, 600_000) },
     metrics: { public: bool(env, "METRICS_PUBLIC", false) },
     tracing: tracingConfig(env),

@@ -31,6 +31,7 @@ runMain(async () => {
     metricsPublic: config.metrics.public,
     tracing: config.tracing,
     operationLimits: config.operationLimits,
+    idempotencyKeyTtlSeconds: config.idempotency.keyTtlSeconds,
     logger,
   });
   exitOnSignals(

@@ -26,6 +26,28 @@ export function notFound(what: string, id: string): GraphQLError {
   return new GraphQLError(`${what} ${id} was not found`, { extensions: { code: "NOT_FOUND", id } });
 }
 
+/** The same Idempotency-Key again, for another request (lib/database/idempotency.ts). */
+export function idempotencyKeyReused(key: string, operation: string): GraphQLError {
+  return new GraphQLError(
+    `Idempotency-Key "${key}" was already used for a different ${operation} request (another caller or other arguments): send a new key for a new request, or exactly the first request's arguments to get its answer again.`,
+    { extensions: { code: "IDEMPOTENCY_KEY_REUSED", idempotencyKey: key, operation } },
+  );
+}
+
+/** A retry with an Idempotency-Key whose first request created something that has been deleted since. */
+export function createdThenDeleted(what: string, id: string): GraphQLError {
+  return new GraphQLError(`${what} ${id}, which the first request with this Idempotency-Key created, has been deleted since: send a new key to create another`, {
+    extensions: { code: "NOT_FOUND", id },
+  });
+}
+
+/** A write whose caller stopped waiting (the gateway's deadline passed) is rolled back, not committed unseen. */
+export function requestAbandoned(): GraphQLError {
+  return new GraphQLError("The caller stopped waiting for this write (its deadline passed), so it was rolled back: send it again, with the same Idempotency-Key if it had one.", {
+    extensions: { code: "REQUEST_ABANDONED" },
+  });
+}
+
 /** Codes that describe the caller's request: expected, so never logged as server errors. */
 export const CLIENT_ERROR_CODES = new Set([
   "BAD_USER_INPUT",
@@ -37,4 +59,6 @@ export const CLIENT_ERROR_CODES = new Set([
   "BAD_REQUEST",
   "PERSISTED_QUERY_NOT_FOUND",
   "OPERATION_RESOLUTION_FAILURE",
+  "IDEMPOTENCY_KEY_REUSED",
+  "REQUEST_ABANDONED",
 ]);

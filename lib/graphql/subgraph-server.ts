@@ -22,12 +22,15 @@ import type { TracingConfig } from "../observability/tracing-config.js";
 import { verifyBearerToken, type TenantContext, type TokenSettings } from "../tenancy/token.js";
 import { CLIENT_ERROR_CODES, unauthenticated } from "./errors.js";
 import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withOperationLimitCode, type OperationLimits } from "./operation-limits.js";
+import { IDEMPOTENCY_KEY_HEADER, type WriteRequest } from "./idempotency-key.js";
 import { isSignedByGateway, serviceSdlAccessPlugin, type AccessContext } from "./subgraph-access.js";
 
 /** What every subgraph's context starts from: the verified caller, if any. */
 export interface RequestContext extends BaseContext, AccessContext {
   /** The caller's organization, user and teams; throws UNAUTHENTICATED when the request has no token. */
   requireTenant(): TenantContext;
+  /** The request's Idempotency-Key and liveness, for mutations that create or append (idempotency-key.ts). */
+  writes: WriteRequest;
 }
 
 export interface SubgraphDefinition<TContext extends RequestContext> {
@@ -64,6 +67,8 @@ export interface SubgraphServerOptions {
   metricsPublic?: boolean;
   /** OpenTelemetry traces (lib/observability/tracing.ts); absent or without an endpoint means off. */
   tracing?: TracingConfig | null;
+  /** How long a write's Idempotency-Key answers retries (IDEMPOTENCY_KEY_TTL_SECONDS; default 24 h). */
+  idempotencyKeyTtlSeconds?: number;
 }
 
 export interface RunningSubgraph {
@@ -89,6 +94,7 @@ export interface OperationLog {
 /** Large enough for a batch of long messages (100 × 100,000 characters), small enough to refuse abuse. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+const DEFAULT_IDEMPOTENCY_KEY_TTL_SECONDS = 86_400;
 
 export async function startSubgraph<TContext extends RequestContext>(
   definition: SubgraphDefinition<TContext>,
@@ -204,10 +210,22 @@ export async function startSubgraph<TContext extends RequestContext>(
       search: url.search,
       body: parsedBody,
     };
+    // A caller that closes the connection before the answer (the gateway past its upstream
+    // timeout) will never learn whether a write committed: writes check this and roll back.
+    const callerGone = new AbortController();
+    const onClose = () => {
+      if (!response.writableFinished) callerGone.abort();
+    };
+    response.once("close", onClose);
+    const writes: WriteRequest = {
+      idempotencyKey: headers.get(IDEMPOTENCY_KEY_HEADER),
+      idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? DEFAULT_IDEMPOTENCY_KEY_TTL_SECONDS,
+      signal: callerGone.signal,
+    };
     const result = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: graphQLRequest,
       context: async () =>
-        definition.createContext(await createRequestContext(headers.get("authorization"), options.auth, isSignedByGateway(parsedBody, options.auth.subgraphSigningSecret))),
+        definition.createContext(await createRequestContext(headers.get("authorization"), options.auth, isSignedByGateway(parsedBody, options.auth.subgraphSigningSecret), writes)),
     });
     for (const [key, value] of result.headers) response.setHeader(key, value);
     response.statusCode = result.status ?? 200;
@@ -264,10 +282,11 @@ export async function startSubgraph<TContext extends RequestContext>(
  * signed requests, see subgraph-access.ts), but every field that touches data calls
  * `requireTenant()`. A request with a token that does not verify is refused outright.
  */
-async function createRequestContext(authorization: string | undefined, auth: TokenSettings, signedByGateway: boolean): Promise<RequestContext> {
+async function createRequestContext(authorization: string | undefined, auth: TokenSettings, signedByGateway: boolean, writes: WriteRequest): Promise<RequestContext> {
   if (!authorization) {
     return {
       signedByGateway,
+      writes,
       authenticated: false,
       requireTenant() {
         throw unauthenticated("Missing Authorization header: send `Authorization: Bearer <token>`.");
@@ -275,7 +294,7 @@ async function createRequestContext(authorization: string | undefined, auth: Tok
     };
   }
   const tenant = await verifyBearerToken(authorization, auth);
-  return { signedByGateway, authenticated: true, requireTenant: () => tenant };
+  return { signedByGateway, writes, authenticated: true, requireTenant: () => tenant };
 }
 
 /**

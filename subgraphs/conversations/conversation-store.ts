@@ -7,6 +7,7 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Conversation, Message } from "../../generated/prisma/client.js";
 import type { MessageRole } from "../../generated/prisma/enums.js";
+import { createdEntity, earlierAnswer, writeOnce, type ReceiptFormat, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -109,16 +110,28 @@ export class ConversationStore {
     return requests.map((request) => pages.get(`${request.take}:${request.afterPosition}:${request.conversationId}`) ?? []);
   }
 
-  async create(tenant: TenantContext, title: string, messages: NewMessage[]): Promise<Conversation> {
-    return this.scoped(tenant, async (tx) => {
-      await ensureMember(tx, tenant);
-      const conversation = await tx.conversation.create({
-        data: { organizationId: tenant.organizationId, userId: tenant.userId, title },
-      });
-      if (messages.length === 0) return conversation;
-      await tx.message.createMany({ data: messages.map((message, position) => messageRow(tenant, conversation.id, message, position)) });
-      return tx.conversation.findUniqueOrThrow({ where: { id: conversation.id } });
-    });
+  /** `once`: the write's Idempotency-Key and liveness (lib/database/idempotency.ts); without it, a plain write. */
+  async create(tenant: TenantContext, title: string, messages: NewMessage[], once?: WriteOnce): Promise<Conversation> {
+    return this.scoped(tenant, (tx) =>
+      writeOnce(tx, tenant.organizationId, once, async () => {
+        await ensureMember(tx, tenant);
+        const conversation = await tx.conversation.create({
+          data: { organizationId: tenant.organizationId, userId: tenant.userId, title },
+        });
+        if (messages.length === 0) return conversation;
+        await tx.message.createMany({ data: messages.map((message, position) => messageRow(tenant, conversation.id, message, position)) });
+        return tx.conversation.findUniqueOrThrow({ where: { id: conversation.id } });
+      }, createdConversation),
+    );
+  }
+
+  /** The first answer of a keyed createConversation or appendMessages that committed, or null (earlierAnswer). */
+  answeredBefore(tenant: TenantContext, once: WriteOnce, operation: "create"): Promise<Conversation | null>;
+  answeredBefore(tenant: TenantContext, once: WriteOnce, operation: "append"): Promise<AppendedMessages | null>;
+  async answeredBefore(tenant: TenantContext, once: WriteOnce, operation: "create" | "append"): Promise<Conversation | AppendedMessages | null> {
+    if (!once.claim) return null;
+    const receipts: ReceiptFormat<Conversation | AppendedMessages> = (operation === "create" ? createdConversation : appendedMessages) as ReceiptFormat<Conversation | AppendedMessages>;
+    return this.scoped(tenant, (tx) => earlierAnswer(tx, tenant.organizationId, once, receipts));
   }
 
   async rename(tenant: TenantContext, id: string, title: string): Promise<Conversation> {
@@ -144,16 +157,18 @@ export class ConversationStore {
     if (row.userId !== tenant.userId) throw forbidden(`Only the owner of conversation ${id} can change it.`);
   }
 
-  async append(tenant: TenantContext, id: string, messages: NewMessage[]): Promise<{ conversation: Conversation; messages: Message[] }> {
-    return this.scoped(tenant, async (tx) => {
-      // The row lock serializes concurrent appends to one conversation, so positions never collide.
-      const locked = await lockOwnedConversation(tx, tenant, id);
-      const created = await tx.message.createManyAndReturn({
-        data: messages.map((message, index) => messageRow(tenant, id, message, locked.message_count + index)),
-      });
-      const conversation = await tx.conversation.findUniqueOrThrow({ where: { id } });
-      return { conversation, messages: created.sort((a, b) => a.position - b.position) };
-    });
+  async append(tenant: TenantContext, id: string, messages: NewMessage[], once?: WriteOnce): Promise<AppendedMessages> {
+    return this.scoped(tenant, (tx) =>
+      writeOnce(tx, tenant.organizationId, once, async () => {
+        // The row lock serializes concurrent appends to one conversation, so positions never collide.
+        const locked = await lockOwnedConversation(tx, tenant, id);
+        const created = await tx.message.createManyAndReturn({
+          data: messages.map((message, index) => messageRow(tenant, id, message, locked.message_count + index)),
+        });
+        const conversation = await tx.conversation.findUniqueOrThrow({ where: { id } });
+        return { conversation, messages: created.sort((a, b) => a.position - b.position) };
+      }, appendedMessages),
+    );
   }
 
   async softDelete(tenant: TenantContext, id: string): Promise<Date> {
@@ -166,6 +181,24 @@ export class ConversationStore {
 }
 
 type Transaction = Prisma.TransactionClient;
+
+export interface AppendedMessages {
+  conversation: Conversation;
+  messages: Message[];
+}
+
+// Receipts of keyed writes: the created ids. A retry reads the conversation as it is now and the
+// very messages the first call appended (not whatever was appended since).
+const createdConversation = createdEntity<Conversation>("Conversation", (conversation) => conversation.id, (tx, id) => tx.conversation.findUnique({ where: { id } }));
+
+const appendedMessages: ReceiptFormat<AppendedMessages> = {
+  of: ({ conversation, messages }) => ({ conversationId: conversation.id, messageIds: messages.map((message) => message.id) }),
+  async replay(tx, receipt) {
+    const ids = Array.isArray(receipt.messageIds) ? receipt.messageIds : [];
+    const conversation = await tx.conversation.findUniqueOrThrow({ where: { id: String(receipt.conversationId) } });
+    return { conversation, messages: await tx.message.findMany({ where: { id: { in: ids } }, orderBy: { position: "asc" } }) };
+  },
+};
 
 interface LockedConversation {
   id: string;

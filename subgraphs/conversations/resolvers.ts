@@ -4,6 +4,7 @@
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { DateTime } from "../../lib/graphql/date-time.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
@@ -134,25 +135,30 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
   },
 
   Mutation: {
-    async createConversation(_source, args: { input: { title: string; messages?: MessageInput[] | null } }, context) {
+    async createConversation(_source, args: { input: { title: string; messages?: MessageInput[] | null } }, context, info) {
       const tenant = context.requireTenant();
+      const once = writeOnceFor(context.writes, tenant, info, args);
       const title = validateTitle(args.input.title, "input.title");
-      const messages = await withTokenCounts(validateMessages(args.input.messages ?? [], "input.messages", true));
-      return context.store.create(tenant, title, messages);
+      const valid = validateMessages(args.input.messages ?? [], "input.messages", true);
+      // A retry of a write that committed is answered before its tokens are counted again.
+      const earlier = valid.length > 0 ? await context.store.answeredBefore(tenant, once, "create") : null;
+      return earlier ?? context.store.create(tenant, title, await withTokenCounts(valid), once);
     },
     async renameConversation(_source, args: { id: string; title: string }, context) {
       const tenant = context.requireTenant();
       const id = requireUuid(args.id, "id");
       return context.store.rename(tenant, id, validateTitle(args.title, "title"));
     },
-    async appendMessages(_source, args: { conversationId: string; messages: MessageInput[] }, context) {
+    async appendMessages(_source, args: { conversationId: string; messages: MessageInput[] }, context, info) {
       const tenant = context.requireTenant();
+      const once = writeOnceFor(context.writes, tenant, info, args);
       const id = requireUuid(args.conversationId, "conversationId");
       const valid = validateMessages(args.messages, "messages", false);
       // One indexed read before any counting: a stranger's or a colleague's request costs no more.
       // (The append's own locked read checks again, in case the conversation changed meanwhile.)
       await context.store.requireOwned(tenant, id);
-      return context.store.append(tenant, id, await withTokenCounts(valid));
+      // A retry of a write that committed is answered before its tokens are counted again.
+      return (await context.store.answeredBefore(tenant, once, "append")) ?? context.store.append(tenant, id, await withTokenCounts(valid), once);
     },
     async deleteConversation(_source, args: { id: string }, context) {
       const tenant = context.requireTenant();

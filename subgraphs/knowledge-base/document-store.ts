@@ -14,6 +14,7 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Document, DocumentChunk } from "../../generated/prisma/client.js";
 import type { DocumentFormat, DocumentStatus } from "../../generated/prisma/enums.js";
+import { createdEntity, earlierAnswer, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { readStructure, storableStructure, type DocumentStructure } from "../../lib/documents/document-structure.js";
 import { MAX_FILE_NAME_LENGTH } from "../../lib/documents/file-name.js";
@@ -149,9 +150,10 @@ export class DocumentStore {
    * transaction). Content is stored once per organization and hash: when the organization has
    * it already, `contentExisted` says so and `text` is not stored again.
    */
-  async create(tenant: TenantContext, input: NewDocument): Promise<CreatedDocument> {
+  /** `once`: the write's Idempotency-Key and liveness (lib/database/idempotency.ts); without it, a plain write. */
+  async create(tenant: TenantContext, input: NewDocument, once?: WriteOnce): Promise<CreatedDocument> {
     validateNewDocument(tenant, input);
-    return this.scoped(tenant.organizationId, async (tx) => {
+    return this.scoped(tenant.organizationId, (tx) => writeOnce(tx, tenant.organizationId, once, async () => {
       await ensureMember(tx, tenant);
       if (input.knowledgeBaseId) await requireLocalKnowledgeBase(tx, tenant, input.knowledgeBaseId);
       // Concurrent uploads of one file must not collide on the key: see insertContent.
@@ -174,7 +176,14 @@ export class DocumentStore {
         },
       });
       return { document, contentExisted };
-    });
+    }, createdDocument));
+  }
+
+  /** The first answer of a keyed uploadDocument that committed, or null: asked before the file is read again. */
+  async uploadedBefore(tenant: TenantContext, once: WriteOnce): Promise<Document | null> {
+    if (!once.claim) return null;
+    const earlier = await this.scoped(tenant.organizationId, (tx) => earlierAnswer(tx, tenant.organizationId, once, createdDocument));
+    return earlier?.document ?? null;
   }
 
   /**
@@ -346,3 +355,13 @@ async function ensureMember(tx: TenantTransaction, tenant: TenantContext): Promi
     VALUES (${tenant.organizationId}, ${tenant.userId}, ${tenant.userName}, ${tenant.userEmail})
     ON CONFLICT (organization_id, id) DO NOTHING`;
 }
+
+/** A retried upload reads the document as it is now: its status may have moved on. */
+const createdDocument = createdEntity<CreatedDocument>(
+  "Document",
+  ({ document }) => document.id,
+  async (tx, id) => {
+    const document = await tx.document.findUnique({ where: { id } });
+    return document && { document, contentExisted: true };
+  },
+);

@@ -4,10 +4,11 @@
  * access scopes live in the stores; here are argument checks and the schema's shapes.
  */
 import DataLoader from "dataloader";
-import { GraphQLError } from "graphql";
+import { GraphQLError, type GraphQLResolveInfo } from "graphql";
 import { sealUserKeys } from "../../lib/aws/credentials.js";
 import type { SecretKeyring } from "../../lib/secrets/keyring.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { decodeCursor, encodeCursor, isUuid, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { PrismaClient } from "../../generated/prisma/client.js";
@@ -164,8 +165,9 @@ export const knowledgeBaseResolvers = {
   },
 
   Mutation: {
-    async createKnowledgeBase(_source: unknown, args: { input: CreateKnowledgeBaseArgs }, context: KnowledgeContext) {
+    async createKnowledgeBase(_source: unknown, args: { input: CreateKnowledgeBaseArgs }, context: KnowledgeContext, info: GraphQLResolveInfo) {
       const tenant = context.requireTenant();
+      const once = writeOnceFor(context.writes, tenant, info, args);
       const { input } = args;
       for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn", "embeddingModel"] as const) {
         storableText(input[field], `input.${field}`);
@@ -189,7 +191,7 @@ export const knowledgeBaseResolvers = {
           credentialMode: input.credentialMode ?? null,
           roleArn: input.roleArn ?? null,
           embeddingModel: input.embeddingModel ?? null,
-        });
+        }, once);
       } catch (error) {
         throw inInput(error);
       }

@@ -11,6 +11,7 @@ import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { KnowledgeBase, KnowledgeBaseCapability } from "../../generated/prisma/client.js";
 import type { AwsCredentialMode, KnowledgeBaseBackend, KnowledgeBaseScope, KnowledgeBaseStatus } from "../../generated/prisma/enums.js";
 import { awsRegionProblem, bedrockKnowledgeBaseIdProblem, iamRoleArnProblem, s3VectorBucketProblem, s3VectorsIndexProblem } from "../../lib/aws/resource-names.js";
+import { createdEntity, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -74,13 +75,14 @@ export class KnowledgeBaseStore {
   }
 
   /** A COMPANY or TEAM knowledge base of the caller's organization. */
-  async create(tenant: TenantContext, input: NewKnowledgeBase): Promise<KnowledgeBase> {
+  /** `once`: the write's Idempotency-Key and liveness (lib/database/idempotency.ts); without it, a plain write. */
+  async create(tenant: TenantContext, input: NewKnowledgeBase, once?: WriteOnce): Promise<KnowledgeBase> {
     if (input.scope === "PLATFORM") throw badUserInput("scope", "PLATFORM knowledge bases are curated by the platform; create a COMPANY or TEAM one.");
     if (input.scope === "TEAM" && (!input.teamId || !tenant.teamIds.includes(input.teamId))) {
       throw badUserInput("teamId", `a TEAM knowledge base needs one of your teams (${tenant.teamIds.length ? tenant.teamIds.join(", ") : "your token names none"}).`);
     }
     if (input.scope === "COMPANY" && input.teamId) throw badUserInput("teamId", "a COMPANY knowledge base has no team; use scope TEAM.");
-    return this.insert(tenant.organizationId, input, async (tx) => ensureOrganization(tx, tenant.organizationId));
+    return this.insert(tenant.organizationId, input, async (tx) => ensureOrganization(tx, tenant.organizationId), once);
   }
 
   /** A platform knowledge base, readable by every organization (seeding, administration). */
@@ -88,9 +90,9 @@ export class KnowledgeBaseStore {
     return this.insert(PLATFORM_ORGANIZATION_ID, { ...input, scope: "PLATFORM", teamId: null }, async () => undefined);
   }
 
-  private insert(organizationId: string, input: NewKnowledgeBase, before: (tx: TenantTransaction) => Promise<void>): Promise<KnowledgeBase> {
+  private insert(organizationId: string, input: NewKnowledgeBase, before: (tx: TenantTransaction) => Promise<void>, once?: WriteOnce): Promise<KnowledgeBase> {
     validateKnowledgeBase(input);
-    return this.scoped(organizationId, async (tx) => {
+    return this.scoped(organizationId, (tx) => writeOnce(tx, organizationId, once, async () => {
       await before(tx);
       const created = await tx.knowledgeBase.create({
         data: {
@@ -114,7 +116,7 @@ export class KnowledgeBaseStore {
         await tx.knowledgeBaseCredentials.create({ data: { knowledgeBaseId: created.id, organizationId, sealedSecret: input.sealedSecret } });
       }
       return created;
-    });
+    }, createdKnowledgeBase));
   }
 
   /** Every knowledge base the caller may query: platform first, then company, then their teams', by name. */
@@ -367,3 +369,5 @@ function validateMapping(input: CapabilityMappingInput): void {
 async function ensureOrganization(tx: TenantTransaction, organizationId: string): Promise<void> {
   await tx.$executeRaw`INSERT INTO organizations (id) VALUES (${organizationId}) ON CONFLICT (id) DO NOTHING`;
 }
+
+const createdKnowledgeBase = createdEntity<KnowledgeBase>("KnowledgeBase", (knowledgeBase) => knowledgeBase.id, (tx, id) => tx.knowledgeBase.findUnique({ where: { id } }));

@@ -7,6 +7,7 @@ import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/ind
 import { DateTime } from "../../lib/graphql/date-time.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { Document, DocumentChunk, DocumentStore } from "./document-store.js";
 import { knowledgeBaseResolvers, type KnowledgeContext } from "./knowledge-base-resolvers.js";
@@ -59,10 +60,12 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
 
   Mutation: {
     ...knowledgeBaseResolvers.Mutation,
-    uploadDocument(_source, args: { input: UploadDocumentInput }, context) {
+    async uploadDocument(_source, args: { input: UploadDocumentInput }, context, info) {
       const tenant = context.requireTenant();
+      const once = writeOnceFor(context.writes, tenant, info, args);
       const knowledgeBaseId = args.input.knowledgeBaseId ? requireUuid(args.input.knowledgeBaseId, "input.knowledgeBaseId") : null;
-      return uploadDocument(context.documents, tenant, { ...args.input, knowledgeBaseId }, context.maxDocumentBytes);
+      // A retry of an upload that committed is answered before the file is read again.
+      return (await context.documents.uploadedBefore(tenant, once)) ?? uploadDocument(context.documents, tenant, { ...args.input, knowledgeBaseId }, context.maxDocumentBytes, once);
     },
     async deleteDocument(_source, args: { id: string }, context) {
       const tenant = context.requireTenant();

@@ -14,6 +14,7 @@ import { GraphQLError } from "graphql";
 import { DocumentError, extractText } from "../../lib/documents/extract-text.js";
 import { uploadedFileName } from "../../lib/documents/file-name.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import type { WriteOnce } from "../../lib/database/idempotency.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { MAX_CATEGORY_LENGTH, type Document, type DocumentFormat, type DocumentStore } from "./document-store.js";
 
@@ -36,7 +37,7 @@ const MEDIA_TYPES: Record<DocumentFormat, string> = {
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-export async function uploadDocument(store: DocumentStore, tenant: TenantContext, input: UploadDocumentInput, maxBytes: number): Promise<Document> {
+export async function uploadDocument(store: DocumentStore, tenant: TenantContext, input: UploadDocumentInput, maxBytes: number, once?: WriteOnce): Promise<Document> {
   const fileName = uploadedFileName(input.fileName, "input.fileName");
   const category = input.category?.trim() || null;
   if (category !== null && category.length > MAX_CATEGORY_LENGTH) throw badUserInput("input.category", `must be at most ${MAX_CATEGORY_LENGTH} characters, got ${category.length}`);
@@ -76,7 +77,7 @@ export async function uploadDocument(store: DocumentStore, tenant: TenantContext
     text: extracted.text,
     // Pages and Word headings are not in the text itself: stored beside it for the indexer.
     structure: { sections: extracted.sections, pages: extracted.pages },
-  });
+  }, once);
   return document;
 }
 

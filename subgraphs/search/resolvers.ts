@@ -9,6 +9,7 @@ import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/ind
 import type DataLoader from "dataloader";
 import { GraphQLError, type GraphQLResolveInfo } from "graphql";
 import { badUserInput } from "../../lib/graphql/errors.js";
+import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { DateTime } from "../../lib/graphql/date-time.js";
 import { resolveEntityReferences } from "../../lib/graphql/entity-references.js";
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
@@ -101,9 +102,10 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     },
   },
   Mutation: {
-    saveSearch(_source, args: { input: SaveSearchInput }, context) {
+    saveSearch(_source, args: { input: SaveSearchInput }, context, info) {
       const tenant = context.requireTenant();
-      return context.savedSearches.create(tenant, validateSaveSearchInput(context.search, args.input));
+      const once = writeOnceFor(context.writes, tenant, info, args);
+      return context.savedSearches.create(tenant, validateSaveSearchInput(context.search, args.input), once);
     },
     renameSavedSearch(_source, args: { id: string; name: string }, context) {
       const tenant = context.requireTenant();

@@ -6,6 +6,7 @@
  */
 import DataLoader from "dataloader";
 import { Prisma, type PrismaClient, type SavedSearch as SavedSearchRow } from "../../generated/prisma/client.js";
+import { createdEntity, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { badUserInput, notFound } from "../../lib/graphql/errors.js";
 import { isUuid } from "../../lib/graphql/pagination.js";
@@ -82,9 +83,10 @@ export class SavedSearchStore {
    * Saves a search, refusing the user's 101st and a name they already use. A lock per user
    * serializes their saves, so two saves at 99 cannot both pass the count.
    */
-  async create(tenant: TenantContext, search: NewSavedSearch): Promise<SavedSearch> {
+  /** `once`: the write's Idempotency-Key and liveness (lib/database/idempotency.ts); without it, a plain write. */
+  async create(tenant: TenantContext, search: NewSavedSearch, once?: WriteOnce): Promise<SavedSearch> {
     const row = await withDuplicateNameAs("input.name", search.name, () =>
-      this.scoped(tenant, async (db) => {
+      this.scoped(tenant, (db) => writeOnce(db, tenant.organizationId, once, async () => {
         await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`saved-searches:${tenant.organizationId}:${tenant.userId}`}, 0))`;
         const count = await db.savedSearch.count({ where: { organizationId: tenant.organizationId, userId: tenant.userId } });
         if (count >= MAX_SAVED_SEARCHES_PER_USER) {
@@ -102,7 +104,7 @@ export class SavedSearchStore {
             weights: search.weights as unknown as Prisma.InputJsonValue,
           },
         });
-      }),
+      }, savedSearchRow)),
     );
     return toSavedSearch(row);
   }
@@ -153,6 +155,8 @@ export class SavedSearchStore {
     return { savedSearch: toSavedSearch({ ...row, providers: row.providers ?? [] }), previousHitKeys: previous };
   }
 }
+
+const savedSearchRow = createdEntity<SavedSearchRow>("SavedSearch", (row) => row.id, (tx, id) => tx.savedSearch.findUnique({ where: { id } }));
 
 function toSavedSearch(row: SavedSearchRow): SavedSearch {
   return {

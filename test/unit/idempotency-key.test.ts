@@ -1,0 +1,52 @@
+/** The Idempotency-Key header as mutations read it (lib/graphql/idempotency-key.ts). */
+import { describe, expect, it } from "@jest/globals";
+import { loadConfig } from "../../lib/config.js";
+import { parseIdempotencyKey, writeOnceFor, type WriteRequest } from "../../lib/graphql/idempotency-key.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+
+const tenant = (userId: string): TenantContext => ({ organizationId: "org-a", userId, teamIds: [], userName: null, userEmail: null });
+const request = (idempotencyKey: string | undefined): WriteRequest => ({ idempotencyKey, idempotencyKeyTtlSeconds: 60, signal: new AbortController().signal });
+const field = (fieldName: string, responseKey = fieldName) => ({ fieldName, path: { prev: undefined, key: responseKey, typename: "Mutation" } });
+
+describe("parseIdempotencyKey", () => {
+  it("takes a bare key, the IETF draft's quoted one as the same key, and no header as none", () => {
+    expect(parseIdempotencyKey("8e03978e-40d5-43e8-bc93-6894a57f9324")).toBe("8e03978e-40d5-43e8-bc93-6894a57f9324");
+    expect(parseIdempotencyKey('"8e03978e"')).toBe("8e03978e");
+    expect(parseIdempotencyKey("k".repeat(255))).toHaveLength(255);
+    expect(parseIdempotencyKey(undefined)).toBeNull();
+  });
+
+  it.each([
+    ["an empty key", ""],
+    ["an empty quoted key", '""'],
+    ["256 characters", "k".repeat(256)],
+    ["a tab", "tab\there"],
+    ["a letter outside ASCII", "é"],
+    ["a leading space", " padded"],
+  ])("refuses %s as BAD_USER_INPUT on Idempotency-Key", (_case, header) => {
+    expect(() => parseIdempotencyKey(header)).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ code: "BAD_USER_INPUT", field: "Idempotency-Key" }) }));
+  });
+});
+
+describe("writeOnceFor", () => {
+  it("is a plain write without a key", () => {
+    expect(writeOnceFor(request(undefined), tenant("alice"), field("createConversation"), {}).claim).toBeNull();
+  });
+
+  it("stores each field under its response key, and hashes who asked with what", () => {
+    const args = { input: { title: "x" } };
+    const plain = writeOnceFor(request("k"), tenant("alice"), field("createConversation"), args).claim!;
+    const aliased = writeOnceFor(request("k"), tenant("alice"), field("createConversation", "second"), args).claim!;
+    expect(plain.operation).toBe("createConversation");
+    expect(aliased.operation).toBe("createConversation as second");
+    expect(aliased.requestHash).toBe(plain.requestHash);
+    expect(writeOnceFor(request("k"), tenant("bob"), field("createConversation"), args).claim!.requestHash).not.toBe(plain.requestHash);
+    expect(writeOnceFor(request("k"), tenant("alice"), field("createConversation"), { input: { title: "y" } }).claim!.requestHash).not.toBe(plain.requestHash);
+  });
+});
+
+it("keeps keys 24 hours unless IDEMPOTENCY_KEY_TTL_SECONDS says otherwise, and refuses a lifetime under a minute", () => {
+  expect(loadConfig({}).idempotency.keyTtlSeconds).toBe(86_400);
+  expect(loadConfig({ IDEMPOTENCY_KEY_TTL_SECONDS: "3600" }).idempotency.keyTtlSeconds).toBe(3_600);
+  expect(() => loadConfig({ IDEMPOTENCY_KEY_TTL_SECONDS: "5" })).toThrow(/IDEMPOTENCY_KEY_TTL_SECONDS/);
+});
