@@ -4,7 +4,7 @@ import { loadConfig } from "../../lib/config.js";
 import { parseIdempotencyKey, writeOnceFor, type WriteRequest } from "../../lib/graphql/idempotency-key.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
-const tenant = (userId: string): TenantContext => ({ organizationId: "org-a", userId, teamIds: [], userName: null, userEmail: null });
+const tenant = (userId: string): TenantContext => ({ organizationId: "org-a", userId, teamIds: [], userName: null, userEmail: null, role: "member" });
 const request = (idempotencyKey: string | undefined): WriteRequest => ({ idempotencyKey, idempotencyKeyTtlSeconds: 60, signal: new AbortController().signal });
 const field = (fieldName: string, responseKey = fieldName) => ({ fieldName, path: { prev: undefined, key: responseKey, typename: "Mutation" } });
 
