@@ -46,6 +46,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
           metricsPublic: config.metrics.public,
           tracing: config.tracing,
           operationLimits: config.operationLimits,
+          readiness: config.readiness,
           logger: logger.child(name),
         }),
       );

@@ -19,7 +19,7 @@ runMain(async () => {
   }
   const config = loadConfig();
   const logger = createLogger(name, config.logLevel);
-  const database = await openDatabase(config.database);
+  const database = await openDatabase({ ...config.database, logger: logger.child("database") });
   logger.info(`database: ${database.location}`);
   await migrate(database);
   const subgraph = await startSubgraph(await SUBGRAPHS[name]({ database, config, logger }), {
@@ -31,6 +31,7 @@ runMain(async () => {
     metricsPublic: config.metrics.public,
     tracing: config.tracing,
     operationLimits: config.operationLimits,
+    readiness: config.readiness,
     logger,
   });
   exitOnSignals(
