@@ -12,11 +12,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import pg from "pg";
 import { loadConfig } from "../../lib/config.js";
-import { usingPostgres } from "../support/database.js";
+import { startSubgraph } from "../../lib/graphql/subgraph-server.js";
+import { silentLogger } from "../../lib/logger.js";
+import { conversationsSubgraph } from "../../subgraphs/conversations/index.js";
+import { createTestDatabase, usingPostgres } from "../support/database.js";
 import { errorCodes, graphql, type GraphQLResponse } from "../support/graphql.js";
 import { startTestStack, type TestStack } from "../support/stack.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
-import { tokenFor } from "../support/tenants.js";
+import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
 const ENV = { SEARCH_INDEXER: "false", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0", SEARCH_CACHE_TTL_SECONDS: "0" };
 const CONVERSATIONS = `{ conversations(first: 5) { nodes { id title } } }`;
@@ -109,6 +112,22 @@ describe("a closed database", () => {
   });
 });
 
+describe("readiness under a flood of probes", () => {
+  it("costs one database check for 50 probes at once", async () => {
+    const db = await createTestDatabase();
+    const subgraph = await startSubgraph(conversationsSubgraph(db.database), { host: "127.0.0.1", port: 0, auth: TEST_AUTH, production: false, logger: silentLogger, readiness: { timeoutMs: 1_000, cacheMs: 60_000 } });
+    try {
+      db.database.statements.reset();
+      const probes = await Promise.all(Array.from({ length: 50 }, () => fetch(new URL("/readyz", subgraph.url))));
+      expect(probes.map((probe) => probe.status)).toEqual(Array(50).fill(200));
+      expect(db.database.statements.log.filter((statement) => /SELECT 1/.test(statement))).toHaveLength(1);
+    } finally {
+      await subgraph.stop();
+      await db.dispose();
+    }
+  });
+});
+
 (usingPostgres ? describe : describe.skip)("PostgreSQL that goes away and comes back", () => {
   let stack: TestStack;
   let proxy: TcpProxy;
@@ -174,6 +193,14 @@ describe("a closed database", () => {
     expect(response.status).toBe(503);
 
     await admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS true`);
+    expect((await readyzBecomes(stack, 200, 10_000)).status).toBe(200);
+    await expectServing();
+  });
+
+  it("that stops answering without resetting anything: /readyz 503 within 2 s (the check's own timeout), then ready once it answers again", async () => {
+    proxy.stallConnections();
+    expect((await readyzBecomes(stack, 503, 2_500)).status).toBe(503);
+    proxy.restore();
     expect((await readyzBecomes(stack, 200, 10_000)).status).toBe(200);
     await expectServing();
   });

@@ -3,14 +3,17 @@
  * a test can cut and restore: what a database that goes away looks like to the code that uses
  * it, without stopping the shared server. Cut, every open connection is reset and every new one
  * is reset as soon as it arrives (the client sees ECONNRESET or "Connection terminated"), until
- * restore().
+ * restore(). Stalled, nothing passes either way and nothing is reset (a server that stopped
+ * answering, or a network that drops packets): open connections are paused, new ones are held.
  */
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 
 export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
-  private cut = false;
+  /** Connections that arrived while stalled: never forwarded, reset on restore(). */
+  private readonly held = new Set<net.Socket>();
+  private mode: "forward" | "cut" | "stall" = "forward";
 
   private constructor(
     private readonly server: net.Server,
@@ -20,7 +23,12 @@ export class TcpProxy {
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
     let proxy: TcpProxy | undefined;
     const server = net.createServer((client) => {
-      if (!proxy || proxy.cut) return void client.resetAndDestroy();
+      if (!proxy || proxy.mode === "cut") return void client.resetAndDestroy();
+      if (proxy.mode === "stall") {
+        client.pause();
+        client.on("error", () => undefined);
+        return void proxy.held.add(client);
+      }
       const upstream = net.connect(target.port, target.host);
       for (const socket of [client, upstream]) {
         proxy.sockets.add(socket);
@@ -45,13 +53,22 @@ export class TcpProxy {
 
   /** Resets every open connection and, until restore(), every new one. */
   cutConnections(): void {
-    this.cut = true;
+    this.mode = "cut";
     for (const socket of this.sockets) socket.resetAndDestroy();
     this.sockets.clear();
   }
 
+  /** Stops every byte, resetting nothing, until restore(). */
+  stallConnections(): void {
+    this.mode = "stall";
+    for (const socket of this.sockets) socket.pause();
+  }
+
   restore(): void {
-    this.cut = false;
+    this.mode = "forward";
+    for (const socket of this.sockets) socket.resume();
+    for (const socket of this.held) socket.resetAndDestroy();
+    this.held.clear();
   }
 
   async close(): Promise<void> {
