@@ -62,11 +62,15 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     database,
     url,
     async dispose() {
-      await database.close();
-      const cleanup = new pg.Client({ connectionString: baseUrl });
-      await cleanup.connect();
-      await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await cleanup.end();
+      // Dropped even when closing fails (a test that closed or cut the database itself), so no test database is left behind.
+      try {
+        await database.close();
+      } finally {
+        const cleanup = new pg.Client({ connectionString: baseUrl });
+        await cleanup.connect();
+        await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await cleanup.end();
+      }
     },
   };
 }
