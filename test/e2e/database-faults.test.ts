@@ -83,6 +83,15 @@ describe("a closed database", () => {
     expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
+  it("leaves a partial answer 200, with the code and retry hint at the field it could not fill", async () => {
+    const { response, raw } = await rawGraphQL(stack.stack.gateway.url, `{ searchProviders { name } conversation(id: "00000000-0000-4000-8000-000000000000") { id } }`, token);
+    expect(response.status).toBe(200);
+    expect(response.data!.searchProviders.length).toBeGreaterThan(0);
+    expect(response.data!.conversation).toBeNull();
+    expectUnavailable(response, raw);
+    expect(response.errors!.map((error) => error.path)).toEqual([["conversation"]]);
+  });
+
   it("is SERVICE_UNAVAILABLE at the subgraph itself, with 503 and Retry-After", async () => {
     const conversations = stack.stack.subgraphs.find((subgraph) => subgraph.name === "conversations")!;
     const { response, raw } = await rawGraphQL(conversations.url, CONVERSATIONS, token);
