@@ -47,6 +47,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
           tracing: config.tracing,
           operationLimits: config.operationLimits,
           idempotencyKeyTtlSeconds: config.idempotency.keyTtlSeconds,
+          readiness: config.readiness,
           logger: logger.child(name),
         }),
       );

@@ -30,6 +30,7 @@ import { mcpEndpoint, MCP_PATH, type McpEndpointOptions } from "./mcp/http-endpo
 import { searchResponseCache, type ResponseCacheOptions } from "./response-cache.js";
 import { specConformance } from "./spec-conformance.js";
 import { subgraphOutageErrors } from "./subgraph-outage.js";
+import { serviceUnavailableStatus } from "./service-unavailable.js";
 import { gatewayTracing } from "./tracing.js";
 import type { TracingConfig } from "../lib/observability/tracing-config.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
@@ -201,6 +202,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       specConformance(),
       // A subgraph that cannot be reached nulls its own fields with a coded error (subgraph-outage.ts).
       subgraphOutageErrors(logger, options.supergraphSdl),
+      // A database that is down is 503 with Retry-After when nothing else answered (service-unavailable.ts).
+      serviceUnavailableStatus(),
       ...(responseCache ? responseCache.plugins() : []),
     ],
   });
@@ -352,11 +355,19 @@ interface SubgraphReadiness {
   error?: string;
 }
 
-/** A subgraph is ready when it executes `{ __typename }`: the one query every GraphQL server answers without credentials. */
+/**
+ * A subgraph is ready when its `/readyz` says so (ours check their database there: `{ __typename }`
+ * alone answered while the database refused every statement). A subgraph without one (404, say
+ * one of another team's) is ready when it executes `{ __typename }`, the one query every GraphQL
+ * server answers without credentials.
+ */
 async function checkSubgraphs(subgraphs: SubgraphLocation[]): Promise<SubgraphReadiness[]> {
   return Promise.all(
     subgraphs.map(async ({ name, url }) => {
       try {
+        const readyz = await fetch(new URL("/readyz", url), { signal: AbortSignal.timeout(READINESS_TIMEOUT_MS) });
+        await readyz.body?.cancel();
+        if (readyz.status !== 404) return readyz.ok ? { name, url, ok: true } : { name, url, ok: false, error: `readyz: HTTP ${readyz.status}` };
         const response = await fetch(url, {
           method: "POST",
           headers: { "content-type": "application/json" },

@@ -25,7 +25,11 @@ export interface Config {
   production: boolean;
   /** Interface servers bind to. 127.0.0.1 in development, 0.0.0.0 in production. */
   host: string;
-  database: { url: string | null; pgliteDataDir: string };
+  /**
+   * connectTimeoutMs: how long a PostgreSQL pool waits for a connection (a new one, or a free one)
+   * before the request fails with SERVICE_UNAVAILABLE instead of hanging on a database that is gone.
+   */
+  database: { url: string | null; pgliteDataDir: string; connectTimeoutMs: number };
   auth: AuthConfig;
   gateway: {
     port: number;
@@ -52,6 +56,11 @@ export interface Config {
   idempotency: { keyTtlSeconds: number };
   /** How long a stopping server lets in-flight requests finish before it cuts their connections. */
   shutdown: { drainTimeoutMs: number };
+  /**
+   * A subgraph's `/readyz` (and `/health`): its database check gets `timeoutMs` to answer, and
+   * its outcome is kept `cacheMs`, so a flood of probes costs one check (lib/graphql/readiness.ts).
+   */
+  readiness: { timeoutMs: number; cacheMs: number };
   /** `GET /metrics` on the gateway and every subgraph: without a token only from loopback, unless public (METRICS_PUBLIC). */
   metrics: { public: boolean };
   /** OpenTelemetry traces over OTLP/HTTP: off (null endpoint) unless an OTLP endpoint is set. */
@@ -108,6 +117,8 @@ export interface ExternalSearchConfig {
   /** Concurrent calls per provider (per process), and how many more may wait. */
   maxConcurrentCalls: number;
   maxQueuedCalls: number;
+  /** Of those, how many one organization may have in flight or waiting per provider: its fair share. */
+  maxCallsPerOrganization: number;
 }
 
 export type EmbedderKind = "local" | "openai" | "hashing";
@@ -241,6 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
     database: {
       url: databaseUrl ?? null,
       pgliteDataDir: path.resolve(str(env, "PGLITE_DATA_DIR") ?? ".data/pglite"),
+      connectTimeoutMs: int(env, "DATABASE_CONNECT_TIMEOUT_MS", 10_000, 100, 300_000),
     },
     auth: {
       // Outside production, `npm start` signs its dev token with the built-in secret.
@@ -318,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
       breakerCooldownMs: int(env, "EXTERNAL_BREAKER_COOLDOWN_MS", 30_000, 10, 3_600_000),
       maxConcurrentCalls: int(env, "EXTERNAL_MAX_CONCURRENT_CALLS", 20, 1, 10_000),
       maxQueuedCalls: int(env, "EXTERNAL_MAX_QUEUED_CALLS", 50, 0, 100_000),
+      maxCallsPerOrganization: int(env, "EXTERNAL_MAX_CALLS_PER_ORGANIZATION", 4, 1, 10_000),
     },
     knowledgeBase: {
       // 10 MB as the issue asks; base64 makes a 10 MB file ~13.4 MB, under the 16 MB body limit.
@@ -383,6 +396,7 @@ export function loadConfig(env: Env = process.env): Config {
     // At least a minute (a retry must find it), at most 30 days (rows are kept that long).
     idempotency: { keyTtlSeconds: int(env, "IDEMPOTENCY_KEY_TTL_SECONDS", 86_400, 60, 30 * 86_400) },
     shutdown: { drainTimeoutMs: int(env, "SHUTDOWN_DRAIN_TIMEOUT_MS", 10_000, 0, 600_000) },
+    readiness: { timeoutMs: int(env, "READINESS_TIMEOUT_MS", 1_000, 50, 60_000), cacheMs: int(env, "READINESS_CACHE_MS", 250, 0, 60_000) },
     metrics: { public: bool(env, "METRICS_PUBLIC", false) },
     tracing: tracingConfig(env),
     logLevel,

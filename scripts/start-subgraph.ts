@@ -19,7 +19,7 @@ runMain(async () => {
   }
   const config = loadConfig();
   const logger = createLogger(name, config.logLevel);
-  const database = await openDatabase(config.database);
+  const database = await openDatabase({ ...config.database, logger: logger.child("database") });
   logger.info(`database: ${database.location}`);
   await migrate(database);
   const subgraph = await startSubgraph(await SUBGRAPHS[name]({ database, config, logger }), {
@@ -32,6 +32,7 @@ runMain(async () => {
     tracing: config.tracing,
     operationLimits: config.operationLimits,
     idempotencyKeyTtlSeconds: config.idempotency.keyTtlSeconds,
+    readiness: config.readiness,
     logger,
   });
   exitOnSignals(

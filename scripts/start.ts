@@ -63,7 +63,7 @@ runMain(async () => {
   const startedAt = performance.now();
   const config = loadConfig();
   const logger = createLogger("start", config.logLevel);
-  const database = await openDatabase(config.database);
+  const database = await openDatabase({ ...config.database, logger: logger.child("database") });
   logger.info(`database: ${database.location}`);
 
   const migrations = await migrate(database);

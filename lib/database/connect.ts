@@ -10,6 +10,7 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../generated/prisma/client.js";
 import { redactUrl } from "../config.js";
+import { createLogger, type Logger } from "../logger.js";
 import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
 import { recordFinishedSpan, sqlSpanName } from "../observability/tracing.js";
 import { registerTenantReadPool, TenantReadPool } from "./tenant-reads.js";
@@ -56,21 +57,30 @@ export interface DatabaseOptions {
   /** Use an in-memory PGlite (tests); ignores pgliteDataDir and takes no lock. */
   inMemory?: boolean;
   poolSize?: number;
+  /** How long a PostgreSQL pool waits for a connection before the statement fails (default 10 s; unbounded, a request would hang on a database that is gone). */
+  connectTimeoutMs?: number;
+  /** Where connection failures of idle pooled clients go (default: a logger named "database"). */
+  logger?: Logger;
 }
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.url ? openPostgres(options.url, options.poolSize ?? 10) : openPGlite(options);
+  return options.url ? openPostgres(options.url, options) : openPGlite(options);
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+  const poolSize = options.poolSize ?? 10;
+  const connectionTimeoutMillis = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const logger = options.logger ?? createLogger("database");
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis });
   // An idle client that loses its server emits 'error' on the pool; unhandled, it would kill the process.
-  pool.on("error", (error) => console.warn(`[database] idle PostgreSQL connection failed: ${error.message}`));
+  pool.on("error", (error) => logger.warn(`idle PostgreSQL connection failed: ${error.message}`));
   const statements = createStatementCounter();
   const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] }), statements);
   // Hot search reads run on their own session-scoped connections (tenant-reads.ts), never
   // mixed with owner work: half the main pool's size, at least two.
-  const tenantReads = new TenantReadPool({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), statements });
+  const tenantReads = new TenantReadPool({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), connectionTimeoutMillis, statements, logger });
   registerTenantReadPool(prisma, tenantReads);
   return {
     kind: "postgres",

@@ -28,6 +28,7 @@
 import pg from "pg";
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { StatementCounter } from "./connect.js";
+import type { Logger } from "../logger.js";
 import { SpanKind, withSpan, withStatementSpan } from "../observability/tracing.js";
 import { tenantScopesEnabled, TENANT_ROLE, withTenantScope, type TenantScopeOptions, type TenantTransaction } from "./tenant-scope.js";
 
@@ -98,13 +99,17 @@ const carried = new WeakMap<pg.ClientBase, Settings>();
 export interface TenantReadPoolOptions {
   connectionString: string;
   max: number;
+  /** How long a read waits for a connection before it fails (0: no limit). */
+  connectionTimeoutMillis?: number;
   statements: StatementCounter;
+  logger: Logger;
 }
 
 /** The dedicated pool of session-scoped connections for one database (PostgreSQL only). */
 export class TenantReadPool {
   private readonly pool: pg.Pool;
   private readonly statements: StatementCounter;
+  private readonly logger: Logger;
   /** Tests only: connections destroyed after a failure, to prove none went back to the pool. */
   discarded = 0;
   /**
@@ -124,11 +129,13 @@ export class TenantReadPool {
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.max,
+      connectionTimeoutMillis: options.connectionTimeoutMillis ?? 0,
       // Read results typed as Prisma's $queryRaw types them, so callers see the same values on
       // both paths: int8 as bigint and numeric as Decimal (pg's default for both is a string).
       types: { getTypeParser: prismaLikeTypeParser as typeof pg.types.getTypeParser },
     });
-    this.pool.on("error", (error) => console.warn(`[database] idle tenant-read connection failed: ${error.message}`));
+    this.logger = options.logger;
+    this.pool.on("error", (error) => this.logger.warn(`idle tenant-read connection failed: ${error.message}`));
     this.statements = options.statements;
   }
 
@@ -211,7 +218,7 @@ export class TenantReadPool {
     if (known === text) return name;
     if (!this.warnedNames.has(name)) {
       this.warnedNames.add(name);
-      console.warn(`[database] tenant reads: statement name "${name}" already names another statement; this one is sent unnamed`);
+      this.logger.warn(`tenant reads: statement name "${name}" already names another statement; this one is sent unnamed`);
     }
     return undefined;
   }

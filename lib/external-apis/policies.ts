@@ -3,7 +3,10 @@
  * organizationId, (signal) => work(signal)) passes the call through, from the outside in,
  *
  *   1. a bulkhead per provider: at most `concurrency` calls in flight and `queue` waiting, so one
- *      slow vendor cannot hold every socket and worker; beyond that the call is skipped;
+ *      slow vendor cannot hold every socket and worker; beyond that the call is skipped. Each
+ *      organization gets a share of it: at most `organizationShare` of its calls to a provider
+ *      in flight or waiting, so one organization's hanging calls fill its own share and never
+ *      the whole bulkhead, and another organization's call still goes out;
  *   2. a circuit breaker per (provider, organization): after `failuresToOpen` calls in a row
  *      that failed through the vendor's fault, the calls of that organization to that provider
  *      are skipped for `halfOpenAfterMs`, then one trial call decides (success closes it);
@@ -59,6 +62,8 @@ export interface ProviderPolicySettings {
   concurrency: number;
   /** Calls that may wait for a slot; more are skipped at once. */
   queue: number;
+  /** Calls of one organization in flight or waiting at once, within the above; more of its calls are skipped at once. */
+  organizationShare: number;
 }
 
 export const DEFAULT_PROVIDER_POLICY: ProviderPolicySettings = {
@@ -72,6 +77,7 @@ export const DEFAULT_PROVIDER_POLICY: ProviderPolicySettings = {
   halfOpenAfterMs: 30_000,
   concurrency: 8,
   queue: 16,
+  organizationShare: 4,
 };
 
 export interface ProviderPoliciesOptions {
@@ -155,6 +161,8 @@ interface OrganizationBreaker {
 interface ProviderLane {
   settings: ProviderPolicySettings;
   bulkhead: BulkheadPolicy;
+  /** Each organization's calls in flight or waiting; an organization is absent when it has none, so the map never outgrows the calls. */
+  organizationCalls: Map<string, number>;
   attemptTimeout: TimeoutPolicy;
 }
 
@@ -239,6 +247,7 @@ export class ProviderPolicies {
     const breaker = this.breaker(provider, organizationId);
     // An open breaker skips at once, without waiting in the bulkhead's queue for a slot.
     this.throwIfOpen(provider, organizationId, breaker);
+    const release = this.takeOrganizationShare(provider, organizationId, lane);
 
     const deadline = new AbortController();
     const deadlineAt = Date.now() + settings.deadlineMs;
@@ -282,7 +291,7 @@ export class ProviderPolicies {
     );
 
     let started = false;
-    const pipeline = lane.bulkhead.execute(() => {
+    const pipeline: Promise<T> = lane.bulkhead.execute(() => {
       started = true;
       return breaker.policy.execute(async () => {
         try {
@@ -302,6 +311,8 @@ export class ProviderPolicies {
         }
       }, callSignal);
     }, callSignal);
+    // The share is held until the call has really left the bulkhead, not when its caller stops waiting.
+    pipeline.then(release, release);
 
     try {
       const value = await untilDeadlineWhileQueued(pipeline, callSignal, () => started);
@@ -322,6 +333,26 @@ export class ProviderPolicies {
     } finally {
       clearTimeout(deadlineTimer);
     }
+  }
+
+  // Private: one more call of this organization to this provider, or a skip when its share is
+  // taken. Returns what gives the slot back.
+  private takeOrganizationShare(provider: string, organizationId: string, lane: ProviderLane): () => void {
+    const held = lane.organizationCalls.get(organizationId) ?? 0;
+    if (held >= lane.settings.organizationShare) {
+      throw new ProviderSkippedError(
+        provider,
+        organizationId,
+        "BULKHEAD_FULL",
+        `${provider} skipped for organization ${organizationId}: its share of ${lane.settings.organizationShare} calls is already in flight or waiting`,
+      );
+    }
+    lane.organizationCalls.set(organizationId, held + 1);
+    return () => {
+      const left = (lane.organizationCalls.get(organizationId) ?? 1) - 1;
+      if (left > 0) lane.organizationCalls.set(organizationId, left);
+      else lane.organizationCalls.delete(organizationId);
+    };
   }
 
   // Private: an open breaker whose cool-down has not passed skips the call. `force` when
@@ -352,6 +383,7 @@ export class ProviderPolicies {
       lane = {
         settings,
         bulkhead: bulkhead(settings.concurrency, settings.queue),
+        organizationCalls: new Map(),
         // Aggressive: the call is cut at the limit even if work ignores its (aborted) signal.
         attemptTimeout: timeout(settings.attemptTimeoutMs, TimeoutStrategy.Aggressive),
       };

@@ -62,3 +62,22 @@ export const CLIENT_ERROR_CODES = new Set([
   "IDEMPOTENCY_KEY_REUSED",
   "REQUEST_ABANDONED",
 ]);
+
+/**
+ * A dependency (the database) is unavailable for now: nothing the caller sent is wrong, and the
+ * same request may succeed after `retryAfterSeconds`. The message names no host, driver or SQLSTATE.
+ */
+export function serviceUnavailable(message: string, retryAfterSeconds: number): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: "SERVICE_UNAVAILABLE", retryable: true, retryAfterSeconds } });
+}
+
+/**
+ * Whether an answer says nothing but "unavailable, try again": every error SERVICE_UNAVAILABLE
+ * and no root field with a value. Such an answer is HTTP 503 with Retry-After; an answer with
+ * some data stays 200 and carries the code at the fields it could not fill.
+ */
+export function isWholeAnswerUnavailable(result: { data?: Record<string, unknown> | null; errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }): boolean {
+  if (!result.errors || result.errors.length === 0) return false;
+  if (!result.errors.every((error) => error.extensions?.code === "SERVICE_UNAVAILABLE")) return false;
+  return result.data == null || Object.values(result.data).every((value) => value === null);
+}

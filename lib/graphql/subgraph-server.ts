@@ -1,6 +1,6 @@
 /**
  * How a subgraph starts: an Apollo Server over a Federation v2 subgraph schema, behind a plain
- * `node:http` server that also answers `/health`. Every subgraph in subgraphs/ is started by
+ * `node:http` server that also answers `/readyz` (and `/health`, the same): ready when its database is. Every subgraph in subgraphs/ is started by
  * this one function, whether alone (`npm run start:subgraph -- <name>`) or all together in
  * `npm start`.
  */
@@ -20,7 +20,9 @@ import { SubgraphMetrics } from "../observability/subgraph-metrics.js";
 import { startServiceTracing, traceIncomingRequest } from "../observability/tracing.js";
 import type { TracingConfig } from "../observability/tracing-config.js";
 import { verifyBearerToken, type TenantContext, type TokenSettings } from "../tenancy/token.js";
-import { CLIENT_ERROR_CODES, unauthenticated } from "./errors.js";
+import { databaseFault, DATABASE_RETRY_AFTER_SECONDS } from "../database/faults.js";
+import { CLIENT_ERROR_CODES, isWholeAnswerUnavailable, serviceUnavailable, unauthenticated } from "./errors.js";
+import { ReadinessCheck, type ReadinessSettings } from "./readiness.js";
 import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withOperationLimitCode, type OperationLimits } from "./operation-limits.js";
 import { IDEMPOTENCY_KEY_HEADER, type WriteRequest } from "./idempotency-key.js";
 import { isSignedByGateway, serviceSdlAccessPlugin, type AccessContext } from "./subgraph-access.js";
@@ -69,6 +71,8 @@ export interface SubgraphServerOptions {
   tracing?: TracingConfig | null;
   /** How long a write's Idempotency-Key answers retries (IDEMPOTENCY_KEY_TTL_SECONDS; default 24 h). */
   idempotencyKeyTtlSeconds?: number;
+  /** How long the readiness check may take, and how long its outcome is kept (default: DEFAULT_READINESS). */
+  readiness?: ReadinessSettings;
 }
 
 export interface RunningSubgraph {
@@ -116,6 +120,7 @@ export async function startSubgraph<TContext extends RequestContext>(
   const limits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
   const metrics = definition.metrics ?? new SubgraphMetrics(definition.name);
   const tracing = await startServiceTracing(options.tracing, definition.name);
+  const readiness = new ReadinessCheck(async () => definition.checkHealth?.(), options.readiness);
   const apollo = new ApolloServer<TContext>({
     // Limits: tokens are counted before Apollo sees the request (handleRequest), the document's
     // shape on entering validation, and no error suggests field names.
@@ -143,6 +148,11 @@ export async function startSubgraph<TContext extends RequestContext>(
           return {
             async willSendResponse({ operationName, response }) {
               const failed = response.body.kind === "single" && (response.body.singleResult.errors?.length ?? 0) > 0;
+              // Nothing but "try again later": say so in HTTP too, so clients and proxies can back off.
+              if (response.body.kind === "single" && isWholeAnswerUnavailable(response.body.singleResult)) {
+                response.http.status = 503;
+                response.http.headers.set("retry-after", String(DATABASE_RETRY_AFTER_SECONDS));
+              }
               metrics.recordRequest(operationName ?? request.operationName, failed ? "error" : "ok", (performance.now() - startedAt) / 1000);
             },
           };
@@ -163,16 +173,13 @@ export async function startSubgraph<TContext extends RequestContext>(
 
   async function handleRequest(request: http.IncomingMessage, response: http.ServerResponse) {
     const url = new URL(request.url ?? "/", "http://subgraph");
-    if (url.pathname === "/health") {
+    if (url.pathname === "/readyz" || url.pathname === "/health") {
       if (drain.draining) return sendJson(response, 503, { status: "draining", subgraph: definition.name });
-      try {
-        await definition.checkHealth?.();
-        return sendJson(response, 200, { status: "ok", subgraph: definition.name });
-      } catch (error) {
-        // The reason can name hosts, users or connection strings: it goes to the log only.
-        logger.warn(`health check failed: ${(error as Error).message}`);
-        return sendJson(response, 503, { status: "unavailable", subgraph: definition.name });
-      }
+      const outcome = await readiness.current();
+      if (outcome.ready) return sendJson(response, 200, { status: "ok", subgraph: definition.name });
+      // The reason can name hosts, users or connection strings: it goes to the log only.
+      logger.warn(`readiness check failed: ${oneLine(outcome.reason)}`);
+      return sendJson(response, 503, { status: "unavailable", subgraph: definition.name }, { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) });
     }
     if (url.pathname === METRICS_PATH) return serveMetrics(metrics.registry, request, response, { public: options.metricsPublic ?? false, auth: options.auth });
     if (url.pathname !== "/graphql" && url.pathname !== "/") {
@@ -299,8 +306,10 @@ async function createRequestContext(authorization: string | undefined, auth: Tok
 
 /**
  * Expected errors (bad input, auth) go to the client as they are and are not logged as server
- * errors; anything else is a bug: it is logged with its stack here and reaches the client as a
- * generic INTERNAL_SERVER_ERROR, so no SQL or stack trace ever leaks.
+ * errors. A database that is unreachable, restarting or gone is SERVICE_UNAVAILABLE with a retry
+ * hint (lib/database/faults.ts); the log gets the driver's words. Anything else is a bug: it is
+ * logged with its stack here and reaches the client as a generic INTERNAL_SERVER_ERROR, so no
+ * SQL or stack trace ever leaks.
  */
 function formatSubgraphError(formatted: GraphQLFormattedError, error: unknown, logger: Logger): GraphQLFormattedError {
   const code = formatted.extensions?.code;
@@ -308,6 +317,17 @@ function formatSubgraphError(formatted: GraphQLFormattedError, error: unknown, l
   const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
   if (original instanceof GraphQLError && original.extensions?.code && original.extensions.code !== "INTERNAL_SERVER_ERROR") {
     return formatted;
+  }
+  const fault = databaseFault(original);
+  if (fault) {
+    logger.warn(`database unavailable at ${formatted.path?.join(".") ?? "(request)"} (${fault.reason}): ${oneLine(original instanceof Error ? original.message : String(original))}`);
+    const unavailable = serviceUnavailable(`The database is unavailable right now; try again in ${DATABASE_RETRY_AFTER_SECONDS} s.`, DATABASE_RETRY_AFTER_SECONDS);
+    return {
+      message: unavailable.message,
+      ...(formatted.path ? { path: formatted.path } : {}),
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      extensions: unavailable.extensions,
+    };
   }
   logger.error(`unexpected error at ${formatted.path?.join(".") ?? "(request)"}`, original);
   return {
@@ -329,9 +349,15 @@ async function readBody(request: http.IncomingMessage): Promise<string | null> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function sendJson(response: http.ServerResponse, status: number, body: unknown) {
-  response.writeHead(status, { "content-type": "application/json; charset=utf-8" });
+function sendJson(response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  response.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
   response.end(JSON.stringify(body));
+}
+
+/** A driver's message (Prisma's spans lines and quotes the call) as one line of bounded length, for the log. */
+function oneLine(message: string): string {
+  const line = message.replace(/\s+/g, " ").trim();
+  return line.length > 500 ? `${line.slice(0, 499)}…` : line;
 }
 
 export function displayHost(host: string): string {

@@ -50,6 +50,7 @@ export function createExternalSearchRuntime({ database, config, logger, clients 
     halfOpenAfterMs: external.breakerCooldownMs,
     concurrency: external.maxConcurrentCalls,
     queue: external.maxQueuedCalls,
+    organizationShare: external.maxCallsPerOrganization,
   };
   // A researched answer takes seconds to write: its one attempt gets the whole deadline.
   const policies = new ProviderPolicies({ defaults: shared, providers: { perplexity: { attemptTimeoutMs: external.callTimeoutMs, maxRetries: 1 } } });

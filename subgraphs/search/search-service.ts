@@ -4,6 +4,7 @@
  * cut the page, cache it, and log the query without waiting for the write.
  */
 import { createHash } from "node:crypto";
+import { databaseFault, sqlStateOf } from "../../lib/database/faults.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { decodeCursor, encodeCursor, MAX_PAGE_SIZE, type PageInfo } from "../../lib/graphql/pagination.js";
 import type { Logger } from "../../lib/logger.js";
@@ -395,7 +396,8 @@ export class SearchService {
  * log (see callProvider).
  */
 export function describeProviderError(error: unknown): string {
-  const sqlState = databaseErrorCode(error);
+  if (databaseFault(error)) return "the database is unavailable right now; try again shortly";
+  const sqlState = sqlStateOf(error);
   if (sqlState) return DATABASE_FAILURES[sqlState] ?? `the database could not run this search (SQLSTATE ${sqlState})`;
   if (isDatabaseError(error)) return "the database could not run this search";
   const message = error instanceof Error ? error.message : typeof error === "string" ? error : "";
@@ -404,25 +406,12 @@ export function describeProviderError(error: unknown): string {
   return firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine;
 }
 
+// Unavailability (connections, restarts, a dropped database) is databaseFault's to name.
 const DATABASE_FAILURES: Record<string, string> = {
   "57014": "the database cancelled the search: it took longer than the provider's time budget",
-  "53300": "the database has no free connection right now; try again shortly",
-  "57P01": "the database is restarting; try again shortly",
-  "08006": "the connection to the database was lost",
-  "08001": "the database is unreachable",
 };
 
 const LOOKS_LIKE_SQL_OR_STACK = /\b(select|insert|update|delete|from|where|join|prisma|invocation)\b|\$queryRaw|\bat .+:\d+:\d+|[`{}]/i;
-
-/** The SQLSTATE of a PostgreSQL error, as the pg driver, PGlite or Prisma's raw-query errors carry it. */
-function databaseErrorCode(error: unknown): string | null {
-  if (typeof error !== "object" || error === null) return null;
-  const candidates = [(error as { code?: unknown }).code, (error as { meta?: { code?: unknown } }).meta?.code, (error as { cause?: { code?: unknown } }).cause?.code];
-  const message = error instanceof Error ? error.message : "";
-  candidates.push(/\bCode: `([0-9A-Z]{5})`/.exec(message)?.[1]);
-  for (const candidate of candidates) if (typeof candidate === "string" && /^[0-9A-Z]{5}$/.test(candidate) && !candidate.startsWith("P")) return candidate;
-  return null;
-}
 
 function isDatabaseError(error: unknown): boolean {
   return error instanceof Error && (error.name.startsWith("PrismaClient") || /prisma|\$queryRaw/i.test(error.message));

@@ -17,8 +17,11 @@ import { TENANT_ROLE } from "../../lib/database/tenant-scope.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { searchSubgraph, type SearchSubgraph } from "../../subgraphs/search/index.js";
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
+import { recordingLogger } from "../support/recording-logger.js";
 
 let db: TestDatabase;
+/** The pools' warnings (a statement name taken twice is one). */
+const warnings = recordingLogger();
 let search: SearchSubgraph;
 const tenant = (organizationId: string, userId: string) => ({ organizationId, userId, teamIds: [], role: "member" as const, userName: null, userEmail: null });
 const acme = tenant("acme", "ann");
@@ -26,7 +29,7 @@ const globex = tenant("globex", "gus");
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  db = await createTestDatabase();
+  db = await createTestDatabase({ logger: warnings });
   const store = new ConversationStore(db.database.prisma);
   search = await searchSubgraph({ database: db.database, config: loadConfig({ SEARCH_INDEXER: "false" }), logger: silentLogger, embedder: new FeatureHashingEmbedder(), cache: new NoResultCache() });
   await search.start!();
@@ -257,17 +260,10 @@ describe("tenant reads", () => {
     const first = Prisma.sql`SELECT 1 AS n`;
     const second = Prisma.sql`SELECT 2 AS n`;
     const read = (sql: Prisma.Sql) => withTenantReads(db.database.prisma, "acme", (reader) => queryPrepared<{ n: number }>(reader, "test_taken", sql));
-    const warn = console.warn;
-    const warnings: string[] = [];
-    console.warn = (message: string) => warnings.push(message);
-    try {
-      expect(await read(first)).toEqual([{ n: 1 }]);
-      expect(await read(second)).toEqual([{ n: 2 }]);
-      expect(await read(second)).toEqual([{ n: 2 }]);
-      expect(await read(first)).toEqual([{ n: 1 }]);
-    } finally {
-      console.warn = warn;
-    }
-    expect(warnings.filter((message) => message.includes('"test_taken"'))).toHaveLength(usingPostgres ? 1 : 0);
+    expect(await read(first)).toEqual([{ n: 1 }]);
+    expect(await read(second)).toEqual([{ n: 2 }]);
+    expect(await read(second)).toEqual([{ n: 2 }]);
+    expect(await read(first)).toEqual([{ n: 1 }]);
+    expect(warnings.lines.filter((message) => message.includes('"test_taken"'))).toHaveLength(usingPostgres ? 1 : 0);
   });
 });

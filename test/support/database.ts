@@ -8,6 +8,7 @@ import pg from "pg";
 import { loadConfig } from "../../lib/config.js";
 import { openDatabase, type Database } from "../../lib/database/connect.js";
 import { migrate } from "../../lib/database/migrate.js";
+import { silentLogger, type Logger } from "../../lib/logger.js";
 
 export interface TestDatabase {
   database: Database;
@@ -21,7 +22,15 @@ const TEST_MIGRATION_LOCK_KEY = 72_110_018;
 
 export const usingPostgres = Boolean(loadConfig().database.url);
 
-export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+export interface TestDatabaseOptions {
+  migrate?: boolean;
+  /** PostgreSQL only: the URL the database is opened at, from its own (a TcpProxy's urlFor, to cut the connection in a test). */
+  connectAt?: (url: string) => string;
+  /** PostgreSQL only: where the pools' connection warnings go (default: nowhere). */
+  logger?: Logger;
+}
+
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const baseUrl = loadConfig().database.url;
   if (!baseUrl) {
     const database = await openDatabase({ url: null, pgliteDataDir: "", inMemory: true });
@@ -33,7 +42,7 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}"`);
   const url = withDatabaseName(baseUrl, name);
-  const database = await openDatabase({ url, pgliteDataDir: "", poolSize: 5 });
+  const database = await openDatabase({ url: options.connectAt?.(url) ?? url, pgliteDataDir: "", poolSize: 5, logger: options.logger ?? silentLogger });
   try {
     // Test files run in parallel workers, each migrating its own database; the migrations also
     // create a cluster-wide role (row-level security), which two first runs would race to create.
@@ -53,11 +62,15 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
     database,
     url,
     async dispose() {
-      await database.close();
-      const cleanup = new pg.Client({ connectionString: baseUrl });
-      await cleanup.connect();
-      await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await cleanup.end();
+      // Dropped even when closing fails (a test that closed or cut the database itself), so no test database is left behind.
+      try {
+        await database.close();
+      } finally {
+        const cleanup = new pg.Client({ connectionString: baseUrl });
+        await cleanup.connect();
+        await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await cleanup.end();
+      }
     },
   };
 }

@@ -8,7 +8,7 @@
 import { startStack, type RunningStack, type StackOptions } from "../../app/stack.js";
 import { loadConfig, type Config } from "../../lib/config.js";
 import { silentLogger, type Logger } from "../../lib/logger.js";
-import { createTestDatabase, type TestDatabase } from "./database.js";
+import { createTestDatabase, type TestDatabase, type TestDatabaseOptions } from "./database.js";
 import { TEST_AUTH } from "./tenants.js";
 
 /** Every server on a port the system picks, so files running side by side never collide. */
@@ -22,8 +22,8 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-export async function startTestStack(env: Record<string, string> = {}, options: { logger?: Logger; gateway?: StackOptions["gateway"] } = {}): Promise<TestStack> {
-  const db = await createTestDatabase();
+export async function startTestStack(env: Record<string, string> = {}, options: { logger?: Logger; gateway?: StackOptions["gateway"]; database?: TestDatabaseOptions } = {}): Promise<TestStack> {
+  const db = await createTestDatabase(options.database);
   try {
     const config: Config = { ...loadConfig({ ...EPHEMERAL_PORTS, EMBEDDER: "hashing", ...env }), auth: { ...TEST_AUTH, usingDevSecret: false } };
     const stack = await startStack({ config, database: db.database, logger: options.logger ?? silentLogger, gateway: { runtimeLogLevel: false, ...options.gateway } });

@@ -1,0 +1,71 @@
+/**
+ * lib/database/faults.ts on real errors: what a client should retry (a pool with no connection
+ * in time, a closed database) is a fault; what is a bug or a bad statement (a syntax error, a
+ * unique violation, a statement timeout) is not, so it stays INTERNAL_SERVER_ERROR and is logged
+ * as the bug it is instead of being hidden as "try again later".
+ */
+import { afterAll, beforeAll, expect, it } from "@jest/globals";
+import { openDatabase } from "../../lib/database/connect.js";
+import { databaseFault } from "../../lib/database/faults.js";
+import { silentLogger } from "../../lib/logger.js";
+import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+
+afterAll(async () => {
+  // On PGlite the last test closed it already.
+  await db?.dispose().catch(() => undefined);
+});
+
+async function failureOf(work: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await work();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the statement to fail, and it succeeded");
+}
+
+it("does not take a bad statement for an unavailable database", async () => {
+  const prisma = db.database.prisma;
+  expect(databaseFault(await failureOf(() => prisma.$queryRawUnsafe("SELEC 1")))).toBeNull();
+  await prisma.$executeRawUnsafe("CREATE TABLE classifier_probe (id int PRIMARY KEY)");
+  await prisma.$executeRawUnsafe("INSERT INTO classifier_probe VALUES (1)");
+  expect(databaseFault(await failureOf(() => prisma.$executeRawUnsafe("INSERT INTO classifier_probe VALUES (1)")))).toBeNull();
+  const timedOut = await failureOf(() => prisma.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe("SET LOCAL statement_timeout = 1");
+    await tx.$queryRawUnsafe("SELECT pg_sleep(1)");
+  }));
+  expect(databaseFault(timedOut)).toBeNull();
+});
+
+(usingPostgres ? it : it.skip)("takes a pool that found no connection in time for one", async () => {
+  const narrow = await openDatabase({ url: db.url!, pgliteDataDir: "", poolSize: 1, connectTimeoutMs: 100, logger: silentLogger });
+  try {
+    let release!: () => void;
+    let held!: () => void;
+    const taken = new Promise<void>((resolve) => (held = resolve));
+    const holding = narrow.withSession(() => {
+      held();
+      return new Promise<void>((resolve) => (release = resolve));
+    });
+    await taken;
+    const starved = await failureOf(() => narrow.prisma.$queryRaw`SELECT 1`);
+    release();
+    await holding;
+    expect(databaseFault(starved)).not.toBeNull();
+  } finally {
+    await narrow.close();
+  }
+});
+
+// Last: on PGlite it closes the file's database (a second in-memory one would cost seconds to boot).
+it("takes a closed database for one", async () => {
+  const closed = usingPostgres ? await openDatabase({ url: db.url!, pgliteDataDir: "", poolSize: 1, logger: silentLogger }) : db.database;
+  await closed.close();
+  expect(databaseFault(await failureOf(() => closed.prisma.$queryRaw`SELECT 1`))).not.toBeNull();
+});
