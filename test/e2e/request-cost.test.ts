@@ -182,3 +182,27 @@ describe("/readyz", () => {
     expect(((await refused.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe("RATE_LIMITED");
   });
 });
+
+describe("limits agree between the gateway and the subgraphs", () => {
+  const searches = (count: number, selection: string) => `{ ${Array.from({ length: count }, (_, i) => `s${i}: search(input: { query: "agree ${i}" }) { ${selection} }`).join(" ")} }`;
+
+  // [selection, the most aliased searches the gateway admits]: each selection set is counted with
+  // the `__typename` alias the response cache adds to it, as the search subgraph then counts it.
+  const shapes: [string, number][] = [
+    ["tookMs", 24],
+    ["hits { score item { __typename ... on Conversation { title } } }", 12],
+  ];
+
+  it.each(shapes)("the most aliases the gateway admits of search { %s } are answered by the search subgraph, one more is refused at the gateway", async (selection, most) => {
+    const token = await tokenFor("org-agree", `ann-${most}`);
+    const admitted = await graphql(gatewayUrl, searches(most, selection), {}, { token });
+    expect(admitted.errors).toBeUndefined();
+    expect(Object.keys(admitted.data ?? {})).toHaveLength(most);
+
+    const refused = await graphql(gatewayUrl, searches(most + 1, selection), {}, { token });
+    expect(refused.status).toBe(400);
+    expect(refused.errors).toHaveLength(1);
+    expect(refused.errors![0]!.extensions).toMatchObject({ code: "OPERATION_LIMIT_EXCEEDED", limit: "alias" });
+    expect(refused.errors![0]!.extensions!.serviceName).toBeUndefined();
+  }, 60_000);
+});
