@@ -5,6 +5,7 @@
  * names the variable and says what it accepts.
  */
 import path from "node:path";
+import { largestUploadableDocument } from "./http-body.js";
 import { SecretKeyring } from "./secrets/keyring.js";
 import type { TokenSettings } from "./tenancy/token.js";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "./graphql/operation-limits.js";
@@ -296,8 +297,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxQueuedCalls: int(env, "EXTERNAL_MAX_QUEUED_CALLS", 50, 0, 100_000),
     },
     knowledgeBase: {
-      // 10 MB as the issue asks; base64 makes a 10 MB file ~13.4 MB, under the 16 MB body limit.
-      maxDocumentBytes: int(env, "DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, 1, 12 * 1024 * 1024),
+      // 10 MB as the issue asks; base64 makes a 10 MB file ~13.4 MB, under the 16 MiB body limit.
+      maxDocumentBytes: int(env, "DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, 1, largestUploadableDocument()),
       awsEndpoints: {
         bedrockAgentRuntime: httpUrl(env, "AWS_ENDPOINT_URL_BEDROCK_AGENT_RUNTIME"),
         sts: httpUrl(env, "AWS_ENDPOINT_URL_STS"),

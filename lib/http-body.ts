@@ -13,6 +13,18 @@ import type http from "node:http";
 /** The request body limit of the gateway and the subgraphs (README, Security: "request body"). */
 export const MAX_REQUEST_BODY_BYTES = 16 * 1024 * 1024;
 
+/** Room in an upload's GraphQL body for the mutation's text and the other input fields around the base64 file. */
+export const UPLOAD_OVERHEAD_BYTES = 64 * 1024;
+
+/**
+ * The largest file whose `uploadDocument` body (the file as base64, 4 bytes per 3, plus the
+ * mutation around it) fits the request body limit: a larger DOCUMENT_MAX_BYTES would admit files
+ * that no upload can carry (12 MiB, the earlier maximum, is 16 MiB of base64 alone).
+ */
+export function largestUploadableDocument(maxBodyBytes = MAX_REQUEST_BODY_BYTES): number {
+  return Math.floor((maxBodyBytes - UPLOAD_OVERHEAD_BYTES) / 4) * 3;
+}
+
 /** Resolves with the whole body, or with null as soon as it passes `limit` bytes (the rest is never read). */
 export function readBoundedBody(request: http.IncomingMessage, limit: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
