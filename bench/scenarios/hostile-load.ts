@@ -287,7 +287,7 @@ async function attackClasses(auth: BenchSubgraphs["config"]["auth"], victimConve
 async function costClasses(tokenOf: (organizationId: string) => Promise<Record<string, string>>, { gatewayUrl, searchSubgraphUrl }: { gatewayUrl: string; searchSubgraphUrl: string }): Promise<Attack[]> {
   const mcpUrl = gatewayUrl.replace(/\/graphql$/, "/mcp");
   const mcpHeaders = async (organizationId: string) => ({ ...(await tokenOf(organizationId)), accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-03-26" });
-  const schemaReads = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "resources/read", params: { uri: "schema://supergraph" } })));
+  const schemaReads = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "resources/read", params: { uri: "schema://supergraph" } })));
   const toolSearches = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "search", arguments: { query: `deadlock ${i}` } } })));
   const aliasedSearches = (count: number) => graphqlBody(`{ ${Array.from({ length: count }, (_, i) => `s${i}: search(input: { query: "deadlock ${i}" }) { tookMs }`).join(" ")} }`);
   const upload = JSON.stringify({
@@ -295,8 +295,8 @@ async function costClasses(tokenOf: (organizationId: string) => Promise<Record<s
     variables: { input: { fileName: "big.txt", contentBase64: Buffer.alloc(13_000_000, "a").toString("base64") } },
   });
   return [
-    { name: "MCP resources/read", description: "POST /mcp with a batch of 100 reads of the schema resource, with a valid token", concurrency: 4, maxRequests: 20_000, requests: [{ url: mcpUrl, headers: await mcpHeaders("attacker-mcp-read"), body: schemaReads }] },
-    { name: "MCP batch of 100 searches", description: "POST /mcp with a batch of 100 tools/call search, with a valid token", concurrency: 2, maxRequests: 2_000, requests: [{ url: mcpUrl, headers: await mcpHeaders("attacker-mcp-batch"), body: toolSearches }] },
+    { name: "MCP resources/read", description: "POST /mcp with a batch of 10 reads of the schema resource (the largest batch admitted), with a valid token", concurrency: 4, maxRequests: 20_000, requests: [{ url: mcpUrl, headers: await mcpHeaders("attacker-mcp-read"), body: schemaReads }] },
+    { name: "MCP batch of 100 searches", description: "POST /mcp with a batch of 100 tools/call search (refused: 10 at most), with a valid token", concurrency: 2, maxRequests: 2_000, requests: [{ url: mcpUrl, headers: await mcpHeaders("attacker-mcp-batch"), body: toolSearches }] },
     { name: "chunked 15 MB comment", description: "a query that is 15 MB of comment, streamed without a Content-Length, with a valid token", concurrency: 2, maxRequests: 500, requests: [{ chunked: true, headers: await tokenOf("attacker-chunked"), body: graphqlBody(`{ __typename } #${"a".repeat(15_000_000)}`) }] },
     { name: "50 aliases to the search subgraph", description: "50 aliased searches sent straight to the search subgraph (no gateway, so no rate limit), with a valid token", concurrency: 4, maxRequests: 5_000, requests: [{ url: searchSubgraphUrl, headers: await tokenOf("attacker-direct"), body: aliasedSearches(50) }] },
     { name: "24 aliases of search", description: "24 aliased searches (the most the gateway admits) through the gateway, with a valid token", concurrency: 4, maxRequests: 5_000, requests: [{ headers: await tokenOf("attacker-24-aliases"), body: aliasedSearches(24) }] },

@@ -11,7 +11,8 @@
  *    a valid one, 401 with `WWW-Authenticate: Bearer` (RFC 6750), which is how MCP clients learn
  *    they must authenticate;
  * 3. only POST is served (GET's server-to-client stream and DELETE's session end need sessions);
- * 4. the body is bounded (`maxRequestBytes`, 1 MiB by default: tool arguments are small);
+ * 4. the body is bounded (`maxRequestBytes`, 1 MiB by default: tool arguments are small), and a
+ *    JSON-RPC batch to `maxBatchMessages` (10 by default);
  * 5. the caller's rate-limit budget is charged for the MCP work itself (`charge`): one point per
  *    JSON-RPC message of a batch, and what `resources/read` returns by the byte, like a GraphQL
  *    body (the schema resource is the whole SDL: 300 unmetered batches of reads once sent 1.84 GB).
@@ -38,6 +39,8 @@ export const MCP_PATH = "/mcp";
 export interface McpEndpointOptions {
   /** Largest request body accepted (default 1 MiB). */
   maxRequestBytes?: number;
+  /** Most JSON-RPC messages in one batch (default 10; the SDK's own bound is 100). */
+  maxBatchMessages?: number;
   /** Where the tools' .graphql files are (default gateway/mcp/tools/). */
   toolsDirectory?: string;
   /** How much text and structured content one tool result may carry. */
@@ -59,6 +62,13 @@ export interface McpEndpointContext {
 }
 
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+/**
+ * MCP 2025-06-18 dropped JSON-RPC batches; older clients still send them, but no agent needs 100
+ * messages in one POST. A batch of 100 schema reads (5.6 MB of answer) took the gateway's event
+ * loop for long enough that another organization's queries got no answer while four were in flight,
+ * at 100 points each; ten per POST bound what one request can hold the loop for.
+ */
+const DEFAULT_MAX_BATCH_MESSAGES = 10;
 const REALM = "context-search";
 
 /**
@@ -120,6 +130,10 @@ export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointCon
       messages = JSON.parse(body.toString("utf8"));
     } catch {
       return refuse(response, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON." }, id: null }, cors);
+    }
+    const maxBatch = options.maxBatchMessages ?? DEFAULT_MAX_BATCH_MESSAGES;
+    if (Array.isArray(messages) && messages.length > maxBatch) {
+      return refuse(response, 400, { jsonrpc: "2.0", error: { code: -32600, message: `Invalid Request: a batch may hold at most ${maxBatch} messages, this one has ${messages.length}. Send them in several requests.` }, id: null }, cors);
     }
     const rejection = (await context.charge?.(caller, request.socket.remoteAddress ?? "unknown", pointsOf(messages, apiSchema.sdl.length))) ?? null;
     if (rejection) {

@@ -149,11 +149,14 @@ describe("rate-limit points", () => {
     const read = await send(batch(1, 1));
     expect(read.status).toBe(200);
     expect(JSON.stringify(await read.json())).toContain("schema://supergraph");
-    // Batches of 100 reads (the SDK's largest batch): at least a point each, so the budget is spent by the fifth.
+    const tooLarge = await send(batch(11, 10));
+    expect(tooLarge.status).toBe(400);
+    expect(((await tooLarge.json()) as { error: { message: string } }).error.message).toMatch(/at most 10 messages, this one has 11/);
+    // Batches of 10 reads: at least a point each, so the budget is spent by the 41st.
     const statuses: number[] = [];
-    for (let i = 0; i < USER_POINTS / 100; i += 1) statuses.push((await send(batch(100, 100 * (i + 1)))).status);
+    for (let i = 0; i < USER_POINTS / 10; i += 1) statuses.push((await send(batch(10, 100 + 10 * i))).status);
     expect(statuses).toContain(200);
-    const flood = await send(batch(100, 1_000));
+    const flood = await send(batch(10, 1_000));
     expect(flood.status).toBe(429);
     expect(((await flood.json()) as { error: { data: { code: string } } }).error.data.code).toBe("RATE_LIMITED");
   }, 60_000);
