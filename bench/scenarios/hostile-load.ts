@@ -222,7 +222,12 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
         .filter((line, index) => line !== "" || index === 1)
         .join("\n"),
     );
-    return [table, "", "Ratios are the victim's latency under each attack over its baseline in the same run. 'How the attack was answered': HTTP statuses and first error codes of the attacker's responses.", "", ...details.flatMap((detail) => [detail, ""])].join("\n");
+    const goalLines = file.entries.map((entry) => {
+      const met = entry.phases.filter(meetsGoal).map((phase) => phase.attack);
+      const missed = entry.phases.filter((phase) => !meetsGoal(phase)).map((phase) => phase.attack);
+      return `Goal (victim p50 ≤ ${GOAL.p50}×, p99 ≤ ${GOAL.p99}× its baseline while the attack runs), ${entryHeading(entry)}: met by ${met.length} of ${entry.phases.length} attack classes${met.length ? ` (${met.join("; ")})` : ""}; missed by ${missed.join("; ") || "none"}.`;
+    });
+    return [...goalLines, "", table, "", "Ratios are the victim's latency under each attack over its baseline in the same run. 'How the attack was answered': HTTP statuses and first error codes of the attacker's responses.", "", ...details.flatMap((detail) => [detail, ""])].join("\n");
   },
 };
 
