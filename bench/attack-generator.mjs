@@ -31,10 +31,13 @@ async function run({ url, requests, concurrency, durationMs, maxRequests, timeou
       sent += 1;
       const began = performance.now();
       try {
-        const response = await fetch(url, {
+        // A request may go elsewhere than the gateway's /graphql (its `url`: /mcp, /readyz, a subgraph),
+        // and may stream its body without a Content-Length (`chunked`), as an attacker can.
+        const response = await fetch(request.url ?? url, {
           method: "POST",
           headers: { "content-type": "application/json", ...request.headers },
-          body: request.body,
+          body: request.chunked ? chunkedBody(request.body) : request.body,
+          ...(request.chunked ? { duplex: "half" } : {}),
           signal: AbortSignal.timeout(timeoutMs),
         });
         const text = await response.text();
@@ -64,4 +67,16 @@ async function run({ url, requests, concurrency, durationMs, maxRequests, timeou
     latencyMs: { p50: at(50), p99: at(99) },
     firstError,
   };
+}
+
+function chunkedBody(text) {
+  const bytes = Buffer.from(text);
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.length) return controller.close();
+      controller.enqueue(bytes.subarray(offset, offset + 1024 * 1024));
+      offset += 1024 * 1024;
+    },
+  });
 }

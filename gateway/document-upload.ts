@@ -16,6 +16,7 @@
 import type http from "node:http";
 import { formFile } from "./form-file-name.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
+import { readBoundedBody } from "../lib/http-body.js";
 
 export interface DocumentUploadOptions {
   /** Largest file accepted (the knowledge-base subgraph's limit, DOCUMENT_MAX_BYTES). */
@@ -64,7 +65,7 @@ export function documentUpload(options: DocumentUploadOptions) {
       request.resume();
       return refuse(413, "BAD_USER_INPUT", `The upload is ${declared.toLocaleString("en-US")} bytes; files up to ${options.maxFileBytes.toLocaleString("en-US")} bytes are accepted.`, { connection: "close" });
     }
-    const body = await readBounded(request, maxBodyBytes);
+    const body = await readBoundedBody(request, maxBodyBytes);
     if (body === null) return refuse(413, "BAD_USER_INPUT", `The upload is larger than ${options.maxFileBytes.toLocaleString("en-US")} bytes, the most accepted.`, { connection: "close" });
 
     // The file's name from its own part header, the same on every Node version (form-file-name.ts).
@@ -104,19 +105,4 @@ export function documentUpload(options: DocumentUploadOptions) {
     response.writeHead(answer.status, answerHeaders);
     response.end(Buffer.from(await answer.arrayBuffer()));
   };
-}
-
-/** The request's body, or null once it passes `limit` bytes (the rest is not read). */
-async function readBounded(request: http.IncomingMessage, limit: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      request.destroy();
-      return null;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }

@@ -155,6 +155,9 @@ export function searchResponseCache(
         // Entity-based eviction is off: the generations retire more (deletes, new
         // conversations) at less cost (no per-entity keys, no scan of the store on each mutation).
         invalidateViaMutation: false,
+        // No `__responseCacheId: id` alias in every selection set of a type with an id (only entity
+        // eviction reads it): the operation limits count what the plugin adds (`countAddedTypenames`).
+        idFields: [],
         // `extensions.responseCache.hit` tells clients (and benchmarks) where an answer came from.
         includeExtensionMetadata: true,
         shouldCacheResult: ({ result }) => !result.errors?.length && !hasDegradedSearch(result.data),

@@ -16,7 +16,9 @@ import { Kind, parse, type ConstValueNode } from "graphql";
 import { APOLLO_SANDBOX_ORIGIN, type Config, type QueryPlanner } from "../lib/config.js";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { operationLimitsPlugins } from "../lib/graphql/operation-limits-plugin.js";
-import { rateLimitPlugin, RequestRateLimiter, tokenIdentity, type RateLimitSettings } from "../lib/graphql/rate-limit.js";
+import { chargeBodyBytes, rateLimitBody, rateLimitPlugin, RequestRateLimiter, tokenIdentity, type RateLimitSettings } from "../lib/graphql/rate-limit.js";
+import { requestBodyLimit } from "../lib/graphql/request-body-limit.js";
+import { declaresMoreThan, MAX_REQUEST_BODY_BYTES, refuseOversizedBody } from "../lib/http-body.js";
 import { displayHost } from "../lib/graphql/subgraph-server.js";
 import { trackForDrain } from "../lib/http-drain.js";
 import type { Logger } from "../lib/logger.js";
@@ -96,6 +98,9 @@ export interface SubgraphLocation {
 const GRAPHQL_PATH = "/graphql";
 const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600;
 const READINESS_TIMEOUT_MS = 2_000;
+// Half a second, so a database outage shows at the gateway's /readyz within 2 s: this, plus a
+// subgraph's own readiness cache (250 ms) and its check's timeout (1 s), is 1.75 s at worst.
+const READINESS_CACHE_MS = 500;
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 
 /**
@@ -130,6 +135,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const authentication = gatewayAuthentication(options.auth);
   const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf, options.operationLimits ?? DEFAULT_OPERATION_LIMITS) : null;
   const rateLimiter = options.rateLimit ? new RequestRateLimiter(options.rateLimit, logger) : null;
+  const identify = tokenIdentity(options.auth);
+  const operationLimits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
   const metrics = gatewayMetrics();
   const tracing = await gatewayTracing(options.tracing);
   const runtime = createGatewayRuntime({
@@ -196,8 +203,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ...(tracing ? [tracing.plugin(context)] : []),
       // First, so requests refused by the plugins after it are counted too.
       metrics.plugin(context.log),
-      ...(rateLimiter ? [rateLimitPlugin({ limiter: rateLimiter, identify: tokenIdentity(options.auth) })] : []),
-      ...operationLimitsPlugins(options.operationLimits ?? DEFAULT_OPERATION_LIMITS),
+      ...(rateLimiter ? [rateLimitPlugin({ limiter: rateLimiter, identify, limits: operationLimits })] : []),
+      requestBodyLimit({ maxBytes: MAX_REQUEST_BODY_BYTES, ...(rateLimiter ? { afterRead: chargeBodyBytes({ limiter: rateLimiter, identify }) } : {}) }),
+      ...operationLimitsPlugins(operationLimits),
       authentication.plugin,
       specConformance(),
       // A subgraph that cannot be reached nulls its own fields with a coded error (subgraph-outage.ts).
@@ -239,6 +247,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         allowedOrigins,
         corsMaxAgeSeconds: CORS_PREFLIGHT_MAX_AGE_SECONDS,
         logger: logger.child("mcp"),
+        ...(rateLimiter ? { charge: (caller, address, points) => rateLimiter.consume(caller, address, points) } : {}),
       })
     : null;
 
@@ -269,14 +278,22 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         if (!response.headersSent) sendJson(response, 500, { errors: [{ message: "Internal server error" }] });
       });
     }
-    if (path === "/readyz") return void answerReadiness(request, response);
+    if (path === "/readyz") {
+      return void answerReadiness(request, response).catch((error: unknown) => {
+        logger.error("readiness check failed", error);
+        if (!response.headersSent) sendJson(response, 500, { status: "unavailable" });
+      });
+    }
     if (path === "/" && request.method === "GET") {
       response.writeHead(302, { location: GRAPHQL_PATH });
       return void response.end();
     }
+    // Refused before a byte of the body is read; a chunked body is counted as it streams (request-body-limit.ts).
+    if (declaresMoreThan(request, MAX_REQUEST_BODY_BYTES)) return refuseOversizedBody(response, MAX_REQUEST_BODY_BYTES);
     void runtime(request, response);
   });
   const drain = trackForDrain(server);
+  const readiness = sharedReadiness(subgraphs);
 
   /**
    * 503 at once while draining, so a load balancer stops sending before the listener goes.
@@ -285,13 +302,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
    */
   async function answerReadiness(request: http.IncomingMessage, response: http.ServerResponse) {
     if (drain.draining) return sendJson(response, 503, { status: "draining" });
-    const [results, trusted] = await Promise.all([
-      checkSubgraphs(subgraphs),
-      verifyBearerToken(request.headers.authorization, options.auth).then(
-        () => true,
-        () => false,
-      ),
-    ]);
+    const trusted = await verifyBearerToken(request.headers.authorization, options.auth).then(
+      () => true,
+      () => false,
+    );
+    // Anonymous probes spend the anonymous budget of their address, like any request without a token.
+    const rejection = trusted || !rateLimiter ? null : await rateLimiter.consume(null, request.socket.remoteAddress ?? "unknown");
+    if (rejection) {
+      response.setHeader("retry-after", String(rejection.retryAfterSeconds));
+      return sendJson(response, 429, rateLimitBody(rejection));
+    }
+    const results = await readiness.check();
     const ready = results.every((result) => result.ok) && !drain.draining;
     const status = drain.draining ? "draining" : ready ? "ready" : "unavailable";
     sendJson(response, ready ? 200 : 503, trusted ? { status, subgraphs: results } : { status });
@@ -353,6 +374,23 @@ interface SubgraphReadiness {
   url: string;
   ok: boolean;
   error?: string;
+}
+
+/**
+ * One probe of the subgraphs per READINESS_CACHE_MS, whatever the number of callers: callers in
+ * the meantime share the probe in flight or its answer. Every caller of `/readyz` otherwise made
+ * a call to each subgraph, so a flood of probes (anonymous ones included) cost four subgraph calls
+ * a request.
+ */
+function sharedReadiness(subgraphs: SubgraphLocation[]) {
+  let latest: { at: number; results: Promise<SubgraphReadiness[]> } | null = null;
+  return {
+    check(): Promise<SubgraphReadiness[]> {
+      const now = performance.now();
+      if (!latest || now - latest.at >= READINESS_CACHE_MS) latest = { at: now, results: checkSubgraphs(subgraphs) };
+      return latest.results;
+    },
+  };
 }
 
 /**

@@ -10,6 +10,9 @@
  * time (the victim's run plus a short lead and tail) and in requests. Every attacker signs in as
  * an organization of its own, so one attack's spent rate budget does not refuse the next.
  *
+ * The goal (issue 19): while any attack class runs, the victim's p50 ≤ 1.5× and p99 ≤ 2× its
+ * baseline (GOAL); the table says of each class whether it met it.
+ *
  * Rate limits are on with one-second windows (budgets scaled down from the defaults so that a
  * run of a few seconds spends an attacker's many times over, and the victim's single connection
  * never reaches its own); both response caches are off, so every victim query does real work.
@@ -29,6 +32,9 @@ import { baseConditions, sleep, type Scenario } from "../scenario.js";
 import { benchConfig, benchToken, settle, startBenchSubgraphs, type BenchSubgraphs } from "../stack.js";
 import { ratio, round } from "../stats.js";
 
+/** Under attack / baseline, at most. */
+export const GOAL = { p50: 1.5, p99: 2 } as const;
+
 const ATTACK_GENERATOR = fileURLToPath(new URL("../attack-generator.mjs", import.meta.url));
 
 const VICTIM_QUERY = `query HostileLoadVictim { conversations(first: 5) { nodes { id title } } }`;
@@ -44,6 +50,10 @@ const RATE_LIMIT: RateLimitSettings = { windowSeconds: 1, organizationPoints: 25
 interface AttackRequest {
   headers: Record<string, string>;
   body: string;
+  /** Where it goes, when not the gateway's /graphql. */
+  url?: string;
+  /** Streamed without a Content-Length. */
+  chunked?: boolean;
 }
 
 interface Attack {
@@ -115,10 +125,11 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
         responseCache: null,
         operationLimits: DEFAULT_OPERATION_LIMITS,
         rateLimit: RATE_LIMIT,
+        mcp: {},
       });
       const victim: LoadOptions = { url: gateway.url, token: await benchToken(config), bodies: [graphqlBody(VICTIM_QUERY)], connections: 1, durationSeconds: context.options.durationSeconds };
       const [victimConversationId] = await sampleConversationIds(database, 1);
-      const attacks = await attackClasses(config.auth, victimConversationId!);
+      const attacks = await attackClasses(config.auth, victimConversationId!, { gatewayUrl: gateway.url, searchSubgraphUrl: subgraphs.searchServer.url });
       const leadMs = Math.min(500, context.options.durationSeconds * 250);
 
       await warmUp(victim, Math.min(3, Math.max(0.5, context.options.durationSeconds / 3)));
@@ -181,9 +192,9 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
 
   renderSection(file) {
     const table = renderMarkdownTable(
-      ["database", "conversations", "attack", "attacker in flight", "attacker requests (per s)", "how the attack was answered", "victim p50", "victim p99", "ratio p50", "ratio p99", "victim errors"],
+      ["database", "conversations", "attack", "attacker in flight", "attacker requests (per s)", "how the attack was answered", "victim p50", "victim p99", "ratio p50", "ratio p99", `goal (p50 ≤ ${GOAL.p50}×, p99 ≤ ${GOAL.p99}×)`, "victim errors"],
       file.entries.flatMap((entry) => [
-        [databaseLabel(entry.database), formatCount(entry.size), "none (baseline)", "–", "–", "–", formatMs(entry.baseline.latencyMs.p50), formatMs(entry.baseline.latencyMs.p99), "1.00×", "1.00×", formatErrors(entry.baseline.errors)],
+        [databaseLabel(entry.database), formatCount(entry.size), "none (baseline)", "–", "–", "–", formatMs(entry.baseline.latencyMs.p50), formatMs(entry.baseline.latencyMs.p99), "1.00×", "1.00×", "–", formatErrors(entry.baseline.errors)],
         ...entry.phases.map((phase) => [
           databaseLabel(entry.database),
           formatCount(entry.size),
@@ -195,9 +206,10 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
           formatMs(phase.victim.latencyMs.p99),
           formatRatio(phase.ratios.p50),
           formatRatio(phase.ratios.p99),
+          meetsGoal(phase) ? "met" : Number.isFinite(phase.ratios.p50) && Number.isFinite(phase.ratios.p99) ? "missed" : "missed (victim got no answer)",
           formatErrors(phase.victim.errors),
         ]),
-        [databaseLabel(entry.database), formatCount(entry.size), "none (baseline after)", "–", "–", "–", formatMs(entry.baselineAfter.latencyMs.p50), formatMs(entry.baselineAfter.latencyMs.p99), formatRatio(entry.baselineDrift), formatRatio(ratio(entry.baselineAfter.latencyMs.p99, entry.baseline.latencyMs.p99)), formatErrors(entry.baselineAfter.errors)],
+        [databaseLabel(entry.database), formatCount(entry.size), "none (baseline after)", "–", "–", "–", formatMs(entry.baselineAfter.latencyMs.p50), formatMs(entry.baselineAfter.latencyMs.p99), formatRatio(entry.baselineDrift), formatRatio(ratio(entry.baselineAfter.latencyMs.p99, entry.baseline.latencyMs.p99)), "–", formatErrors(entry.baselineAfter.errors)],
       ]),
     );
     const details = file.entries.map((entry) =>
@@ -210,9 +222,20 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
         .filter((line, index) => line !== "" || index === 1)
         .join("\n"),
     );
-    return [table, "", "Ratios are the victim's latency under each attack over its baseline in the same run. 'How the attack was answered': HTTP statuses and first error codes of the attacker's responses.", "", ...details.flatMap((detail) => [detail, ""])].join("\n");
+    const goalLines = file.entries.map((entry) => {
+      const met = entry.phases.filter(meetsGoal).map((phase) => phase.attack);
+      const missed = entry.phases.filter((phase) => !meetsGoal(phase)).map((phase) => phase.attack);
+      return `Goal (victim p50 ≤ ${GOAL.p50}×, p99 ≤ ${GOAL.p99}× its baseline while the attack runs), ${entryHeading(entry)}: met by ${met.length} of ${entry.phases.length} attack classes${met.length ? ` (${met.join("; ")})` : ""}; missed by ${missed.join("; ") || "none"}.`;
+    });
+    return [...goalLines, "", table, "", "Ratios are the victim's latency under each attack over its baseline in the same run. 'How the attack was answered': HTTP statuses and first error codes of the attacker's responses.", "", ...details.flatMap((detail) => [detail, ""])].join("\n");
   },
 };
+
+/** NaN ratios (a victim that got no answer during the attack) miss the goal too. */
+export function meetsGoal(phase: Pick<HostilePhase, "ratios">): boolean {
+  const { p50, p99 } = phase.ratios;
+  return Number.isFinite(p50) && Number.isFinite(p99) && p50 <= GOAL.p50 && p99 <= GOAL.p99;
+}
 
 function answeredAs(outcome: AttackOutcome): string {
   const statuses = Object.entries(outcome.statuses).map(([status, count]) => `${status} × ${formatCount(count)}`);
@@ -222,7 +245,7 @@ function answeredAs(outcome: AttackOutcome): string {
 }
 
 /** The attack classes of issue 8, each with its requests prepared before anything is measured. */
-async function attackClasses(auth: BenchSubgraphs["config"]["auth"], victimConversationId: string): Promise<Attack[]> {
+async function attackClasses(auth: BenchSubgraphs["config"]["auth"], victimConversationId: string, urls: { gatewayUrl: string; searchSubgraphUrl: string }): Promise<Attack[]> {
   const tokenOf = async (organizationId: string) => ({ authorization: `Bearer ${await signToken({ organizationId, userId: "mallory", teamIds: [], name: "Mallory" }, auth, "2h")}` });
   const fragmentBomb = `{ ...F0 } ${Array.from({ length: 40 }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(" ")} fragment F40 on Query { __typename }`;
   const aliases = `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: conversations(first: 1) { totalCount }`).join(" ")} }`;
@@ -257,6 +280,33 @@ async function attackClasses(auth: BenchSubgraphs["config"]["auth"], victimConve
     { name: "NUL-byte search", description: "searches whose text holds NUL bytes, 50 different texts, with a valid token", concurrency: 8, maxRequests: 100_000, requests: nulSearches.map((body) => ({ headers: nulHeaders, body })) },
     { name: "bad tokens", description: "the victim's query with 200 different bad tokens (wrong secret, alg none, garbage)", concurrency: 16, maxRequests: 500_000, requests: badTokens.map((token) => ({ headers: { authorization: `Bearer ${token}` }, body: ordinary })) },
     { name: "rate-limit exhaustion", description: "one organization floods the victim's own query, far past its budget", concurrency: 16, maxRequests: 500_000, requests: [{ headers: await tokenOf("attacker-flood"), body: ordinary }] },
+    ...(await costClasses(tokenOf, urls)),
+  ];
+}
+
+/**
+ * Issue 19's classes: requests that cost others far more than they paid, each now charged by what
+ * it is (bytes read, MCP messages and what they return, the operation's estimated cost) or refused
+ * before it costs anything (the body limit, /readyz's shared probe).
+ */
+async function costClasses(tokenOf: (organizationId: string) => Promise<Record<string, string>>, { gatewayUrl, searchSubgraphUrl }: { gatewayUrl: string; searchSubgraphUrl: string }): Promise<Attack[]> {
+  const mcpUrl = gatewayUrl.replace(/\/graphql$/, "/mcp");
+  const mcpHeaders = async (organizationId: string) => ({ ...(await tokenOf(organizationId)), accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-03-26" });
+  const schemaReads = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "resources/read", params: { uri: "schema://supergraph" } })));
+  const toolSearches = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "search", arguments: { query: `deadlock ${i}` } } })));
+  const aliasedSearches = (count: number) => graphqlBody(`{ ${Array.from({ length: count }, (_, i) => `s${i}: search(input: { query: "deadlock ${i}" }) { tookMs }`).join(" ")} }`);
+  const upload = JSON.stringify({
+    query: `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`,
+    variables: { input: { fileName: "big.txt", contentBase64: Buffer.alloc(13_000_000, "a").toString("base64") } },
+  });
+  return [
+    { name: "MCP resources/read", description: "POST /mcp with a batch of 10 reads of the schema resource (the largest batch admitted), with a valid token", concurrency: 4, maxRequests: 20_000, requests: [{ url: mcpUrl, headers: await mcpHeaders("attacker-mcp-read"), body: schemaReads }] },
+    { name: "MCP batch of 100 searches", description: "POST /mcp with a batch of 100 tools/call search (refused: 10 at most), with a valid token", concurrency: 2, maxRequests: 2_000, requests: [{ url: mcpUrl, headers: await mcpHeaders("attacker-mcp-batch"), body: toolSearches }] },
+    { name: "chunked 15 MB comment", description: "a query that is 15 MB of comment, streamed without a Content-Length, with a valid token", concurrency: 2, maxRequests: 500, requests: [{ chunked: true, headers: await tokenOf("attacker-chunked"), body: graphqlBody(`{ __typename } #${"a".repeat(15_000_000)}`) }] },
+    { name: "50 aliases to the search subgraph", description: "50 aliased searches sent straight to the search subgraph (no gateway, so no rate limit), with a valid token", concurrency: 4, maxRequests: 5_000, requests: [{ url: searchSubgraphUrl, headers: await tokenOf("attacker-direct"), body: aliasedSearches(50) }] },
+    { name: "24 aliases of search", description: "24 aliased searches (the most the gateway admits) through the gateway, with a valid token", concurrency: 4, maxRequests: 5_000, requests: [{ headers: await tokenOf("attacker-24-aliases"), body: aliasedSearches(24) }] },
+    { name: "anonymous /readyz flood", description: "POST /readyz without a token", concurrency: 16, maxRequests: 500_000, requests: [{ url: gatewayUrl.replace(/\/graphql$/, "/readyz"), headers: {}, body: "" }] },
+    { name: "13 MB upload", description: "uploadDocument of a 13 MB file (17.3 MB of base64), with a valid token", concurrency: 2, maxRequests: 500, requests: [{ headers: await tokenOf("attacker-upload"), body: upload }] },
   ];
 }
 

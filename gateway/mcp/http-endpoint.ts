@@ -11,13 +11,20 @@
  *    a valid one, 401 with `WWW-Authenticate: Bearer` (RFC 6750), which is how MCP clients learn
  *    they must authenticate;
  * 3. only POST is served (GET's server-to-client stream and DELETE's session end need sessions);
- * 4. the body is bounded (`maxRequestBytes`, 1 MiB by default: tool arguments are small).
+ * 4. the body is bounded (`maxRequestBytes`, 1 MiB by default: tool arguments are small), and a
+ *    JSON-RPC batch to `maxBatchMessages` (10 by default);
+ * 5. the caller's rate-limit budget is charged for the MCP work itself (`charge`): one point per
+ *    JSON-RPC message of a batch, and what `resources/read` returns by the byte, like a GraphQL
+ *    body (the schema resource is the whole SDL: 300 unmetered batches of reads once sent 1.84 GB).
  *
  * Tools then run through the gateway runtime in-process with the same Authorization header, so
- * an MCP call is limited, rate-limited and charged exactly like the GraphQL request it is.
+ * each tool call of a batch is also limited, rate-limited and charged exactly like the GraphQL
+ * request it is.
  */
 import type http from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { bodyPoints, rateLimitBody, type CallerIdentity, type RateLimitRejection } from "../../lib/graphql/rate-limit.js";
+import { declaresMoreThan, readBoundedBody, refuseOversizedBody } from "../../lib/http-body.js";
 import type { Logger } from "../../lib/logger.js";
 import { verifyBearerToken, type TokenSettings } from "../../lib/tenancy/token.js";
 import { apiSchemaOf } from "./api-schema.js";
@@ -32,6 +39,8 @@ export const MCP_PATH = "/mcp";
 export interface McpEndpointOptions {
   /** Largest request body accepted (default 1 MiB). */
   maxRequestBytes?: number;
+  /** Most JSON-RPC messages in one batch (default 10; the SDK's own bound is 100). */
+  maxBatchMessages?: number;
   /** Where the tools' .graphql files are (default gateway/mcp/tools/). */
   toolsDirectory?: string;
   /** How much text and structured content one tool result may carry. */
@@ -48,9 +57,18 @@ export interface McpEndpointContext {
   allowedOrigins: ReadonlySet<string>;
   corsMaxAgeSeconds: number;
   logger: Logger;
+  /** Spends `points` of the caller's rate-limit budgets (absent: no rate limits); null when the request may go on. */
+  charge?(caller: CallerIdentity, clientAddress: string, points: number): Promise<RateLimitRejection | null>;
 }
 
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+/**
+ * MCP 2025-06-18 dropped JSON-RPC batches; older clients still send them, but no agent needs 100
+ * messages in one POST. A batch of 100 schema reads (5.6 MB of answer) took the gateway's event
+ * loop for long enough that another organization's queries got no answer while four were in flight,
+ * at 100 points each; ten per POST bound what one request can hold the loop for.
+ */
+const DEFAULT_MAX_BATCH_MESSAGES = 10;
 const REALM = "context-search";
 
 /**
@@ -88,8 +106,9 @@ export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointCon
       return void response.end();
     }
     let authorization: string;
+    let caller: CallerIdentity;
     try {
-      await verifyBearerToken(request.headers.authorization, context.auth);
+      caller = await verifyBearerToken(request.headers.authorization, context.auth);
       authorization = request.headers.authorization!;
     } catch (error) {
       request.resume();
@@ -103,6 +122,25 @@ export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointCon
       return refuse(response, 405, { error: "method_not_allowed", error_description: `${MCP_PATH} is stateless: send JSON-RPC messages with POST.` }, { ...cors, allow: "POST, OPTIONS" });
     }
 
+    if (declaresMoreThan(request, maxRequestBytes)) return refuseOversizedBody(response, maxRequestBytes, cors);
+    const body = await readBoundedBody(request, maxRequestBytes);
+    if (body === null) return refuseOversizedBody(response, maxRequestBytes, cors);
+    let messages: unknown;
+    try {
+      messages = JSON.parse(body.toString("utf8"));
+    } catch {
+      return refuse(response, 400, { jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON." }, id: null }, cors);
+    }
+    const maxBatch = options.maxBatchMessages ?? DEFAULT_MAX_BATCH_MESSAGES;
+    if (Array.isArray(messages) && messages.length > maxBatch) {
+      return refuse(response, 400, { jsonrpc: "2.0", error: { code: -32600, message: `Invalid Request: a batch may hold at most ${maxBatch} messages, this one has ${messages.length}. Send them in several requests.` }, id: null }, cors);
+    }
+    const rejection = (await context.charge?.(caller, request.socket.remoteAddress ?? "unknown", pointsOf(messages, apiSchema.sdl.length))) ?? null;
+    if (rejection) {
+      const { message, extensions } = rateLimitBody(rejection).errors[0]!;
+      return refuse(response, 429, { jsonrpc: "2.0", error: { code: -32000, message, data: extensions }, id: null }, { ...cors, "retry-after": String(rejection.retryAfterSeconds) });
+    }
+
     const server = createMcpServer({ tools, apiSchema, bounds, execute: graphqlExecutor(context.graphqlUrl, authorization, context.execute) });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: maxRequestBytes });
     // The client's own mistakes (unparsable JSON, a wrong Accept header) arrive here too: the transport has already answered them.
@@ -113,12 +151,23 @@ export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointCon
     });
     for (const [name, value] of Object.entries(cors)) response.setHeader(name, value);
     await server.connect(transport);
-    await transport.handleRequest(request, response);
+    await transport.handleRequest(request, response, messages);
   };
   return Object.assign(handle, { tools });
 }
 
-function refuse(response: http.ServerResponse, status: number, body: Record<string, string>, headers: Record<string, string> = {}): void {
+/** One point per message, and a schema read by the bytes it returns; tool calls are charged again as the GraphQL requests they make. */
+function pointsOf(messages: unknown, schemaBytes: number): number {
+  const batch = Array.isArray(messages) ? messages : [messages];
+  let points = 0;
+  for (const message of batch) {
+    points += 1;
+    if ((message as { method?: unknown } | null)?.method === "resources/read") points += bodyPoints(schemaBytes);
+  }
+  return Math.max(1, points);
+}
+
+function refuse(response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   response.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers });
   response.end(JSON.stringify(body));
 }

@@ -162,6 +162,19 @@ export function checkVariables(variables: unknown, limits: Pick<OperationLimits,
   }
 }
 
+export interface AnalysisOptions {
+  /**
+   * Count each selection set as the subgraph receives it from the gateway: with one more aliased
+   * selection (`__responseCacheTypeName: __typename`) unless it already selects `__typename`
+   * unaliased. The gateway's response cache adds that alias to every selection set of the
+   * operations it caches, and the query plan carries it to the subgraph, whose limits count it:
+   * 25 aliased `search` fields passed the gateway's alias limit of 50 and reached the search
+   * subgraph as 51 aliases, which it refused. Counted this way at the gateway, an operation the
+   * gateway admits is never refused downstream for its aliases or selections.
+   */
+  countAddedTypenames?: boolean;
+}
+
 export interface OperationMeasures {
   depth: number;
   aliases: number;
@@ -177,8 +190,8 @@ export interface OperationMeasures {
  * it exceeds. `schema` gives field costs and argument defaults (`first: Int = 20`); without it
  * every field costs by the default rule. `variables` feed `first`/`limit` given as variables.
  */
-export function checkDocument(document: DocumentNode, limits: OperationLimits, schema?: GraphQLSchema | null, variables?: Record<string, unknown> | null): OperationMeasures {
-  const analysis = new DocumentAnalysis(document, limits, schema ?? null, variables ?? {});
+export function checkDocument(document: DocumentNode, limits: OperationLimits, schema?: GraphQLSchema | null, variables?: Record<string, unknown> | null, options: AnalysisOptions = {}): OperationMeasures {
+  const analysis = new DocumentAnalysis(document, limits, schema ?? null, variables ?? {}, options.countAddedTypenames ?? false);
   const total: OperationMeasures = { depth: 0, aliases: 0, selections: 0, directives: 0, cost: 0, visitedNodes: 0 };
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
@@ -228,6 +241,7 @@ class DocumentAnalysis {
     private readonly limits: OperationLimits,
     private readonly schema: GraphQLSchema | null,
     private readonly variables: Record<string, unknown>,
+    private readonly countAddedTypenames: boolean,
   ) {
     for (const definition of document.definitions) {
       if (definition.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(definition.name.value, definition);
@@ -292,6 +306,10 @@ class DocumentAnalysis {
       }
       // Checked as the counts grow, so a wide document stops at its first excess, not at its end.
       if (result.selections > this.limits.maxSelections || result.aliases > this.limits.maxAliases) enforce(result, this.limits);
+    }
+    if (this.countAddedTypenames && !set.selections.some((selection) => selection.kind === Kind.FIELD && selection.name.value === "__typename" && !selection.alias)) {
+      result.aliases += 1;
+      result.selections += 1;
     }
     return result;
   }

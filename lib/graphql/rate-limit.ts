@@ -5,15 +5,25 @@
  * A Redis outage never turns into an error: the request goes through and a warning is logged (at
  * most once a minute), because a missing rate limit for a while is better than an outage.
  *
- * Runs in the gateway's `onRequest` hook, before the body is parsed: a caller over the limit costs
- * one token verification and one counter update, nothing else.
+ * What a request costs, in points:
+ * - 1, in the gateway's `onRequest` hook, before the body is read (plus its declared
+ *   Content-Length's share, below): a caller over the limit costs one token verification and one
+ *   counter update, nothing else;
+ * - 1 per BYTES_PER_POINT of body actually read, charged once the body is in
+ *   (`chargeBodyBytes`, through request-body-limit.ts): a chunked body without a Content-Length
+ *   costs what the same body with one does;
+ * - 1 per COST_PER_POINT of the operation's estimated cost (operation-limits.ts), before execution:
+ *   each aliased `search` is a fan-out to every provider, and the query plan makes a subgraph call
+ *   for each expensive root field, so 24 aliased searches cost about 24 searches, not one request.
  */
 import type { IncomingMessage } from "node:http";
 import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
 import { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { GraphQLError } from "graphql";
 import type { Logger } from "../logger.js";
 import { verifyBearerToken, type TokenSettings } from "../tenancy/token.js";
+import { checkDocument, type OperationLimits } from "./operation-limits.js";
 
 export interface RateLimitSettings {
   /** Length of the window each budget refills over. */
@@ -48,7 +58,9 @@ const DEFAULT_REDIS_KEY_PREFIX = "context-search:";
  * than one that sends ordinary queries, so no user's share of the gateway's parsing and
  * forwarding is larger than its budget, whatever the size of its requests.
  */
-const BYTES_PER_POINT = 64 * 1024;
+export const BYTES_PER_POINT = 64 * 1024;
+/** `search` (cost 500 and its page of hits) spends about 6 points; a page of conversations 1. */
+export const COST_PER_POINT = 100;
 const WARNING_INTERVAL_MS = 60_000;
 
 /** Until the gateway verifies tokens itself (issue 8, identity at the gateway), the rate limiter reads them. */
@@ -157,32 +169,71 @@ export interface RateLimitPluginOptions {
   identify: IdentifyCaller;
 }
 
-/** The gateway plugin: 429 with `Retry-After` and a RATE_LIMITED GraphQL error once a budget is spent. */
-export function rateLimitPlugin({ limiter, identify }: RateLimitPluginOptions): GatewayPlugin {
+/** The client's address as the gateway's node:http server saw it. */
+export function clientAddress(serverContext: unknown): string {
+  return (serverContext as { req?: IncomingMessage } | undefined)?.req?.socket.remoteAddress ?? "unknown";
+}
+
+/** Points a body of `bytes` spends beyond the request's first point. */
+export function bodyPoints(bytes: number): number {
+  return Number.isFinite(bytes) && bytes > 0 ? Math.floor(bytes / BYTES_PER_POINT) : 0;
+}
+
+/** The 429 error of a spent budget, as a GraphQL error (Yoga sends its status and `Retry-After`). */
+export function rateLimitError(rejection: RateLimitRejection): GraphQLError {
+  const who = rejection.limit === "anonymous" ? "requests without a valid token from this address" : `this ${rejection.limit}`;
+  return new GraphQLError(`Rate limit exceeded for ${who}: retry after ${rejection.retryAfterSeconds} s.`, {
+    extensions: { code: RATE_LIMITED, limit: rejection.limit, retryAfterSeconds: rejection.retryAfterSeconds, http: { status: 429, headers: { "retry-after": String(rejection.retryAfterSeconds) } } },
+  });
+}
+
+/** The same refusal as a whole HTTP response, for answers given before GraphQL is involved. */
+export function rateLimitBody(rejection: RateLimitRejection): { errors: { message: string; extensions: Record<string, unknown> }[] } {
+  const error = rateLimitError(rejection);
+  const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
+  return { errors: [{ message: error.message, extensions }] };
+}
+
+/**
+ * For request-body-limit.ts: charges the body's bytes beyond what its Content-Length already paid
+ * in `onRequest` (all of them for a chunked body).
+ */
+export function chargeBodyBytes({ limiter, identify }: RateLimitPluginOptions) {
+  return async (request: Request, bytes: number, serverContext: unknown): Promise<void> => {
+    const points = bodyPoints(bytes) - bodyPoints(Number(request.headers.get("content-length") ?? 0));
+    if (points <= 0) return;
+    const rejection = await limiter.consume(await identify(request), clientAddress(serverContext), points);
+    if (rejection) throw rateLimitError(rejection);
+  };
+}
+
+/**
+ * The gateway plugin: 429 with `Retry-After` and a RATE_LIMITED GraphQL error once a budget is
+ * spent, at the request's start and again before execution, charged by the operation's cost.
+ */
+export function rateLimitPlugin({ limiter, identify, limits }: RateLimitPluginOptions & { limits: OperationLimits }): GatewayPlugin {
   return {
     async onRequest({ request, serverContext, endResponse, fetchAPI }) {
       if (request.method === "OPTIONS") return;
-      const identity = await identify(request);
-      const address = (serverContext as { req?: IncomingMessage }).req?.socket.remoteAddress ?? "unknown";
-      const bodyBytes = Number(request.headers.get("content-length") ?? 0);
-      const points = 1 + (Number.isFinite(bodyBytes) && bodyBytes > 0 ? Math.floor(bodyBytes / BYTES_PER_POINT) : 0);
-      const rejection = await limiter.consume(identity, address, points);
+      const points = 1 + bodyPoints(Number(request.headers.get("content-length") ?? 0));
+      const rejection = await limiter.consume(await identify(request), clientAddress(serverContext), points);
       if (!rejection) return;
-      const who = rejection.limit === "anonymous" ? "requests without a valid token from this address" : `this ${rejection.limit}`;
-      const body = {
-        errors: [
-          {
-            message: `Rate limit exceeded for ${who}: retry after ${rejection.retryAfterSeconds} s.`,
-            extensions: { code: RATE_LIMITED, limit: rejection.limit, retryAfterSeconds: rejection.retryAfterSeconds },
-          },
-        ],
-      };
       endResponse(
-        new fetchAPI.Response(JSON.stringify(body), {
+        new fetchAPI.Response(JSON.stringify(rateLimitBody(rejection)), {
           status: 429,
           headers: { "content-type": "application/json; charset=utf-8", "retry-after": String(rejection.retryAfterSeconds) },
         }),
       );
+    },
+    async onExecute({ args, setResultAndStopExecution }) {
+      // Already within the limits (checked at validation), so this second measure is cheap and bounded.
+      const { cost } = checkDocument(args.document, limits, args.schema, (args.variableValues ?? null) as Record<string, unknown> | null);
+      const points = Math.floor(cost / COST_PER_POINT);
+      if (points <= 0) return;
+      const context = args.contextValue as { request?: Request } & Record<string, unknown>;
+      if (!context.request) return;
+      const rejection = await limiter.consume(await identify(context.request), clientAddress(context), points);
+      if (rejection) setResultAndStopExecution({ errors: [rateLimitError(rejection)] });
     },
   };
 }

@@ -13,6 +13,7 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { buildSubgraphSchema } from "@apollo/subgraph";
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import { GraphQLError, type DocumentNode, type GraphQLFormattedError } from "graphql";
+import { declaresMoreThan, MAX_REQUEST_BODY_BYTES, readBoundedBody, refuseOversizedBody } from "../http-body.js";
 import { trackForDrain } from "../http-drain.js";
 import type { Logger } from "../logger.js";
 import { METRICS_PATH, serveMetrics } from "../observability/metrics-endpoint.js";
@@ -95,8 +96,12 @@ export interface OperationLog {
   reset(): void;
 }
 
-/** Large enough for a batch of long messages (100 × 100,000 characters), small enough to refuse abuse. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/**
+ * The gateway's body limit plus room for what its query plan adds around the client's variables
+ * (the subgraph operation's text, bounded by the token limit): whatever body the gateway admits,
+ * the subgraph reads.
+ */
+const MAX_BODY_BYTES = MAX_REQUEST_BODY_BYTES + 256 * 1024;
 const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 const DEFAULT_IDEMPOTENCY_KEY_TTL_SECONDS = 86_400;
 
@@ -185,10 +190,9 @@ export async function startSubgraph<TContext extends RequestContext>(
     if (url.pathname !== "/graphql" && url.pathname !== "/") {
       return sendJson(response, 404, { errors: [{ message: `Not found: GraphQL is served at /graphql` }] });
     }
-    const body = await readBody(request);
-    if (body === null) {
-      return sendJson(response, 413, { errors: [{ message: `Request body exceeds ${MAX_BODY_BYTES} bytes` }] });
-    }
+    const bytes = declaresMoreThan(request, MAX_BODY_BYTES) ? null : await readBoundedBody(request, MAX_BODY_BYTES);
+    if (bytes === null) return refuseOversizedBody(response, MAX_BODY_BYTES);
+    const body = bytes.toString("utf8");
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(request.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
@@ -336,17 +340,6 @@ function formatSubgraphError(formatted: GraphQLFormattedError, error: unknown, l
     ...(formatted.locations ? { locations: formatted.locations } : {}),
     extensions: { code: "INTERNAL_SERVER_ERROR" },
   };
-}
-
-async function readBody(request: http.IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 function sendJson(response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
