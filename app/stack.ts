@@ -48,6 +48,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
           operationLimits: config.operationLimits,
           idempotencyKeyTtlSeconds: config.idempotency.keyTtlSeconds,
           readiness: config.readiness,
+          rateLimit: config.rateLimit,
           logger: logger.child(name),
         }),
       );

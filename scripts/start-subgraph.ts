@@ -33,6 +33,7 @@ runMain(async () => {
     operationLimits: config.operationLimits,
     idempotencyKeyTtlSeconds: config.idempotency.keyTtlSeconds,
     readiness: config.readiness,
+    rateLimit: config.rateLimit,
     logger,
   });
   exitOnSignals(

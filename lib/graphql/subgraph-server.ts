@@ -27,6 +27,8 @@ import { ReadinessCheck, type ReadinessSettings } from "./readiness.js";
 import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withOperationLimitCode, type OperationLimits } from "./operation-limits.js";
 import { IDEMPOTENCY_KEY_HEADER, type WriteRequest } from "./idempotency-key.js";
 import { isSignedByGateway, serviceSdlAccessPlugin, type AccessContext } from "./subgraph-access.js";
+import { DirectCallBudget } from "./direct-call-budget.js";
+import { rateLimitBody, RequestRateLimiter, type RateLimitSettings } from "./rate-limit.js";
 
 /** What every subgraph's context starts from: the verified caller, if any. */
 export interface RequestContext extends BaseContext, AccessContext {
@@ -74,6 +76,11 @@ export interface SubgraphServerOptions {
   idempotencyKeyTtlSeconds?: number;
   /** How long the readiness check may take, and how long its outcome is kept (default: DEFAULT_READINESS). */
   readiness?: ReadinessSettings;
+  /**
+   * Budgets for calls that do not come from the gateway (no valid gateway signature): charged as
+   * the gateway charges (direct-call-budget.ts). Absent or null: such calls are not rate limited.
+   */
+  rateLimit?: RateLimitSettings | null;
 }
 
 export interface RunningSubgraph {
@@ -126,13 +133,15 @@ export async function startSubgraph<TContext extends RequestContext>(
   const metrics = definition.metrics ?? new SubgraphMetrics(definition.name);
   const tracing = await startServiceTracing(options.tracing, definition.name);
   const readiness = new ReadinessCheck(async () => definition.checkHealth?.(), options.readiness);
+  const schema = buildSubgraphSchema([{ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> }]);
+  const directCalls = options.rateLimit ? new DirectCallBudget(new RequestRateLimiter(options.rateLimit, logger), options.auth, limits, schema) : null;
   const apollo = new ApolloServer<TContext>({
     // Limits: tokens are counted before Apollo sees the request (handleRequest), the document's
     // shape on entering validation, and no error suggests field names.
     parseOptions: { maxTokens: limits.maxTokens },
     validationRules: [operationLimitsRule(limits)],
     hideSchemaDetailsFromClientErrors: true,
-    schema: buildSubgraphSchema([{ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> }]),
+    schema,
     introspection: !options.production,
     includeStacktraceInErrorResponses: false,
     // Shutdown is ours (lib/shutdown.ts): Apollo's own handler stops the server and then re-raises
@@ -207,6 +216,10 @@ export async function startSubgraph<TContext extends RequestContext>(
     }
     const overLimit = requestOverLimits(parsedBody, url.searchParams, limits);
     if (overLimit) return sendJson(response, 400, { errors: [{ message: overLimit.message, extensions: overLimit.extensions }] });
+    if (directCalls && !isSignedByGateway(parsedBody, options.auth.subgraphSigningSecret)) {
+      const rejection = await directCalls.charge({ body: parsedBody, searchParams: url.searchParams, bodyBytes: bytes.length, authorization: headers.get("authorization"), clientAddress: request.socket.remoteAddress ?? "unknown" });
+      if (rejection) return sendJson(response, 429, rateLimitBody(rejection), { "retry-after": String(rejection.retryAfterSeconds) });
+    }
     // Only GraphQL requests are traced (not health checks or scrapes), continuing the gateway's trace.
     return traceIncomingRequest(tracing, request.headers, `${(request.method ?? "GET").toUpperCase()} /graphql`, { "http.request.method": request.method ?? "GET", "http.route": "/graphql", "graphql.subgraph": definition.name }, async (span) => {
       await executeGraphQL(request, response, url, headers, parsedBody);
@@ -279,6 +292,7 @@ export async function startSubgraph<TContext extends RequestContext>(
         const outcome = await drain.drain(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
         if (outcome.cut > 0) logger.warn(`drain deadline passed: cut ${outcome.cut} unfinished requests (${outcome.finished} finished)`);
         await apollo.stop();
+        await directCalls?.close();
         await definition.stop?.();
         await tracing?.shutdown();
       })();

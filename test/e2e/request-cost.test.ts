@@ -142,6 +142,21 @@ describe("rate-limit points", () => {
     expect(codes).toEqual([[], [], ["RATE_LIMITED"]]);
   }, 120_000);
 
+  it("charges a call straight to a subgraph as the gateway charges it, and the gateway's own calls not again", async () => {
+    const token = await tokenFor("org-direct", "dana");
+    const search = test.stack.subgraphs.find((subgraph) => subgraph.name === "search")!;
+    const aliases = `{ ${Array.from({ length: 24 }, (_, i) => `s${i}: search(input: { query: "straight ${i}" }) { tookMs }`).join(" ")} }`;
+    // Unsigned, so no gateway charged it: 1 + 120 points each from the same user budget of 400.
+    const codes: string[][] = [];
+    for (let i = 0; i < 4; i += 1) codes.push(errorCodes(await graphql(search.url, aliases, {}, { token })));
+    expect(codes).toEqual([[], [], [], ["RATE_LIMITED"]]);
+    const refused = await fetch(search.url, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ query: aliases }) });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // (The aliased searches through the gateway above cost 121 points each, not 242: the gateway's
+    // signed calls are charged once, at the gateway.)
+  }, 120_000);
+
   it("charges each message of an MCP batch, and a schema read by what it returns", async () => {
     const token = await tokenFor("org-mcp", "mia");
     const mcpUrl = gatewayUrl.replace(/\/graphql$/, "/mcp");
