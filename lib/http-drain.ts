@@ -50,6 +50,10 @@ export const SHUTTING_DOWN_BODY = JSON.stringify({
 /** Seconds a client should wait before retrying: enough for a load balancer to see readiness fail. */
 export const SHUTTING_DOWN_RETRY_AFTER_SECONDS = 1;
 
+/** How long the listener may stay open after the signal while connections keep arriving. */
+const MAX_BACKLOG_WAIT_MS = 1_000;
+/** No connection accepted for this long: the burst is over and the listener can close. */
+const BACKLOG_QUIET_MS = 20;
 /** How long flushing the deadline's SHUTTING_DOWN answers may take before their connections are destroyed. */
 const REFUSAL_FLUSH_MS = 1_000;
 
@@ -66,12 +70,14 @@ export function trackForDrain(server: http.Server): HttpDrain {
   const unanswered = new Set<http.ServerResponse>();
   const refused = new WeakSet<http.ServerResponse>();
   let draining = false;
+  let accepted = 0;
   let finishedDuringDrain = 0;
   let refusedDuringDrain = 0;
   let drained: Promise<DrainOutcome> | null = null;
   let onChange: (() => void) | null = null;
 
   server.on("connection", (socket: net.Socket) => {
+    accepted += 1;
     connections.set(socket, { unanswered: 0, received: 0 });
     socket.once("close", () => {
       connections.delete(socket);
@@ -160,10 +166,18 @@ export function trackForDrain(server: http.Server): HttpDrain {
         // Responses not yet started close their connection when they end.
         for (const response of unanswered) if (!response.headersSent) response.shouldKeepAlive = false;
         const closed = new Promise<void>((resolve) => server.once("close", () => resolve()));
-        // Stop listening only after one more turn of the event loop has accepted every connection
-        // already waiting in the kernel's backlog: closing the listener resets those, and under load
-        // (a busy process accepts late) that was most of a burst. Their requests get SHUTTING_DOWN.
-        await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+        // Stop listening only once no connection has been accepted for a quiet period: closing the
+        // listener resets those still waiting in the kernel's backlog, and under load (a busy
+        // process accepts late, a burst's client connects slowly) that was a quarter of a burst.
+        // Their requests get SHUTTING_DOWN. Bounded, so that clients that keep connecting cannot
+        // hold the listener open.
+        const stopAcceptingBy = Math.min(deadline, Date.now() + MAX_BACKLOG_WAIT_MS);
+        for (let before = -1; before !== accepted && Date.now() < stopAcceptingBy; ) {
+          before = accepted;
+          await new Promise((resolve) => setTimeout(resolve, BACKLOG_QUIET_MS).unref());
+          // Then a whole turn of the loop, whose poll phase accepts what the backlog holds.
+          await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+        }
         // net.Server's close stops listening and leaves open connections alone; http.Server's
         // would also cut idle keep-alive connections now (see the top of this file).
         if (server.listening) net.Server.prototype.close.call(server);

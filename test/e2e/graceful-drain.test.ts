@@ -8,7 +8,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from "@jest/globals";
@@ -19,6 +18,7 @@ import { startStack } from "../../app/stack.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { conversationsSubgraph } from "../../subgraphs/conversations/index.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { connectOutcome } from "../support/drain-under-load.js";
 import { graphql, type GraphQLResponse } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
@@ -76,21 +76,9 @@ function get(url: string, agent: http.Agent, headers: Record<string, string> = {
   });
 }
 
-/** "connected", or the error code a new TCP connection gets. */
-function connectOutcome(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve("connected");
-    });
-    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-  });
-}
-
 /**
- * The listener closes one turn of the event loop after the drain begins (it first accepts what
- * the kernel's backlog holds); from then on, a new connection is refused.
+ * The listener closes shortly after the drain begins (it first accepts what the kernel's backlog
+ * holds, until no connection arrives for a moment); from then on, a new connection is refused.
  */
 async function refusesNewConnections(port: number) {
   for (const until = Date.now() + 10_000; ; ) {
