@@ -1,9 +1,9 @@
 /**
- * Graceful drain (issue 19, defect 1) of the search and knowledge-base subgraphs, each a separate
- * process started as production starts it and stopped with a real SIGTERM while 600 requests are
- * in flight in three states (test/support/drain-under-load.ts). Under load the search subgraph
- * used to answer 31 of 200 and reset the rest. The gateway and the conversations subgraph:
- * graceful-drain-processes.test.ts.
+ * Graceful drain (issue 19, defect 1) of the search, knowledge-base and external-search
+ * subgraphs, each a separate process started as production starts it and stopped with a real
+ * SIGTERM while 600 requests are in flight in three states (test/support/drain-under-load.ts).
+ * Under load the search subgraph used to answer 31 of 200 and reset the rest. The gateway and the
+ * conversations subgraph: graceful-drain-processes.test.ts.
  *
  * The database is held for less than the 30 s a tenant scope waits to start its transaction
  * (lib/database/tenant-scope.ts); held longer, the writes would fail before any drain.
@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { drainWithThreeStates, type DrainWorkload } from "../support/drain-under-load.js";
+import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { graphql } from "../support/graphql.js";
 import { startSubgraphProcess, type SubgraphProcess } from "../support/server-processes.js";
 import { tokenFor } from "../support/tenants.js";
@@ -96,6 +97,51 @@ describe("the knowledge-base subgraph process on SIGTERM", () => {
       await drainWithThreeStates(knowledgeBase, knowledgeBase, workload);
     } finally {
       if (knowledgeBase.child.exitCode === null && knowledgeBase.child.signalCode === null) knowledgeBase.child.kill("SIGKILL");
+    }
+  }, 300_000);
+});
+
+describe("the external-search subgraph process on SIGTERM", () => {
+  it("answers all 600 requests in flight: waiting on a slow database, mid-write (the credit reservation), and streaming to slow readers", async () => {
+    const serper = await SerperStandIn.start();
+    const externalSearch = await startSubgraphProcess("external-search", {
+      dataDir: path.join(dataRoot, "external-search"),
+      nodeEnv: "production",
+      env: {
+        SHUTDOWN_DRAIN_TIMEOUT_MS: DRAIN_TIMEOUT_MS,
+        SERPER_API_KEY: serper.apiKey,
+        SERPER_BASE_URL: serper.baseUrl,
+        // 200 calls at once must all be sent, none refused by the bulkhead or a deadline.
+        EXTERNAL_MAX_CONCURRENT_CALLS: "1000",
+        EXTERNAL_MAX_QUEUED_CALLS: "1000",
+        EXTERNAL_ATTEMPT_TIMEOUT_MS: DRAIN_TIMEOUT_MS,
+        EXTERNAL_CALL_TIMEOUT_MS: DRAIN_TIMEOUT_MS,
+      },
+    });
+    try {
+      const webSearch = `query Web($query: String!, $limit: Int!) { webSearch(query: $query, providers: [SERPER], limit: $limit) { results { url title snippet } calls { provider status } } }`;
+      const workload: DrainWorkload = {
+        organizationId: ORGANIZATION,
+        streaming: {
+          query: webSearch,
+          variables: () => ({ query: "the largest answer", limit: 50 }),
+          check: (data) => expect(data.webSearch.results.length).toBeGreaterThan(0),
+        },
+        waiting: {
+          query: `query Credits { credits { spentThisMonth usage { provider calls } } }`,
+          variables: () => ({}),
+          check: (data) => expect(typeof data.credits.spentThisMonth).toBe("number"),
+        },
+        writing: {
+          query: webSearch,
+          variables: (index) => ({ query: `written during the drain ${index}`, limit: 5 }),
+          check: (data) => expect(data.webSearch.calls.map((call: { status: string }) => call.status)).toEqual(["OK"]),
+        },
+      };
+      await drainWithThreeStates(externalSearch, externalSearch, workload);
+    } finally {
+      if (externalSearch.child.exitCode === null && externalSearch.child.signalCode === null) externalSearch.child.kill("SIGKILL");
+      await serper.close();
     }
   }, 300_000);
 });

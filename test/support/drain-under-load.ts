@@ -152,6 +152,8 @@ async function drainUnderLoad(target: ServerProcess, database: SubgraphProcess, 
     // by a request without a token, which touches no database.
     const lateToken = await tokenFor(organizationId, "late");
     await Promise.all(Array.from({ length: LATE_REQUESTS }, () => post(url, late, null, "{ __typename }", {})));
+    // The load balancer's probe connection too, by the same kind of request (health checks may read the held database).
+    await post(url, probe, null, "{ __typename }", {});
     target.child.kill("SIGTERM");
     // A health check that arrived before the signal was handled would wait at the held database.
     await eventually(() => /SIGTERM received: draining/.test(target.output()), "the signal handled");
