@@ -2,7 +2,7 @@
  * The gateway and the subgraphs as separate processes, started the way production starts them
  * (`scripts/start-gateway.ts`, `scripts/start-subgraph.ts`), for tests whose subject is the
  * process itself: its signal handling, its drain, its exit. Subgraphs run on a PGlite folder of
- * their own, with a database the test can hold (held-database.ts); the gateway serves a copy of
+ * their own, with a database the test can hold (held-database.mjs); the gateway serves a copy of
  * the committed supergraph that points at them.
  */
 import { spawn, type ChildProcess } from "node:child_process";
