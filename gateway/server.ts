@@ -20,7 +20,7 @@ import { chargeBodyBytes, rateLimitBody, rateLimitPlugin, RequestRateLimiter, to
 import { requestBodyLimit } from "../lib/graphql/request-body-limit.js";
 import { declaresMoreThan, MAX_REQUEST_BODY_BYTES, refuseOversizedBody } from "../lib/http-body.js";
 import { displayHost } from "../lib/graphql/subgraph-server.js";
-import { trackForDrain } from "../lib/http-drain.js";
+import { logDrainOutcome, trackForDrain } from "../lib/http-drain.js";
 import type { Logger } from "../lib/logger.js";
 import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
 import { gatewayAuthentication } from "./authentication.js";
@@ -253,6 +253,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
+    // Probes and scrapes keep their answers while draining; work that arrives now is told to retry.
+    if (path !== "/healthz" && path !== "/readyz" && path !== METRICS_PATH && drain.refuseWhileDraining(response)) return;
     if (path === MCP_PATH && mcp) {
       return void mcp(request, response).catch((error: unknown) => {
         logger.error("MCP request failed", error);
@@ -334,8 +336,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     subgraphs,
     async stop() {
       stopped ??= (async () => {
-        const outcome = await drain.drain(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
-        if (outcome.cut > 0) logger.warn(`drain deadline passed: cut ${outcome.cut} unfinished requests (${outcome.finished} finished)`);
+        logDrainOutcome(await drain.drain(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS), logger);
         // Only now: disposing the runtime aborts whatever it is still executing.
         await runtime.dispose();
         responseCache?.store.clear();

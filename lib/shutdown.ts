@@ -3,6 +3,15 @@
  * stop background work, close the database, release the PGlite lock) and exit; if cleanup hangs,
  * exit anyway after a last-resort deadline longer than the drains it waits for; a second signal
  * exits at once. Embedded Hive Gateway does not exit on its own.
+ *
+ * The process has one shutdown sequence, this one: handlers that libraries registered for these
+ * signals are removed when it takes over. Hive Gateway's runtime is the one that matters: it
+ * creates its Yoga server with `disposeOnProcessTerminate: true` (hard-coded, no option), so
+ * `@whatwg-node/server` adds a `process.once("SIGTERM" | "SIGINT")` that disposes the runtime at
+ * the signal, and every operation still waiting on a subgraph fails within a fraction of a second
+ * with "operation has been aborted because the server is shutting down" (0 of 200 completed in a
+ * separate gateway process), while our drain was waiting for them. We dispose the runtime
+ * ourselves, after the drain.
  */
 import { spawn } from "node:child_process";
 import type { Logger } from "./logger.js";
@@ -50,9 +59,16 @@ export function exitOnSignals(cleanup: () => Promise<void>, logger: Logger, timi
       },
     );
   };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  for (const signal of TERMINATION_SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      process.removeListener(signal, listener);
+      logger.debug(`${signal}: removed the handler ${listener.name || "(anonymous)"} another library registered; shutdown is ours`);
+    }
+    process.on(signal, stop);
+  }
 }
+
+const TERMINATION_SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
 /**
  * Exits explicitly (a timer or socket someone forgot must not keep a stopped process alive),

@@ -14,7 +14,7 @@ import { buildSubgraphSchema } from "@apollo/subgraph";
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import { GraphQLError, type DocumentNode, type GraphQLFormattedError } from "graphql";
 import { declaresMoreThan, MAX_REQUEST_BODY_BYTES, readBoundedBody, refuseOversizedBody } from "../http-body.js";
-import { trackForDrain } from "../http-drain.js";
+import { logDrainOutcome, trackForDrain } from "../http-drain.js";
 import type { Logger } from "../logger.js";
 import { METRICS_PATH, serveMetrics } from "../observability/metrics-endpoint.js";
 import { SubgraphMetrics } from "../observability/subgraph-metrics.js";
@@ -196,6 +196,8 @@ export async function startSubgraph<TContext extends RequestContext>(
       return sendJson(response, 503, { status: "unavailable", subgraph: definition.name }, { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) });
     }
     if (url.pathname === METRICS_PATH) return serveMetrics(metrics.registry, request, response, { public: options.metricsPublic ?? false, auth: options.auth });
+    // Work that arrives after the drain began is told to retry (another instance answers it).
+    if (drain.refuseWhileDraining(response)) return;
     if (url.pathname !== "/graphql" && url.pathname !== "/") {
       return sendJson(response, 404, { errors: [{ message: `Not found: GraphQL is served at /graphql` }] });
     }
@@ -289,8 +291,7 @@ export async function startSubgraph<TContext extends RequestContext>(
       stopped ??= (async () => {
         // Requests first (they still use the database), then Apollo, then background work; the
         // caller closes the database after this resolves.
-        const outcome = await drain.drain(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
-        if (outcome.cut > 0) logger.warn(`drain deadline passed: cut ${outcome.cut} unfinished requests (${outcome.finished} finished)`);
+        logDrainOutcome(await drain.drain(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS), logger);
         await apollo.stop();
         await directCalls?.close();
         await definition.stop?.();

@@ -8,7 +8,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from "@jest/globals";
@@ -19,6 +18,7 @@ import { startStack } from "../../app/stack.js";
 import { ConversationStore } from "../../subgraphs/conversations/conversation-store.js";
 import { conversationsSubgraph } from "../../subgraphs/conversations/index.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { connectOutcome } from "../support/drain-under-load.js";
 import { graphql, type GraphQLResponse } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
@@ -76,16 +76,17 @@ function get(url: string, agent: http.Agent, headers: Record<string, string> = {
   });
 }
 
-/** "connected", or the error code a new TCP connection gets. */
-function connectOutcome(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve("connected");
-    });
-    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-  });
+/**
+ * The listener closes shortly after the drain begins (it first accepts what the kernel's backlog
+ * holds, until no connection arrives for a moment); from then on, a new connection is refused.
+ */
+async function refusesNewConnections(port: number) {
+  for (const until = Date.now() + 10_000; ; ) {
+    const outcome = await connectOutcome(port);
+    if (outcome === "ECONNREFUSED") return outcome;
+    if (Date.now() > until) return outcome;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 function expectFullPage(response: GraphQLResponse) {
@@ -135,7 +136,7 @@ describe("the one-process stack on SIGTERM's stop path", () => {
       expect(readiness.status).toBe(503);
       expect(JSON.parse(readiness.body)).toEqual({ status: "draining" });
       expect(readiness.headers.connection).toBe("close");
-      expect(await connectOutcome(stack.gateway.port)).toBe("ECONNREFUSED");
+      expect(await refusesNewConnections(stack.gateway.port)).toBe("ECONNREFUSED");
 
       // Their SQL runs now, after the stop began: the database and the subgraphs are still there.
       gate.open();
@@ -154,18 +155,20 @@ describe("the one-process stack on SIGTERM's stop path", () => {
     }
   }, 300_000);
 
-  it("cuts requests still running at the drain deadline, so a stuck request cannot hold the stop forever", async () => {
+  it("answers requests still running at the drain deadline with a retryable SHUTTING_DOWN, so a stuck request cannot hold the stop forever", async () => {
     const config = { ...stackConfig(), shutdown: { drainTimeoutMs: 200 } };
     const stack = await startStack({ config, database: db.database, logger: silentLogger, gateway: { runtimeLogLevel: false } });
     const gate = gateListPage();
     try {
-      const stuck = graphql(stack.gateway.url, PAGE_QUERY, { first: 3 }, { token }).then(
-        () => "answered",
-        () => "cut",
-      );
+      const stuck = graphql(stack.gateway.url, PAGE_QUERY, { first: 3 }, { token });
       await eventually(() => gate.waiting === 1, "the request inside the subgraph");
       await stack.stop();
-      expect(await stuck).toBe("cut");
+      const answer = await stuck;
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get("retry-after")).toBe("1");
+      expect(answer.headers.get("connection")).toBe("close");
+      expect(answer.errors?.map((error) => error.extensions?.code)).toEqual(["SHUTTING_DOWN"]);
+      expect(answer.errors?.[0]?.message).toMatch(/shutting down.*send it again/);
     } finally {
       gate.open();
       await stack.stop();
@@ -231,7 +234,7 @@ describe("a subgraph alone", () => {
       await eventually(() => gate.waiting === IN_FLIGHT, `${IN_FLIGHT} requests inside the subgraph`);
       let answeredWhenStopped: number | null = null;
       const stopping = subgraph.stop().then(() => (answeredWhenStopped = gate.answered));
-      expect(await connectOutcome(subgraph.port)).toBe("ECONNREFUSED");
+      expect(await refusesNewConnections(subgraph.port)).toBe("ECONNREFUSED");
       gate.open();
       const responses = await Promise.all(requests);
       for (const response of responses) expectFullPage(response);

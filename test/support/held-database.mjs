@@ -1,0 +1,44 @@
+/**
+ * Preloaded (`node --import tsx --import ./test/support/held-database.mjs scripts/start-subgraph.ts …`)
+ * into a subgraph process that a test starts the way production does: a database that is slow
+ * on the test's word. While the parent holds it (IPC message `{ hold: true }`), every statement
+ * sent to PGlite waits before it runs, and the parent hears how many are waiting (`{ held: n }`);
+ * `{ hold: false }` lets them all run, for real, in the order they came. Nothing else changes.
+ *
+ * Plain JavaScript: worker threads inherit the preload, and they load it before any TypeScript
+ * loader is registered in them. Only the main thread holds anything.
+ */
+import { isMainThread } from "node:worker_threads";
+
+if (isMainThread) {
+  const { PGlite } = await import("@electric-sql/pglite");
+  let holding = false;
+  let held = 0;
+  let release = () => undefined;
+  let released = Promise.resolve();
+
+  process.on("message", (message) => {
+    if (message.hold === true && !holding) {
+      holding = true;
+      held = 0;
+      released = new Promise((resolve) => (release = resolve));
+    } else if (message.hold === false && holding) {
+      holding = false;
+      release();
+    }
+  });
+  // The channel must not keep a process alive that the signal path is meant to end.
+  process.channel?.unref();
+
+  for (const name of ["query", "exec", "transaction"]) {
+    const original = PGlite.prototype[name];
+    PGlite.prototype[name] = async function (...args) {
+      if (holding) {
+        held += 1;
+        process.send?.({ held });
+        await released;
+      }
+      return original.apply(this, args);
+    };
+  }
+}
