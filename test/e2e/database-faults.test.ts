@@ -157,7 +157,7 @@ describe("readiness under a flood of probes", () => {
   });
 
   afterAll(async () => {
-    proxy?.restore();
+    await proxy?.set("open");
     await admin?.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS true`).catch(() => undefined);
     await stack?.stop();
     await admin?.end();
@@ -174,7 +174,7 @@ describe("readiness under a flood of probes", () => {
     await expectServing();
     expect((await fetch(readyzOf(stack))).status).toBe(200);
 
-    proxy.cutConnections();
+    await proxy.set("cut");
     const down = await readyzBecomes(stack, 503, 2_000);
     expect(down.status).toBe(503);
     for (const query of [CONVERSATIONS, `{ conversation(id: "00000000-0000-4000-8000-000000000000") { id } }`]) {
@@ -188,7 +188,7 @@ describe("readiness under a flood of probes", () => {
     if (searched.data?.search) expect(ran(searched.data.search.providers)).toEqual([KEYWORD_UNAVAILABLE]);
     else expectUnavailable(searched, raw);
 
-    proxy.restore();
+    await proxy.set("open");
     expect((await readyzBecomes(stack, 200, 10_000)).status).toBe(200);
     await expectServing();
   });
@@ -207,9 +207,9 @@ describe("readiness under a flood of probes", () => {
   });
 
   it("that stops answering without resetting anything: /readyz 503 within 2 s (the check's own timeout), then ready once it answers again", async () => {
-    proxy.stallConnections();
+    await proxy.set("stalled");
     expect((await readyzBecomes(stack, 503, 2_500)).status).toBe(503);
-    proxy.restore();
+    await proxy.set("open");
     expect((await readyzBecomes(stack, 200, 10_000)).status).toBe(200);
     await expectServing();
   });

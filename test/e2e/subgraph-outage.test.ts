@@ -5,7 +5,7 @@
  * connections) and frozen (connections are accepted and never answered, as a SIGSTOPped process
  * or a hung backend behind a load balancer does). With each planner.
  *
- * Each subgraph sits behind a TCP proxy of ours (test/support/switchable-proxy.ts) that the test
+ * Each subgraph sits behind a TCP proxy of ours (test/support/tcp-proxy.ts) that the test
  * switches between open, down and frozen, so one stack serves every case.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -13,7 +13,7 @@ import { gatewayOptionsFrom, startGateway, subgraphLocations, type RunningGatewa
 import { silentLogger } from "../../lib/logger.js";
 import { errorCodes, graphql, type GraphQLResponse } from "../support/graphql.js";
 import { startTestStack, type TestStack } from "../support/stack.js";
-import { SwitchableProxy, type ProxyState } from "../support/switchable-proxy.js";
+import { TcpProxy, type ProxyState } from "../support/tcp-proxy.js";
 import { tokenFor } from "../support/tenants.js";
 
 /**
@@ -38,7 +38,7 @@ type SubgraphName = keyof typeof FIELD_OF;
 const SUBGRAPHS = Object.keys(FIELD_OF) as SubgraphName[];
 
 let test: TestStack;
-let proxies: Map<string, SwitchableProxy>;
+let proxies: Map<string, TcpProxy>;
 let gateways: Record<"rust" | "js", RunningGateway>;
 let token: string;
 /** EVERY_SUBGRAPH's answer with every subgraph up. */
@@ -49,9 +49,9 @@ beforeAll(async () => {
   proxies = new Map();
   let supergraphSdl = test.stack.supergraphSdl;
   for (const { name, url } of subgraphLocations(supergraphSdl)) {
-    const proxy = await SwitchableProxy.start(url);
+    const proxy = await TcpProxy.start(url);
     proxies.set(name, proxy);
-    supergraphSdl = supergraphSdl.replace(url, proxy.addressFor(url));
+    supergraphSdl = supergraphSdl.replace(url, proxy.urlFor(url));
   }
   const start = (queryPlanner: "rust" | "js") =>
     startGateway({ ...gatewayOptionsFrom(test.config), port: 0, queryPlanner, supergraphSdl, mcp: null, logger: silentLogger, runtimeLogLevel: false });
