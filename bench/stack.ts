@@ -12,6 +12,7 @@ import { readSupergraphConfig } from "../lib/composition/supergraph-config.js";
 import { loadConfig, type Config, type QueryPlanner } from "../lib/config.js";
 import type { Database } from "../lib/database/connect.js";
 import { startSubgraph, type RunningSubgraph } from "../lib/graphql/subgraph-server.js";
+import type { RateLimitSettings } from "../lib/graphql/rate-limit.js";
 import { silentLogger, type Logger } from "../lib/logger.js";
 import { signToken } from "../lib/tenancy/token.js";
 import { startGateway, type RunningGateway } from "../gateway/server.js";
@@ -70,10 +71,15 @@ export interface BenchSubgraphs {
   stop(): Promise<void>;
 }
 
-export async function startBenchSubgraphs(database: Database, config: Config): Promise<BenchSubgraphs> {
+/**
+ * The conversations and search subgraphs in this process. `rateLimit` charges calls that reach
+ * them without the gateway (as app/stack.ts does with the configured budgets); the scenarios that
+ * only measure the gateway's path leave it out.
+ */
+export async function startBenchSubgraphs(database: Database, config: Config, rateLimit: RateLimitSettings | null = null): Promise<BenchSubgraphs> {
   const warnings: ServerWarnings = { count: 0, samples: [] };
   const logger = collectingLogger(warnings);
-  const serverOptions = { host: config.host, port: 0, auth: config.auth, production: false, logger };
+  const serverOptions = { host: config.host, port: 0, auth: config.auth, production: false, logger, rateLimit };
   const search = await searchSubgraph({ database, config, logger: logger.child("search") });
   const conversationsServer = await startSubgraph(conversationsSubgraph(database), serverOptions);
   let searchServer: RunningSubgraph;

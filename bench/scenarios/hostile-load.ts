@@ -106,7 +106,7 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
   async run(context) {
     const { database } = context.bench;
     const config = benchConfig({ cacheTtlSeconds: 0 });
-    const subgraphs = await startBenchSubgraphs(database, config);
+    const subgraphs = await startBenchSubgraphs(database, config, RATE_LIMIT);
     let gateway: RunningGateway | null = null;
     const attacker = new AttackGenerator();
     try {
@@ -303,7 +303,7 @@ async function costClasses(tokenOf: (organizationId: string) => Promise<Record<s
     { name: "MCP resources/read", description: "POST /mcp with a batch of 10 reads of the schema resource (the largest batch admitted), with a valid token", concurrency: 4, maxRequests: 20_000, requests: [{ url: mcpUrl, headers: await mcpHeaders("attacker-mcp-read"), body: schemaReads }] },
     { name: "MCP batch of 100 searches", description: "POST /mcp with a batch of 100 tools/call search (refused: 10 at most), with a valid token", concurrency: 2, maxRequests: 2_000, requests: [{ url: mcpUrl, headers: await mcpHeaders("attacker-mcp-batch"), body: toolSearches }] },
     { name: "chunked 15 MB comment", description: "a query that is 15 MB of comment, streamed without a Content-Length, with a valid token", concurrency: 2, maxRequests: 500, requests: [{ chunked: true, headers: await tokenOf("attacker-chunked"), body: graphqlBody(`{ __typename } #${"a".repeat(15_000_000)}`) }] },
-    { name: "50 aliases to the search subgraph", description: "50 aliased searches sent straight to the search subgraph (no gateway, so no rate limit), with a valid token", concurrency: 4, maxRequests: 5_000, requests: [{ url: searchSubgraphUrl, headers: await tokenOf("attacker-direct"), body: aliasedSearches(50) }] },
+    { name: "50 aliases to the search subgraph", description: "50 aliased searches sent straight to the search subgraph (no gateway: the subgraph charges the same budgets), with a valid token", concurrency: 4, maxRequests: 5_000, requests: [{ url: searchSubgraphUrl, headers: await tokenOf("attacker-direct"), body: aliasedSearches(50) }] },
     { name: "24 aliases of search", description: "24 aliased searches (the most the gateway admits) through the gateway, with a valid token", concurrency: 4, maxRequests: 5_000, requests: [{ headers: await tokenOf("attacker-24-aliases"), body: aliasedSearches(24) }] },
     { name: "anonymous /readyz flood", description: "POST /readyz without a token", concurrency: 16, maxRequests: 500_000, requests: [{ url: gatewayUrl.replace(/\/graphql$/, "/readyz"), headers: {}, body: "" }] },
     { name: "13 MB upload", description: "uploadDocument of a 13 MB file (17.3 MB of base64), with a valid token", concurrency: 2, maxRequests: 500, requests: [{ headers: await tokenOf("attacker-upload"), body: upload }] },
