@@ -244,8 +244,16 @@ describe("demo conversation generator", () => {
       expect(taken).toEqual(generateDemoConversations({ count: 3 }));
     });
 
-    it("streams 100,000 conversations well under a minute", () => {
-      const started = performance.now();
+    // Streaming is counted, not timed: a generator of a billion conversations hands out its first
+    // ones at once only if it makes each on demand (a timed bound here failed on a loaded machine).
+    it("streams: conversations are made one at a time, as they are asked for", () => {
+      const conversations = demoConversations({ count: 1_000_000_000, seed: 3 });
+      const first = [conversations.next(), conversations.next(), conversations.next()];
+      expect(first.map((step) => step.done)).toEqual([false, false, false]);
+      expect(first.map((step) => (step.value as { messages: unknown[] }).messages.length).every((length) => length >= 2)).toBe(true);
+    });
+
+    it("makes 100,000 conversations, each with messages", () => {
       let count = 0;
       let messages = 0;
       for (const conversation of demoConversations({ count: 100_000, seed: 3 })) {
@@ -254,7 +262,6 @@ describe("demo conversation generator", () => {
       }
       expect(count).toBe(100_000);
       expect(messages).toBeGreaterThan(100_000 * 2);
-      expect(performance.now() - started).toBeLessThan(30_000);
     });
   });
 });
