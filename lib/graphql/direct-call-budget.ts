@@ -14,9 +14,9 @@
  * charged again here, which halves what each budget buys; set the secret (production should).
  */
 import { parse, type DocumentNode, type GraphQLSchema } from "graphql";
-import { verifyBearerToken, type TokenSettings } from "../tenancy/token.js";
+import type { TokenSettings } from "../tenancy/token.js";
 import { checkDocument, type OperationLimits } from "./operation-limits.js";
-import { bodyPoints, COST_PER_POINT, type CallerIdentity, type RateLimitRejection, type RequestRateLimiter } from "./rate-limit.js";
+import { bodyPoints, callerOf, COST_PER_POINT, type RateLimitRejection, type RequestRateLimiter } from "./rate-limit.js";
 
 export interface DirectCall {
   /** The parsed JSON body (one request or a batch), or undefined for a GET. */
@@ -38,22 +38,11 @@ export class DirectCallBudget {
   /** Spends what the call costs; the rejection when a budget is spent, null when it may go on. */
   async charge(call: DirectCall): Promise<RateLimitRejection | null> {
     const points = 1 + bodyPoints(call.bodyBytes) + Math.floor(this.estimatedCost(call) / COST_PER_POINT);
-    return this.limiter.consume(await this.caller(call.authorization), call.clientAddress, points);
+    return this.limiter.consume(await callerOf(call.authorization, this.auth), call.clientAddress, points);
   }
 
   async close(): Promise<void> {
     await this.limiter.close();
-  }
-
-  private async caller(authorization: string | undefined): Promise<CallerIdentity | null> {
-    if (!authorization) return null;
-    try {
-      const tenant = await verifyBearerToken(authorization, this.auth);
-      return { organizationId: tenant.organizationId, userId: tenant.userId };
-    } catch {
-      // Refused again, with its reason, when the request runs; until then it is anonymous.
-      return null;
-    }
   }
 
   /**

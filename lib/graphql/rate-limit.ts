@@ -65,16 +65,19 @@ const WARNING_INTERVAL_MS = 60_000;
 
 /** Until the gateway verifies tokens itself (issue 8, identity at the gateway), the rate limiter reads them. */
 export function tokenIdentity(auth: TokenSettings): IdentifyCaller {
-  return async (request) => {
-    const authorization = request.headers.get("authorization");
-    if (!authorization) return null;
-    try {
-      const tenant = await verifyBearerToken(authorization, auth);
-      return { organizationId: tenant.organizationId, userId: tenant.userId };
-    } catch {
-      return null;
-    }
-  };
+  return (request) => callerOf(request.headers.get("authorization") ?? undefined, auth);
+}
+
+/** Whose budgets an `Authorization` header spends: its verified caller, or null (anonymous) for none or a token that does not verify. */
+export async function callerOf(authorization: string | undefined, auth: TokenSettings): Promise<CallerIdentity | null> {
+  if (!authorization) return null;
+  try {
+    const tenant = await verifyBearerToken(authorization, auth);
+    return { organizationId: tenant.organizationId, userId: tenant.userId };
+  } catch {
+    // Refused again, with its reason, where the request is answered; until then it is anonymous.
+    return null;
+  }
 }
 
 export interface RateLimitRejection {

@@ -218,18 +218,20 @@ export async function startSubgraph<TContext extends RequestContext>(
     }
     const overLimit = requestOverLimits(parsedBody, url.searchParams, limits);
     if (overLimit) return sendJson(response, 400, { errors: [{ message: overLimit.message, extensions: overLimit.extensions }] });
-    if (directCalls && !isSignedByGateway(parsedBody, options.auth.subgraphSigningSecret)) {
+    // One HMAC check a request: it decides both the direct-call charge and the context's flag.
+    const signedByGateway = isSignedByGateway(parsedBody, options.auth.subgraphSigningSecret);
+    if (directCalls && !signedByGateway) {
       const rejection = await directCalls.charge({ body: parsedBody, searchParams: url.searchParams, bodyBytes: bytes.length, authorization: headers.get("authorization"), clientAddress: request.socket.remoteAddress ?? "unknown" });
       if (rejection) return sendJson(response, 429, rateLimitBody(rejection), { "retry-after": String(rejection.retryAfterSeconds) });
     }
     // Only GraphQL requests are traced (not health checks or scrapes), continuing the gateway's trace.
     return traceIncomingRequest(tracing, request.headers, `${(request.method ?? "GET").toUpperCase()} /graphql`, { "http.request.method": request.method ?? "GET", "http.route": "/graphql", "graphql.subgraph": definition.name }, async (span) => {
-      await executeGraphQL(request, response, url, headers, parsedBody);
+      await executeGraphQL(request, response, url, headers, parsedBody, signedByGateway);
       span?.setAttribute("http.response.status_code", response.statusCode);
     });
   }
 
-  async function executeGraphQL(request: http.IncomingMessage, response: http.ServerResponse, url: URL, headers: HeaderMap, parsedBody: unknown) {
+  async function executeGraphQL(request: http.IncomingMessage, response: http.ServerResponse, url: URL, headers: HeaderMap, parsedBody: unknown, signedByGateway: boolean) {
     const graphQLRequest: HTTPGraphQLRequest = {
       method: (request.method ?? "GET").toUpperCase(),
       headers,
@@ -251,7 +253,7 @@ export async function startSubgraph<TContext extends RequestContext>(
     const result = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: graphQLRequest,
       context: async () =>
-        definition.createContext(await createRequestContext(headers.get("authorization"), options.auth, isSignedByGateway(parsedBody, options.auth.subgraphSigningSecret), writes)),
+        definition.createContext(await createRequestContext(headers.get("authorization"), options.auth, signedByGateway, writes)),
     });
     for (const [key, value] of result.headers) response.setHeader(key, value);
     response.statusCode = result.status ?? 200;
