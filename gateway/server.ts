@@ -37,6 +37,7 @@ import { gatewayTracing } from "./tracing.js";
 import type { TracingConfig } from "../lib/observability/tracing-config.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { subgraphHttpTransport } from "./subgraph-transport.js";
+import { SharedAnswer } from "../lib/graphql/readiness.js";
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -295,7 +296,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     void runtime(request, response);
   });
   const drain = trackForDrain(server);
-  const readiness = sharedReadiness(subgraphs);
+  // One probe of the subgraphs per READINESS_CACHE_MS, whatever the number of callers: every
+  // caller of `/readyz` otherwise made a call to each subgraph, so a flood of probes (anonymous
+  // ones included) cost four subgraph calls a request.
+  const readiness = new SharedAnswer(() => checkSubgraphs(subgraphs), READINESS_CACHE_MS);
 
   /**
    * 503 at once while draining, so a load balancer stops sending before the listener goes.
@@ -314,7 +318,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       response.setHeader("retry-after", String(rejection.retryAfterSeconds));
       return sendJson(response, 429, rateLimitBody(rejection));
     }
-    const results = await readiness.check();
+    const results = await readiness.current();
     const ready = results.every((result) => result.ok) && !drain.draining;
     const status = drain.draining ? "draining" : ready ? "ready" : "unavailable";
     sendJson(response, ready ? 200 : 503, trusted ? { status, subgraphs: results } : { status });
@@ -375,23 +379,6 @@ interface SubgraphReadiness {
   url: string;
   ok: boolean;
   error?: string;
-}
-
-/**
- * One probe of the subgraphs per READINESS_CACHE_MS, whatever the number of callers: callers in
- * the meantime share the probe in flight or its answer. Every caller of `/readyz` otherwise made
- * a call to each subgraph, so a flood of probes (anonymous ones included) cost four subgraph calls
- * a request.
- */
-function sharedReadiness(subgraphs: SubgraphLocation[]) {
-  let latest: { at: number; results: Promise<SubgraphReadiness[]> } | null = null;
-  return {
-    check(): Promise<SubgraphReadiness[]> {
-      const now = performance.now();
-      if (!latest || now - latest.at >= READINESS_CACHE_MS) latest = { at: now, results: checkSubgraphs(subgraphs) };
-      return latest.results;
-    },
-  };
 }
 
 /**

@@ -16,20 +16,46 @@ export const DEFAULT_READINESS: ReadinessSettings = { timeoutMs: 1_000, cacheMs:
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
+/**
+ * An answer that many callers share: while one is being worked out, every caller waits for that
+ * one; once known, it is served for `keepMs` before the next caller starts another. What makes a
+ * flood of probes cost one check (a subgraph's database check, the gateway's probe of its
+ * subgraphs).
+ */
+export class SharedAnswer<T> {
+  private last: { answer: T; at: number } | null = null;
+  private running: Promise<T> | null = null;
+
+  constructor(
+    private readonly work: () => Promise<T>,
+    private readonly keepMs: number,
+  ) {}
+
+  current(): Promise<T> {
+    if (this.last && performance.now() - this.last.at < this.keepMs) return Promise.resolve(this.last.answer);
+    this.running ??= this.work()
+      .then((answer) => {
+        this.last = { answer, at: performance.now() };
+        return answer;
+      })
+      .finally(() => (this.running = null));
+    return this.running;
+  }
+}
+
 export class ReadinessCheck {
-  private last: { outcome: Readiness; at: number } | null = null;
-  private running: Promise<Readiness> | null = null;
+  private readonly answer: SharedAnswer<Readiness>;
 
   constructor(
     private readonly check: () => Promise<void>,
     private readonly settings: ReadinessSettings = DEFAULT_READINESS,
-  ) {}
+  ) {
+    this.answer = new SharedAnswer(() => this.run(), settings.cacheMs);
+  }
 
   /** The latest outcome if it is fresh; otherwise the check's, shared with every probe waiting meanwhile. */
   current(): Promise<Readiness> {
-    if (this.last && performance.now() - this.last.at < this.settings.cacheMs) return Promise.resolve(this.last.outcome);
-    this.running ??= this.run().finally(() => (this.running = null));
-    return this.running;
+    return this.answer.current();
   }
 
   // Private: the check against its deadline. A check that passes the deadline is left to finish
@@ -39,16 +65,13 @@ export class ReadinessCheck {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${this.settings.timeoutMs} ms`)), this.settings.timeoutMs);
     });
-    let outcome: Readiness;
     try {
       await Promise.race([this.check(), deadline]);
-      outcome = { ready: true };
+      return { ready: true };
     } catch (error) {
-      outcome = { ready: false, reason: error instanceof Error ? error.message : String(error) };
+      return { ready: false, reason: error instanceof Error ? error.message : String(error) };
     } finally {
       clearTimeout(timer);
     }
-    this.last = { outcome, at: performance.now() };
-    return outcome;
   }
 }
