@@ -55,6 +55,11 @@ export function declaresMoreThan(request: http.IncomingMessage, limit: number): 
   return Number.isFinite(declared) && declared > limit;
 }
 
+/** What a refused body is told, at the gateway (request-body-limit.ts) and at every subgraph. */
+export function oversizedBodyMessage(limit: number): string {
+  return `The request body is larger than ${limit.toLocaleString("en-US")} bytes, the most accepted. Send less at once (split the request).`;
+}
+
 /**
  * Answers 413 with a coded GraphQL error and closes the connection after it, so no unread rest of
  * the body is ever taken for the next request on that connection.
@@ -63,7 +68,7 @@ export function refuseOversizedBody(response: http.ServerResponse, limit: number
   const body = JSON.stringify({
     errors: [
       {
-        message: message ?? `The request body is larger than ${limit.toLocaleString("en-US")} bytes, the most accepted. Send less at once (split the request).`,
+        message: message ?? oversizedBodyMessage(limit),
         extensions: { code: "REQUEST_ENTITY_TOO_LARGE", maxBytes: limit },
       },
     ],

@@ -12,6 +12,7 @@
  */
 import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
 import { GraphQLError } from "graphql";
+import { oversizedBodyMessage } from "../http-body.js";
 
 export interface RequestBodyLimitOptions {
   maxBytes: number;
@@ -22,7 +23,7 @@ export interface RequestBodyLimitOptions {
 export const REQUEST_ENTITY_TOO_LARGE = "REQUEST_ENTITY_TOO_LARGE";
 
 export function bodyTooLarge(maxBytes: number): GraphQLError {
-  return new GraphQLError(`The request body is larger than ${maxBytes.toLocaleString("en-US")} bytes, the most accepted. Send less at once (split the request).`, {
+  return new GraphQLError(oversizedBodyMessage(maxBytes), {
     // `connection: close`: the rest of the body is not read, so the connection cannot serve another request.
     extensions: { code: REQUEST_ENTITY_TOO_LARGE, maxBytes, http: { status: 413, headers: { connection: "close" } } },
   });
