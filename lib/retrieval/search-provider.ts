@@ -6,6 +6,7 @@
  */
 import type { TenantContext } from "../tenancy/token.js";
 import type { ObservableQueue } from "./queue-status.js";
+import type { FilterField, HitAttributes, SearchFilter } from "./search-filter.js";
 
 /** Which side of `alpha` a provider is on. */
 export type ProviderKind = "KEYWORD" | "SEMANTIC";
@@ -20,6 +21,8 @@ export interface ProviderHit {
   ref: EntityRef;
   /** The provider's own relevance score (higher is better); only comparable within the provider. */
   nativeScore: number;
+  /** What the provider knows of the item from the statement or call that found it (facets read it). */
+  attributes?: HitAttributes;
 }
 
 export interface ProviderRequest {
@@ -35,6 +38,12 @@ export interface ProviderRequest {
    * query nobody waits for must not keep the database busy.
    */
   timeoutMs?: number;
+  /**
+   * What the search is narrowed to. Only fields in the provider's `filters` are ever set (the
+   * search skips a provider asked for a field it does not apply), and the provider applies each
+   * inside its own statement or call. Absent: no filter.
+   */
+  filter?: SearchFilter;
 }
 
 /**
@@ -78,6 +87,16 @@ export interface SearchProvider {
   readonly embeddingModel?: string;
   /** One line for `searchProviders`. */
   readonly description: string;
+  /**
+   * The typenames of the items it returns: a search filtered to other kinds does not call it.
+   * Unset: it is called whatever kinds are asked (and skipped under any kinds filter).
+   */
+  readonly itemTypes?: readonly string[];
+  /**
+   * The filter fields it applies inside its own statement or call. A search that sets any other
+   * field skips it, saying which, rather than let it return hits the filter would exclude.
+   */
+  readonly filters?: readonly FilterField[];
   search(request: ProviderRequest): Promise<ProviderHit[]>;
 }
 

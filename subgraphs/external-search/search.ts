@@ -5,6 +5,12 @@
  * cache apply exactly as for `webSearch` and `slackSearch`; a provider that is not configured,
  * whose breaker is open or whose budget is spent is reported SKIPPED with the reason. The search
  * subgraph reaches it through the subgraph's index.ts, which re-exports this module.
+ *
+ * Filters: web providers apply `sites` as Google's `site:` operators in the query they send
+ * (Serper and DataForSEO both pass it to Google), and drop any result whose host is not one of
+ * the sites should the engine ignore the operator; no other field describes a web result, so a
+ * search filtered by any other field skips them. Slack's search modifiers work in whole days
+ * and by Slack's own user and channel ids, not by our filter's values: Slack applies none.
  */
 import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";
@@ -12,6 +18,7 @@ import type { Logger } from "../../lib/logger.js";
 import { SearchProviderSkippedError, type DomainSearch, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { MAX_QUERY_CHARACTERS, type CallReport, type ExternalSearchService } from "./external-search-service.js";
 import { createExternalSearchRuntime, type ExternalSearchRuntimeOptions } from "./runtime.js";
+import { hostMatchesSites, type FilterField } from "../../lib/retrieval/search-filter.js";
 
 /** Slack messages asked per search (one call; the cache keys on it). */
 const SLACK_MESSAGES_PER_CALL = 20;
@@ -25,8 +32,25 @@ function tooLong(query: string): void {
   if (query.length > MAX_QUERY_CHARACTERS) throw new SearchProviderSkippedError(`external providers take queries of at most ${MAX_QUERY_CHARACTERS} characters (this one has ${query.length})`, false);
 }
 
+/** The query with the sites as Google operators: `q site:a.com` or `q (site:a.com OR site:b.org)`. */
+export function withSites(query: string, sites: readonly string[] | null | undefined): string {
+  if (!sites || sites.length === 0) return query;
+  const operators = sites.map((site) => `site:${site}`);
+  return `${query} ${operators.length === 1 ? operators[0] : `(${operators.join(" OR ")})`}`;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return "";
+  }
+}
+
 class WebProvider implements SearchProvider {
   readonly kind = "KEYWORD" as const;
+  readonly itemTypes = ["WebResult"];
+  readonly filters: readonly FilterField[] = ["sites"];
   readonly name: string;
   readonly description: string;
 
@@ -41,18 +65,23 @@ class WebProvider implements SearchProvider {
         : `Live Google results through DataForSEO (${service.estimate("DATAFORSEO")} credits per uncached search).`;
   }
 
-  async search({ tenant, query, window, signal }: ProviderRequest): Promise<ProviderHit[]> {
-    tooLong(query);
-    const { report, value } = await this.service.webResults(tenant, this.provider, query, false, signal);
+  async search({ tenant, query, window, signal, filter }: ProviderRequest): Promise<ProviderHit[]> {
+    const sites = filter?.sites ?? null;
+    const sent = withSites(query, sites);
+    tooLong(sent);
+    const { report, value } = await this.service.webResults(tenant, this.provider, sent, false, signal);
     outcome(report);
-    const stored = await this.service.storeWebResults(tenant, (value ?? []).slice(0, window));
-    return stored.map((result) => ({ ref: { typename: "WebResult", id: result.id }, nativeScore: 1 / result.position }));
+    const results = (value ?? []).filter((result) => sites === null || hostMatchesSites(hostOf(result.url), sites));
+    const stored = await this.service.storeWebResults(tenant, results.slice(0, window));
+    return stored.map((result) => ({ ref: { typename: "WebResult", id: result.id }, nativeScore: 1 / result.position, attributes: { site: hostOf(result.url) } }));
   }
 }
 
 class SlackProvider implements SearchProvider {
   readonly name = "slack.messages";
   readonly kind = "KEYWORD" as const;
+  readonly itemTypes = ["SlackMessage"];
+  readonly filters: readonly FilterField[] = [];
   readonly description = "Messages of your organization's Slack workspace that match (search.messages with your organization's token).";
 
   constructor(private readonly service: ExternalSearchService) {}

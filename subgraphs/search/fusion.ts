@@ -15,7 +15,7 @@
  * and appending the deeper window's order after it (`stitchSegments`).
  */
 
-import type { EntityRef, ProviderKind } from "../../lib/retrieval/search-provider.js";
+import type { EntityRef, ProviderHit, ProviderKind } from "../../lib/retrieval/search-provider.js";
 
 export type { EntityRef, ProviderKind };
 
@@ -25,7 +25,7 @@ export interface RankedList {
   /** The provider's effective weight w_p (alpha or 1 - alpha, times its own weight). */
   weight: number;
   /** Best first. Rank = index + 1. */
-  hits: { ref: EntityRef; nativeScore: number }[];
+  hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes">[];
 }
 
 export interface Contribution {

@@ -7,7 +7,7 @@
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import type DataLoader from "dataloader";
-import { GraphQLError, type GraphQLResolveInfo } from "graphql";
+import { GraphQLError, Kind, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { DateTime } from "../../lib/graphql/date-time.js";
@@ -60,14 +60,33 @@ async function runAsSaved(service: SearchService, tenant: TenantContext, saved: 
   }
 }
 
+/** Fragments nest at most this deep before the search stops looking (the gateway's limits bound them long before). */
+const MAX_SELECTION_DEPTH = 8;
+
+/**
+ * Whether the client selected this field of the result (directly, or inside a fragment on it):
+ * work only it needs (facets) is then done, and a search that does not ask pays nothing.
+ */
+function selectsField(info: GraphQLResolveInfo, name: string): boolean {
+  const within = (selectionSet: SelectionSetNode | undefined, fragments: Record<string, FragmentDefinitionNode>, depth: number): boolean => {
+    if (!selectionSet || depth > MAX_SELECTION_DEPTH) return false;
+    return selectionSet.selections.some((selection) =>
+      selection.kind === Kind.FIELD
+        ? selection.name.value === name
+        : within(selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments[selection.name.value]?.selectionSet, fragments, depth + 1),
+    );
+  };
+  return info.fieldNodes.some((node) => within(node.selectionSet, info.fragments, 0));
+}
+
 export const resolvers: GraphQLResolverMap<SearchContext> = {
   DateTime,
   Query: {
     // The gateway never asks this subgraph for entities (Conversation is `resolvable: false`
     // here), but anyone who reaches it can: malformed references are their mistake, not ours.
     _entities: resolveEntityReferences,
-    search(_source, args: { input: SearchInput }, context) {
-      return context.search.search(context.requireTenant(), args.input);
+    search(_source, args: { input: SearchInput }, context, info) {
+      return context.search.search(context.requireTenant(), args.input, { facets: selectsField(info, "facets") });
     },
     searchProviders(_source, _args, context) {
       context.requireTenant();
@@ -105,7 +124,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     saveSearch(_source, args: { input: SaveSearchInput }, context, info) {
       const tenant = context.requireTenant();
       const once = writeOnceFor(context.writes, tenant, info, args);
-      return context.savedSearches.create(tenant, validateSaveSearchInput(context.search, args.input), once);
+      return context.savedSearches.create(tenant, validateSaveSearchInput(context.search, tenant, args.input), once);
     },
     renameSavedSearch(_source, args: { id: string; name: string }, context) {
       const tenant = context.requireTenant();

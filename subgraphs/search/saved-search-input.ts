@@ -7,6 +7,7 @@ import { badUserInput } from "../../lib/graphql/errors.js";
 import { MAX_PAGE_SIZE } from "../../lib/graphql/pagination.js";
 import type { NewSavedSearch, ProviderWeight } from "./saved-search-store.js";
 import type { SearchService } from "./search-service.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
 
 export const MAX_SAVED_SEARCH_NAME_LENGTH = 200;
 
@@ -18,10 +19,10 @@ export interface SaveSearchInput {
   weights?: ProviderWeight[] | null;
 }
 
-export function validateSaveSearchInput(service: SearchService, input: SaveSearchInput): NewSavedSearch {
+export function validateSaveSearchInput(service: SearchService, tenant: TenantContext, input: SaveSearchInput): NewSavedSearch {
   const name = validateSavedSearchName(input.name, "input.name");
   const alpha = input.alpha ?? 0.5;
-  const { query } = service.validate({ query: input.query, alpha, providers: input.providers, weights: input.weights });
+  const { query } = service.validate({ query: input.query, alpha, providers: input.providers, weights: input.weights }, tenant);
   return {
     name,
     query,

@@ -17,6 +17,9 @@ import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
 import type { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 import { CONVENTIONAL_ALPHA, type DefaultAlpha } from "../../lib/retrieval/embeddings/default-alpha.js";
+import { filterFieldsSet, type HitAttributes, type SearchFilter } from "../../lib/retrieval/search-filter.js";
+import { computeFacets, type SearchFacetsData } from "./facets.js";
+import { filterIdentity, normalizeFilter, type SearchFilterInput } from "./search-filter-input.js";
 
 export const MAX_QUERY_LENGTH = 1_000;
 /** Deepest provider window: results go at most half as deep (the window is 2 × (offset + limit)). */
@@ -33,6 +36,13 @@ export interface SearchInput {
   weights?: { provider: string; weight: number }[] | null;
   rrfK?: number | null;
   minScore?: number | null;
+  filter?: SearchFilterInput | null;
+}
+
+/** What the caller asked for beyond the page itself (the resolver knows from the selection). */
+export interface SearchOptions {
+  /** Count facets over the fused candidates; a search that does not ask pays nothing for them. */
+  facets?: boolean;
 }
 
 export type ProviderStatus = "OK" | "TIMEOUT" | "ERROR" | "SKIPPED";
@@ -58,6 +68,8 @@ export interface SearchResultData {
   providers: ProviderReport[];
   tookMs: number;
   cached: boolean;
+  /** Present when asked for (SearchOptions.facets). */
+  facets?: SearchFacetsData;
 }
 
 interface NormalizedInput {
@@ -68,6 +80,7 @@ interface NormalizedInput {
   limit: number;
   rrfK: number;
   minScore: number | null;
+  filter: SearchFilter;
   /** Effective weight multiplier per provider; absent = not asked. */
   multipliers: Map<string, number>;
   /** Hash of everything that defines the result list (not the page): cursors carry it. */
@@ -161,14 +174,15 @@ export class SearchService {
    * Checks an input exactly as `search` would, without running it (saved searches check what
    * they store with it), and returns the query as the providers would see it.
    */
-  validate(raw: SearchInput): { query: string } {
-    return { query: this.normalize(raw).query };
+  validate(raw: SearchInput, tenant: TenantContext): { query: string } {
+    return { query: this.normalize(raw, tenant).query };
   }
 
-  async search(tenant: TenantContext, raw: SearchInput): Promise<SearchResultData> {
+  async search(tenant: TenantContext, raw: SearchInput, options: SearchOptions = {}): Promise<SearchResultData> {
     const startedAt = performance.now();
-    const input = this.normalize(raw);
-    const cacheKey = this.cacheKey(tenant, input);
+    const input = this.normalize(raw, tenant);
+    const withFacets = options.facets === true;
+    const cacheKey = this.cacheKey(tenant, input, withFacets);
 
     const cached = await this.options.cache.get(cacheKey);
     // With a TTL of 0 nothing is ever stored: every lookup would count as a miss of a cache that is off.
@@ -193,14 +207,14 @@ export class SearchService {
       [...this.providers.values()].map(async (provider) => {
         const multiplier = input.multipliers.get(provider.name);
         const weight = multiplier === undefined ? 0 : this.weightOf(provider, input, multiplier);
-        if (weight <= 0) {
-          const why = this.skipReason(provider, input, multiplier);
+        const why = weight <= 0 ? this.skipReason(provider, input, multiplier) : filterSkipReason(provider, input.filter);
+        if (why !== null) {
           reports.push({ name: provider.name, kind: provider.kind, status: "SKIPPED", tookMs: 0, returned: 0, error: why });
           return;
         }
         // One span per provider call (when the request is traced); its attributes name the provider, never the query.
         const outcome = await withSpan(`search.provider ${provider.name}`, { "search.provider.name": provider.name, "search.provider.kind": provider.kind }, async (span) => {
-          const called = await this.callProvider(provider, tenant, input.query, window);
+          const called = await this.callProvider(provider, tenant, input.query, window, input.filter);
           span?.setAttributes({ "search.provider.status": called.report.status, "search.provider.hits": called.report.returned });
           if (called.report.status === "ERROR" || called.report.status === "TIMEOUT") span?.setStatus({ code: SpanStatusCode.ERROR, message: called.report.status });
           return called;
@@ -217,6 +231,13 @@ export class SearchService {
     lists.sort((a, b) => order.indexOf(a.provider) - order.indexOf(b.provider));
 
     const fused = stitchSegments(lists, input.segments, { k: input.rrfK, minScore: input.minScore });
+    let facets: SearchFacetsData | undefined;
+    if (withFacets) {
+      // A hit's attributes from whichever provider returned them (the same item, the same values).
+      const attributes = new Map<string, HitAttributes>();
+      for (const list of lists) for (const hit of list.hits) if (hit.attributes) attributes.set(`${hit.ref.typename}:${hit.ref.id}`, { ...hit.attributes, ...attributes.get(`${hit.ref.typename}:${hit.ref.id}`) });
+      facets = computeFacets(fused, (hit) => attributes.get(`${hit.ref.typename}:${hit.ref.id}`));
+    }
     const page = fused.slice(input.offset, input.offset + input.limit);
     const someListFull = lists.some((list) => list.hits.length >= window);
     const hasNextPage = fused.length > input.offset + input.limit || (someListFull && window < MAX_WINDOW && page.length === input.limit);
@@ -233,6 +254,7 @@ export class SearchService {
       providers: reports,
       tookMs: performance.now() - startedAt,
       cached: false,
+      ...(facets ? { facets } : {}),
     };
     // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
     // So is one where a provider skipped itself (breaker open, budget spent): that passes too.
@@ -243,7 +265,7 @@ export class SearchService {
     return result;
   }
 
-  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean }> {
+  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number, filter: SearchFilter): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean }> {
     const started = performance.now();
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -251,7 +273,7 @@ export class SearchService {
       timer = setTimeout(() => resolve("timeout"), this.options.providerTimeoutMs);
     });
     try {
-      const outcome = await Promise.race([provider.search({ tenant, query, window, signal: controller.signal, timeoutMs: this.options.providerTimeoutMs }), timeout]);
+      const outcome = await Promise.race([provider.search({ tenant, query, window, signal: controller.signal, timeoutMs: this.options.providerTimeoutMs, ...(filter.kinds || filterFieldsSet(filter).length > 0 ? { filter } : {}) }), timeout]);
       const tookMs = performance.now() - started;
       if (outcome === "timeout") {
         controller.abort();
@@ -270,7 +292,7 @@ export class SearchService {
     }
   }
 
-  private normalize(raw: SearchInput): NormalizedInput {
+  private normalize(raw: SearchInput, tenant: TenantContext): NormalizedInput {
     if (raw.query.length > MAX_QUERY_LENGTH) throw badUserInput("input.query", `must be at most ${MAX_QUERY_LENGTH} characters, got ${raw.query.length}`);
     // Control characters (NUL included) are spaces, as a search box user means them: every
     // provider, the cache key and the query log then see the same plain text.
@@ -308,10 +330,12 @@ export class SearchService {
       if (multipliers.has(provider)) multipliers.set(provider, weight);
     }
 
+    const filter = normalizeFilter(raw.filter, tenant);
+
     const listHash = createHash("sha256")
       // Whether alpha was the default matters beyond its value: the default weighs providers with
       // models of their own at 0.5 whatever it is (weightOf), so "default 1" and "alpha 1" differ.
-      .update(JSON.stringify([query, alpha, alphaIsDefault, rrfK, minScore, [...multipliers.entries()].sort()]))
+      .update(JSON.stringify([query, alpha, alphaIsDefault, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter)]))
       .digest("base64url")
       .slice(0, 16);
 
@@ -330,7 +354,7 @@ export class SearchService {
         2_048,
       );
       if (cursor.hash !== listHash) {
-        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, rrfK or minScore changed): start again without `after`");
+        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, rrfK, minScore or filter changed): start again without `after`");
       }
       // The cursor is not signed: anyone can forge one with the right hash. Only what this
       // service could have produced is accepted, so no cursor widens a provider's window.
@@ -345,7 +369,7 @@ export class SearchService {
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
-    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, multipliers, listHash, offset, segments };
+    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, filter, multipliers, listHash, offset, segments };
   }
 
   /**
@@ -366,9 +390,10 @@ export class SearchService {
   }
 
   /** Everything that changes the answer, scoped to the caller: their organization, user and teams. */
-  private cacheKey(tenant: TenantContext, input: NormalizedInput): string {
+  private cacheKey(tenant: TenantContext, input: NormalizedInput, withFacets: boolean): string {
     const scope = [tenant.organizationId, tenant.userId, [...tenant.teamIds].sort()];
-    const page = [input.listHash, input.query, input.offset, input.limit, input.segments.map((s) => [s.window, s.start])];
+    // The filter is in listHash; pages with facets are kept apart so pages without stay small.
+    const page = [input.listHash, input.query, input.offset, input.limit, input.segments.map((s) => [s.window, s.start]), withFacets];
     return `search:v1:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
   }
 
@@ -386,6 +411,23 @@ export class SearchService {
       tookMs: result.tookMs,
     });
   }
+}
+
+/**
+ * Why a provider is not called under this filter, or null: its items are none of the kinds
+ * asked, or it cannot apply a field the filter sets (it would return hits the filter excludes).
+ */
+export function filterSkipReason(provider: Pick<SearchProvider, "itemTypes" | "filters">, filter: SearchFilter): string | null {
+  if (filter.kinds) {
+    const types = provider.itemTypes ?? [];
+    if (!types.some((type) => filter.kinds!.has(type))) {
+      return `filter.kinds asks for ${[...filter.kinds].join(", ")}; this provider returns ${types.length > 0 ? types.join(", ") : "other kinds"}`;
+    }
+  }
+  const applied = new Set(provider.filters ?? []);
+  const missing = filterFieldsSet(filter).filter((field) => !applied.has(field));
+  if (missing.length === 0) return null;
+  return `cannot apply filter.${missing.join(", filter.")}: skipped rather than return hits the filter excludes`;
 }
 
 /**

@@ -5,6 +5,7 @@
  * the model's rows, because a single HNSW index needs one fixed dimension.
  */
 import { createHash } from "node:crypto";
+import { Prisma } from "../../../generated/prisma/client.js";
 import { withTenantReads } from "../../database/tenant-reads.js";
 import { withTenantScope } from "../../database/tenant-scope.js";
 import type { Database } from "../../database/connect.js";
@@ -94,9 +95,19 @@ export class PgVectorStore implements VectorStore {
   /**
    * `liveConversations`: also drop conversations deleted (or gone) since their vectors were
    * written, in the same statement (a LEFT JOIN on conversations), after collapsing to `limit`
-   * entities exactly as a separate liveness check would, so a search sends one statement, not two.
+   * entities exactly as a separate liveness check would, so a search sends one statement, not two,
+   * and return each conversation's dates and owner with its match.
+   *
+   * `conversationCondition`: only chunks of live conversations (alias `c`) that meet it, checked
+   * inside the nearest-neighbour scan, so the iterative HNSW scan keeps reading until it has
+   * `limit` entities that match (or the index is exhausted), rather than filtering a short list.
    */
-  async search(organizationId: string, model: string, vector: number[], options: VectorSearchOptions & { liveConversations?: boolean }): Promise<VectorMatch[]> {
+  async search(
+    organizationId: string,
+    model: string,
+    vector: number[],
+    options: VectorSearchOptions & { liveConversations?: boolean; conversationCondition?: Prisma.Sql },
+  ): Promise<(VectorMatch & { conversation?: { created_at: Date; updated_at: Date; user_id: string } })[]> {
     const dimensions = this.dimensions.get(model) ?? vector.length;
     if (vector.length !== dimensions) throw new RangeError(`query vector has ${vector.length} dimensions; model ${model} has ${dimensions}`);
     const entityTypes = options.entityTypes ?? ["conversation", "document_chunk"];
@@ -109,30 +120,37 @@ export class PgVectorStore implements VectorStore {
       (tx) =>
         // The cast to vector(n) must match the index expression exactly for the planner to use it;
         // n is an integer we validated, so formatting it into the SQL is safe.
-        tx.$queryRawUnsafe<{ entity_type: EntityType; entity_id: string; chunk_index: number; distance: number; live: boolean }[]>(
-          `SELECT entity_type, entity_id::text AS entity_id, chunk_index, distance, ${options.liveConversations ? "live.id IS NOT NULL" : "true"} AS live FROM (
-             SELECT entity_type, entity_id, chunk_index, embedding::vector(${dimensions}) <=> $3::vector(${dimensions}) AS distance
+        tx.$queryRaw<{ entity_type: EntityType; entity_id: string; chunk_index: number; distance: number; live: boolean; created_at: Date | null; updated_at: Date | null; user_id: string | null }[]>(
+          Prisma.sql`SELECT entity_type, entity_id::text AS entity_id, chunk_index, distance,
+             ${Prisma.raw(options.liveConversations ? "live.id IS NOT NULL AS live, live.created_at, live.updated_at, live.user_id" : "true AS live, NULL::timestamptz AS created_at, NULL::timestamptz AS updated_at, NULL::text AS user_id")} FROM (
+             SELECT entity_type, entity_id, chunk_index, embedding::vector(${Prisma.raw(String(dimensions))}) <=> ${literal}::vector(${Prisma.raw(String(dimensions))}) AS distance
              FROM embedding_chunks
-             WHERE organization_id = $1 AND model = $2 AND entity_type = ANY($4::text[])
-             ORDER BY embedding::vector(${dimensions}) <=> $3::vector(${dimensions})
-             LIMIT $5
+             WHERE organization_id = ${organizationId} AND model = ${model} AND entity_type = ANY(${entityTypes}::text[])
+             ${
+               options.conversationCondition
+                 ? Prisma.sql`AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = embedding_chunks.entity_id AND c.organization_id = ${organizationId} AND c.deleted_at IS NULL AND ${options.conversationCondition})`
+                 : Prisma.empty
+             }
+             ORDER BY embedding::vector(${Prisma.raw(String(dimensions))}) <=> ${literal}::vector(${Prisma.raw(String(dimensions))})
+             LIMIT ${candidates}
            ) nearest
-           ${options.liveConversations ? "LEFT JOIN conversations live ON nearest.entity_type = 'conversation' AND live.id = nearest.entity_id AND live.organization_id = $1 AND live.deleted_at IS NULL" : ""}
+           ${options.liveConversations ? Prisma.sql`LEFT JOIN conversations live ON nearest.entity_type = 'conversation' AND live.id = nearest.entity_id AND live.organization_id = ${organizationId} AND live.deleted_at IS NULL` : Prisma.empty}
            ORDER BY distance, entity_id`,
-          organizationId,
-          model,
-          literal,
-          entityTypes,
-          candidates,
         ),
       { settings },
     );
-    const best = new Map<string, VectorMatch>();
+    const best = new Map<string, VectorMatch & { conversation?: { created_at: Date; updated_at: Date; user_id: string } }>();
     const dead = new Set<string>();
     for (const row of rows) {
       const key = `${row.entity_type}:${row.entity_id}`;
       if (best.has(key)) continue;
-      best.set(key, { entityType: row.entity_type, entityId: row.entity_id, chunkIndex: row.chunk_index, score: 1 - Number(row.distance) });
+      best.set(key, {
+        entityType: row.entity_type,
+        entityId: row.entity_id,
+        chunkIndex: row.chunk_index,
+        score: 1 - Number(row.distance),
+        ...(row.created_at && row.updated_at && row.user_id ? { conversation: { created_at: row.created_at, updated_at: row.updated_at, user_id: row.user_id } } : {}),
+      });
       if (!row.live) dead.add(key);
     }
     return [...best.values()].slice(0, options.limit).filter((match) => !dead.has(`${match.entityType}:${match.entityId}`));

@@ -16,6 +16,13 @@
  * common terms, kept with its statistics) and sums BM25 per conversation. The work grows with
  * how many conversations contain the query's terms, not with the corpus.
  *
+ * A filter (owner, created and updated ranges) restricts which conversations are scored,
+ * inside the same statement, and moves no statistic: document frequencies and lengths stay the
+ * organization's, so a conversation scores the same with and without a filter, and a filtered
+ * page is the unfiltered ranking with the others left out (as deep as the window, however rare
+ * the matches). Each hit comes back with its conversation's dates and owner (primary-key lookups
+ * of the window's rows only), which facets count.
+ *
  * MaxScore pruning (bench/sql/keyword-search-pruning.sql) was measured against this statement
  * and not shipped: at 10,000 conversations it cost 1.69x the CPU per search when always
  * pruning, 2.2x on the queries with 20,000 postings or more (see the keyword-pruning benchmark).
@@ -25,6 +32,8 @@ import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
 import { bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, NONE_KNOWN, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
+import { conversationFilterSql, hasConversationFilter } from "./conversation-filter.js";
 
 /**
  * Collection statistics are read once per organization and kept this long when the
@@ -59,6 +68,8 @@ export class ConversationsKeywordProvider implements SearchProvider {
   readonly name = "conversations.keyword";
   readonly kind = "KEYWORD" as const;
   readonly description = "BM25 full-text ranking over conversation titles and messages (PostgreSQL, English stemming).";
+  readonly itemTypes = ["Conversation"];
+  readonly filters: readonly FilterField[] = ["created", "updated", "owner"];
 
   /**
    * Statistics by organization, read by one search at a time: when a large organization's entry
@@ -88,7 +99,7 @@ export class ConversationsKeywordProvider implements SearchProvider {
     });
   }
 
-  async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, timeoutMs, filter = NO_FILTER }: ProviderRequest): Promise<ProviderHit[]> {
     // One tenant scope for the statistics and the scoring. Under overload, searches the service
     // has already given up on would otherwise keep running and push every later one past its
     // timeout too (seen in the 100k soak: the database stayed busy 108 s after the load
@@ -99,19 +110,19 @@ export class ConversationsKeywordProvider implements SearchProvider {
       async (tx) => {
         const collection = await this.collectionStatistics(tx, tenant.organizationId);
         if (collection.documents === 0) return [];
-        return this.score(tx, tenant.organizationId, query, window, collection);
+        return this.score(tx, tenant.organizationId, query, window, collection, filter);
       },
       timeoutMs ? { statementTimeoutMs: timeoutMs } : {},
     );
   }
 
-  private async score(prisma: TenantReader, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
+  private async score(prisma: TenantReader, organizationId: string, query: string, window: number, collection: CollectionStatistics, filter: SearchFilter): Promise<ProviderHit[]> {
     // Small organizations are read live, statistics and dfs alike (cheap, and exact).
     const keeping = collection.documents >= CACHE_FROM_DOCUMENTS;
     const known = keeping ? this.commonTerms.known(organizationId) : undefined;
-    const { hits, counted } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined);
+    const { hits, counted } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined, filter);
     if (keeping) this.commonTerms.remember(organizationId, counted);
-    return hits.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score }));
+    return hits.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score, ...(row.attributes ? { attributes: row.attributes } : {}) }));
   }
 
   private collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
@@ -144,12 +155,15 @@ export async function scorePostings(
   collection: { documents: number; averageLength: number },
   known: KnownTermFrequencies = NONE_KNOWN,
   reportFromDf = Number.MAX_SAFE_INTEGER,
-): Promise<{ hits: { id: string; score: number }[]; counted: { term: string; df: number }[] }> {
+  filter: SearchFilter = NO_FILTER,
+): Promise<{ hits: { id: string; score: number; attributes: HitAttributes | undefined }[]; counted: { term: string; df: number }[] }> {
+  const filtered = hasConversationFilter(filter);
   const weight = bm25TermWeightSql(Prisma.raw("t.df"), collection.documents);
   const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.document_length"), collection.averageLength);
-  const rows = await queryPrepared<{ id: string | null; score: number; term: string | null }>(
+  const rows = await queryPrepared<{ id: string | null; score: number; term: string | null; created_at: Date | null; updated_at: Date | null; user_id: string | null }>(
     prisma,
-    "conversations_keyword",
+    // Two statement texts, each always the same (the filter's values are parameters): a named statement per shape.
+    filtered ? "conversations_keyword_filtered" : "conversations_keyword",
     Prisma.sql`
     WITH counted AS MATERIALIZED (
       SELECT q.term, coalesce(k.df, (
@@ -167,23 +181,31 @@ export async function scorePostings(
       SELECT p.conversation_id, sum(${postingScore}) AS score
       FROM terms t
       JOIN keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
+      ${filtered ? Prisma.sql`WHERE p.conversation_id IN (SELECT c.id FROM conversations c WHERE c.organization_id = ${organizationId} AND c.deleted_at IS NULL AND ${conversationFilterSql(filter)})` : Prisma.empty}
       GROUP BY p.conversation_id
       ORDER BY score DESC, p.conversation_id
       LIMIT ${window}
     )
-    SELECT conversation_id::text AS id, score, NULL::text AS term FROM ranked
+    SELECT r.conversation_id::text AS id, r.score, NULL::text AS term, c.created_at, c.updated_at, c.user_id
+    FROM ranked r LEFT JOIN conversations c ON c.id = r.conversation_id
     UNION ALL
-    SELECT NULL, df, term FROM counted WHERE was_counted AND df >= ${reportFromDf}::float8`,
+    SELECT NULL, df, term, NULL, NULL, NULL FROM counted WHERE was_counted AND df >= ${reportFromDf}::float8`,
   );
-  const hits: { id: string; score: number }[] = [];
+  const hits: { id: string; score: number; attributes: HitAttributes | undefined }[] = [];
   const counted: { term: string; df: number }[] = [];
   for (const row of rows) {
     if (row.id === null) counted.push({ term: row.term!, df: Number(row.score) });
-    else hits.push({ id: row.id, score: Number(row.score) });
+    else hits.push({ id: row.id, score: Number(row.score), attributes: conversationAttributes(row) });
   }
   // ranked's order, restated: UNION ALL promises none. Lowercase hex uuids compare as PostgreSQL orders uuids.
   hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { hits, counted };
+}
+
+/** A hit's conversation dates and owner; none when the conversation is gone (its postings outlive it briefly). */
+export function conversationAttributes(row: { created_at: Date | string | null; updated_at: Date | string | null; user_id: string | null }): HitAttributes | undefined {
+  if (row.created_at === null || row.updated_at === null || row.user_id === null) return undefined;
+  return { createdAt: new Date(row.created_at).toISOString(), updatedAt: new Date(row.updated_at).toISOString(), ownerId: row.user_id };
 }
 
 /**
@@ -197,5 +219,5 @@ export async function scoreAllPostings(
   window: number,
   collection: { documents: number; averageLength: number },
 ): Promise<{ id: string; score: number }[]> {
-  return (await scorePostings(prisma, organizationId, query, window, collection)).hits;
+  return (await scorePostings(prisma, organizationId, query, window, collection)).hits.map(({ id, score }) => ({ id, score }));
 }

@@ -4,6 +4,11 @@
  * model), and hits are checked against the live conversations, so a conversation deleted a
  * moment ago (before the indexer removed its vectors) is not returned: inside the vector
  * statement with pgvector, by a second statement with other stores.
+ *
+ * Filters (owner, created and updated ranges) are applied by pgvector only, inside the
+ * nearest-neighbour scan (see PgVectorStore.search). Weaviate and S3 Vectors hold no
+ * conversation metadata, and filtering their short list afterwards would return a page short of
+ * what matches: with those stores a filtered search skips this provider, saying so.
  */
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
@@ -12,7 +17,10 @@ import { replayingTransactionReadsForBenchmark } from "../../../lib/database/ten
 import { liveConversationIds } from "./live-conversations.js";
 import { PgVectorStore } from "../../../lib/retrieval/vector-stores/pgvector.js";
 import type { VectorMatch, VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
-import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { SearchProviderSkippedError, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { filterFieldsSet, type FilterField } from "../../../lib/retrieval/search-filter.js";
+import { conversationAttributes } from "./keyword-provider.js";
+import { conversationFilterSql, hasConversationFilter } from "./conversation-filter.js";
 
 export class ConversationsSemanticProvider implements SearchProvider {
   readonly name = "conversations.semantic";
@@ -20,6 +28,8 @@ export class ConversationsSemanticProvider implements SearchProvider {
   readonly description: string;
   /** It ranks with the deployment's embedder, so that embedder's default alpha applies to it. */
   readonly embeddingModel: string;
+  readonly itemTypes = ["Conversation"];
+  readonly filters: readonly FilterField[] = ["created", "updated", "owner"];
   /** Query embeddings by text: popular queries skip the model. */
   private readonly queryVectors = new LRUCache<string, number[]>({ max: 1_000 });
 
@@ -32,7 +42,12 @@ export class ConversationsSemanticProvider implements SearchProvider {
     this.description = `Semantic similarity of conversations to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
   }
 
-  async search({ tenant, query, window }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, filter }: ProviderRequest): Promise<ProviderHit[]> {
+    const filtered = filter !== undefined && hasConversationFilter(filter);
+    const inDatabase = this.vectorStore instanceof PgVectorStore && !replayingTransactionReadsForBenchmark();
+    if (filtered && !inDatabase) {
+      throw new SearchProviderSkippedError(`${this.vectorStore.name} holds no conversation metadata: cannot apply filter.${filterFieldsSet(filter).join(", filter.")}`, false);
+    }
     let vector = this.queryVectors.get(query);
     if (!vector) {
       [vector] = await this.embedder.embed([query]);
@@ -40,10 +55,18 @@ export class ConversationsSemanticProvider implements SearchProvider {
     }
     const options = { limit: window, entityTypes: ["conversation" as const] };
     let matches: VectorMatch[];
-    if (this.vectorStore instanceof PgVectorStore && !replayingTransactionReadsForBenchmark()) {
+    if (this.vectorStore instanceof PgVectorStore && inDatabase) {
       // Vectors beside the conversations: the liveness check rides in the nearest-neighbour
       // statement itself (one statement per search instead of two, issue 12).
-      matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, { ...options, liveConversations: true });
+      const found = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, {
+        ...options,
+        liveConversations: true,
+        ...(filtered ? { conversationCondition: conversationFilterSql(filter) } : {}),
+      });
+      return found.map((match) => {
+        const attributes = match.conversation ? conversationAttributes(match.conversation) : undefined;
+        return { ref: { typename: "Conversation", id: match.entityId }, nativeScore: match.score, ...(attributes ? { attributes } : {}) };
+      });
     } else {
       matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, options);
       if (matches.length === 0) return [];

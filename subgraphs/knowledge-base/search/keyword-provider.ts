@@ -19,11 +19,17 @@
  * first collects their ids and drops their postings by a hashed lookup on the document id the
  * postings carry: the postings are still read index-only, and a hidden document's words count in
  * no document frequency either.
+ *
+ * A filter restricts which chunks are scored (their documents must match: one scan of the
+ * organization's documents by the planner's choice, inside the statement) and moves no
+ * statistic, as in `conversations.keyword`. Each hit carries its document's attributes (facets).
  */
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
 import { bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { NO_FILTER, type FilterField, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
+import { DOCUMENT_ATTRIBUTE_COLUMNS, documentAttributes, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import { documentCollectionsOf, type CollectionStatistics, type DocumentCollections } from "./document-collections.js";
 
@@ -31,6 +37,8 @@ export class DocumentsKeywordProvider implements SearchProvider {
   readonly name = "documents.keyword";
   readonly kind = "KEYWORD" as const;
   readonly description = "BM25 full-text ranking over the chunks of your and your teams' documents (PostgreSQL, English stemming).";
+  readonly itemTypes = ["DocumentChunk"];
+  readonly filters: readonly FilterField[] = ["created", "updated", "owner", "teams", "knowledgeBases", "categories", "formats"];
 
   /**
    * @param collections The organizations' statistics (as in the conversation provider: large
@@ -42,7 +50,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
     private readonly collections: DocumentCollections = documentCollectionsOf(prisma),
   ) {}
 
-  async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, timeoutMs, filter = NO_FILTER }: ProviderRequest): Promise<ProviderHit[]> {
     // Before the tenant read: on PostgreSQL even opening one may cost a statement (re-pointing the connection).
     if (this.collections.knownEmpty(tenant.organizationId)) return [];
     // The provider's timeout bounds the statements too: a search nobody waits for any more
@@ -54,21 +62,22 @@ export class DocumentsKeywordProvider implements SearchProvider {
       async (tx) => {
         const collection = await this.collections.read(tx, tenant.organizationId);
         if (collection.chunks === 0) return [];
-        return this.score(tx, tenant, query, window, collection);
+        return this.score(tx, tenant, query, window, collection, filter);
       },
       timeoutMs ? { statementTimeoutMs: timeoutMs } : {},
     );
   }
 
-  private async score(db: TenantReader, tenant: TenantContext, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
+  private async score(db: TenantReader, tenant: TenantContext, query: string, window: number, collection: CollectionStatistics, filter: SearchFilter): Promise<ProviderHit[]> {
+    const filtered = hasDocumentFilter(filter);
     const { organizationId, userId } = tenant;
     const teamIds = [...tenant.teamIds];
     const weight = bm25TermWeightSql(Prisma.raw("f.df"), collection.chunks);
     const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.chunk_length"), collection.averageLength);
     // As conversations.keyword's: the text cast on the page only, a named statement on PostgreSQL.
-    const rows = await queryPrepared<{ id: string; score: number }>(
+    const rows = await queryPrepared<{ id: string; score: number } & DocumentAttributeRow>(
       db,
-      "documents_keyword",
+      filtered ? "documents_keyword_filtered" : "documents_keyword",
       Prisma.sql`
       WITH not_ready AS MATERIALIZED (
         SELECT id FROM documents WHERE organization_id = ${organizationId} AND status <> 'READY'
@@ -90,12 +99,20 @@ export class DocumentsKeywordProvider implements SearchProvider {
         JOIN document_keyword_postings p ON p.organization_id = ${organizationId} AND p.term = t.term
         WHERE (p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[]))
           AND p.document_id NOT IN (SELECT id FROM not_ready)
+          ${filtered ? Prisma.sql`AND p.document_id IN (SELECT d.id FROM documents d WHERE d.organization_id = ${organizationId} AND ${documentFilterSql(filter)})` : Prisma.empty}
         GROUP BY p.chunk_id
         ORDER BY score DESC, p.chunk_id
         LIMIT ${window}
       )
-      SELECT chunk_id::text AS id, score FROM ranked ORDER BY score DESC, chunk_id`,
+      SELECT r.chunk_id::text AS id, r.score, ${DOCUMENT_ATTRIBUTE_COLUMNS}
+      FROM ranked r
+      LEFT JOIN document_chunks c ON c.id = r.chunk_id
+      LEFT JOIN documents d ON d.id = c.document_id
+      ORDER BY r.score DESC, r.chunk_id`,
     );
-    return rows.map((row) => ({ ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score) }));
+    return rows.map((row) => {
+      const attributes = documentAttributes(row);
+      return { ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score), ...(attributes ? { attributes } : {}) };
+    });
   }
 }

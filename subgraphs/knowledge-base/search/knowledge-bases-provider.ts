@@ -15,10 +15,16 @@
  * search after at most that long. A knowledge base that fails is left out of this search (its
  * reason is logged and shows in its `status` when it lasts); the provider itself fails only when
  * every knowledge base it asked did, with their reasons.
+ *
+ * Filters: knowledge bases, categories and teams choose which knowledge bases are asked (a
+ * passage's are its knowledge base's), so no passage of another is ever fetched. Remote
+ * knowledge bases return no dates, owners or formats: a search filtered by those skips this
+ * provider (SearchProvider.filters), and one filtered by sites too.
  */
 import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import type { Logger } from "../../../lib/logger.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import type { KnowledgeBase, KnowledgeBaseStore } from "../knowledge-base-store.js";
 import { fuseByRank } from "../knowledge-queries.js";
@@ -39,6 +45,8 @@ export class KnowledgeBasesProvider implements SearchProvider {
   readonly name = "knowledge-bases";
   readonly kind = "SEMANTIC" as const;
   readonly description = "Passages from the Bedrock and S3 Vectors knowledge bases you may query (the platform's, your organization's and your teams'), merged by rank.";
+  readonly itemTypes = ["KnowledgeBasePassage"];
+  readonly filters: readonly FilterField[] = ["knowledgeBases", "categories", "teams"];
   /**
    * Lists by (organization, teams). One listing per key at a time: when the entry expires under
    * load, the searches in flight share it instead of each sending the same statement.
@@ -55,8 +63,8 @@ export class KnowledgeBasesProvider implements SearchProvider {
     this.lists = new BriefCache({ ttlMs: options.listTtlMs ?? 5_000 });
   }
 
-  async search({ tenant, query, window, signal }: ProviderRequest): Promise<ProviderHit[]> {
-    const bases = await this.queryable(tenant);
+  async search({ tenant, query, window, signal, filter = NO_FILTER }: ProviderRequest): Promise<ProviderHit[]> {
+    const bases = (await this.queryable(tenant)).filter((base) => selectedBy(base, filter));
     if (bases.length === 0) return [];
     const perBase = Math.min(MAX_PER_KNOWLEDGE_BASE, window);
     const answers = await Promise.all(bases.map((base) => this.remote.ask(tenant, base, query, perBase, 0, signal)));
@@ -72,6 +80,9 @@ export class KnowledgeBasesProvider implements SearchProvider {
     if (rows.length === 0) return [];
     const ids = await this.passages.upsert(tenant, rows);
     const scoreOf = new Map<string, number>();
+    const attributesOf = new Map<string, HitAttributes>();
+    const baseOf = new Map(bases.map((base) => [base.id, base]));
+    rows.forEach((row, index) => attributesOf.set(ids[index]!, { knowledgeBaseId: row.knowledgeBaseId, category: baseOf.get(row.knowledgeBaseId)?.category ?? null }));
     let offset = 0;
     const lists = answers.map(({ passages }) => {
       const listIds = ids.slice(offset, offset + passages.length);
@@ -81,7 +92,7 @@ export class KnowledgeBasesProvider implements SearchProvider {
     });
     return fuseByRank(lists)
       .slice(0, window)
-      .map((hit) => ({ ref: { typename: "KnowledgeBasePassage", id: hit.id }, nativeScore: scoreOf.get(hit.id) ?? 0 }));
+      .map((hit) => ({ ref: { typename: "KnowledgeBasePassage", id: hit.id }, nativeScore: scoreOf.get(hit.id) ?? 0, attributes: attributesOf.get(hit.id)! }));
   }
 
   /** The caller's remote knowledge bases, reused for a few seconds per (organization, teams). */
@@ -89,4 +100,12 @@ export class KnowledgeBasesProvider implements SearchProvider {
     const key = `${tenant.organizationId}\u0000${[...tenant.teamIds].sort().join("\u0000")}`;
     return this.lists.get(key, () => this.knowledgeBases.listRemote(tenant, MAX_KNOWLEDGE_BASES_PER_SEARCH));
   }
+}
+
+/** Whether a filter selects this knowledge base's passages (the fields this provider applies). */
+function selectedBy(base: KnowledgeBase, filter: SearchFilter): boolean {
+  if (filter.knowledgeBases && !filter.knowledgeBases.includes(base.id.toLowerCase())) return false;
+  if (filter.categories && (base.category === null || !filter.categories.includes(base.category))) return false;
+  if (filter.teams && (base.teamId === null || !filter.teams.includes(base.teamId))) return false;
+  return true;
 }

@@ -4,6 +4,10 @@
  * caller may see (one statement, which also drops chunks deleted a moment ago). It is asked
  * for more than the window, because in an organization with many private documents most
  * nearest chunks may be colleagues'.
+ *
+ * A filter is applied in that same scope check: the vector stores hold no document metadata.
+ * So a filtered search looks at most at the same bounded candidates (4 × the window, at most
+ * 400) and its list is short when fewer of them match; `documents.keyword` is not so bounded.
  */
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
@@ -11,7 +15,8 @@ import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { documentCollectionsOf, type DocumentCollections } from "./document-collections.js";
-import { visibleChunkIds } from "./visible-chunks.js";
+import { visibleChunks } from "./visible-chunks.js";
+import type { FilterField } from "../../../lib/retrieval/search-filter.js";
 
 /** Matches asked for per hit wanted, and at most this many in all: bounds the scope check's work. */
 const OVERFETCH = 4;
@@ -23,6 +28,8 @@ export class DocumentsSemanticProvider implements SearchProvider {
   readonly description: string;
   /** It ranks with the deployment's embedder, so that embedder's default alpha applies to it. */
   readonly embeddingModel: string;
+  readonly itemTypes = ["DocumentChunk"];
+  readonly filters: readonly FilterField[] = ["created", "updated", "owner", "teams", "knowledgeBases", "categories", "formats"];
   /** Query embeddings by text: popular queries skip the model. */
   private readonly queryVectors = new LRUCache<string, number[]>({ max: 1_000 });
 
@@ -37,7 +44,7 @@ export class DocumentsSemanticProvider implements SearchProvider {
     this.description = `Semantic similarity of your and your teams' document chunks to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
   }
 
-  async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, timeoutMs, filter }: ProviderRequest): Promise<ProviderHit[]> {
     // Only what is already known: reading it here would cost every organization with documents
     // a statement per search, to save one vector search for those without (which
     // documents.keyword, asked beside this in a unified search, finds out anyway).
@@ -50,10 +57,16 @@ export class DocumentsSemanticProvider implements SearchProvider {
     const limit = Math.max(window, Math.min(window * OVERFETCH, MAX_CANDIDATES));
     const matches = await this.vectorStore.search(tenant.organizationId, this.embedder.model, vector!, { limit, entityTypes: ["document_chunk"] });
     if (matches.length === 0) return [];
-    const visible = await visibleChunkIds(this.prisma, tenant, matches.map((match) => match.entityId), timeoutMs ? { statementTimeoutMs: timeoutMs } : {});
+    const visible = await visibleChunks(this.prisma, tenant, matches.map((match) => match.entityId), {
+      ...(timeoutMs ? { statementTimeoutMs: timeoutMs } : {}),
+      ...(filter ? { filter } : {}),
+    });
     return matches
       .filter((match) => visible.has(match.entityId))
       .slice(0, window)
-      .map((match) => ({ ref: { typename: "DocumentChunk", id: match.entityId }, nativeScore: match.score }));
+      .map((match) => {
+        const attributes = visible.get(match.entityId);
+        return { ref: { typename: "DocumentChunk", id: match.entityId }, nativeScore: match.score, ...(attributes ? { attributes } : {}) };
+      });
   }
 }

@@ -5,27 +5,43 @@
  * many ids; the semantic provider and the cached-page check both use it, because vectors and
  * cached pages know nothing of access scopes or deletions.
  */
-import type { PrismaClient } from "../../../generated/prisma/client.js";
+import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
+import type { HitAttributes, SearchFilter } from "../../../lib/retrieval/search-filter.js";
+import { DOCUMENT_ATTRIBUTE_COLUMNS, documentAttributes, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
 import { withTenantReads } from "../../../lib/database/tenant-reads.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContext, ids: readonly string[], options: { statementTimeoutMs?: number } = {}): Promise<Set<string>> {
+  return new Set((await visibleChunks(prisma, tenant, ids, options)).keys());
+}
+
+/**
+ * visibleChunkIds with each chunk's document attributes (for facets), and only the chunks whose
+ * documents match `filter` when one is given: still one statement.
+ */
+export async function visibleChunks(
+  prisma: PrismaClient,
+  tenant: TenantContext,
+  ids: readonly string[],
+  options: { statementTimeoutMs?: number; filter?: SearchFilter } = {},
+): Promise<Map<string, HitAttributes | undefined>> {
   // A cached page may name anything; an id that is not a uuid names no chunk (and must not fail the cast).
   const candidates = [...new Set(ids.filter((id) => UUID.test(id)))];
-  if (candidates.length === 0) return new Set();
+  if (candidates.length === 0) return new Map();
   const rows = await withTenantReads(
     prisma,
     tenant.organizationId,
-    (tx) => tx.$queryRaw<{ id: string }[]>`
-      SELECT c.id::text AS id
+    (tx) => tx.$queryRaw<({ id: string } & DocumentAttributeRow)[]>`
+      SELECT c.id::text AS id, ${DOCUMENT_ATTRIBUTE_COLUMNS}
       FROM document_chunks c
       JOIN documents d ON d.id = c.document_id AND d.organization_id = c.organization_id AND d.status = 'READY'
       WHERE c.id = ANY(${candidates}::uuid[])
         AND c.organization_id = ${tenant.organizationId}
-        AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))`,
+        AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))
+        ${options.filter && hasDocumentFilter(options.filter) ? Prisma.sql`AND ${documentFilterSql(options.filter)}` : Prisma.empty}`,
     options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {},
   );
-  return new Set(rows.map((row) => row.id));
+  return new Map(rows.map((row) => [row.id, documentAttributes(row)]));
 }

@@ -1,0 +1,319 @@
+/**
+ * `SearchInput.filter` and `SearchResult.facets` through the gateway, on a real database with
+ * two organizations: filters are applied inside each provider's statement (a filtered page is
+ * full even when the unfiltered top is all other items), providers that cannot apply a filter
+ * are skipped and say why, facet values select exactly what they count, facets cost no SQL
+ * statement, bad filters are BAD_USER_INPUT naming the field, and nothing of the other
+ * organization shows or is revealed.
+ */
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+import { DocumentStore } from "../../subgraphs/knowledge-base/document-store.js";
+import { KnowledgeBaseStore } from "../../subgraphs/knowledge-base/knowledge-base-store.js";
+import { errorCodes, graphql } from "../support/graphql.js";
+import { startTestStack, type TestStack } from "../support/stack.js";
+import { tokenFor } from "../support/tenants.js";
+
+let test: TestStack;
+let url: string;
+const tokens: Record<string, string> = {};
+let knowledgeBaseId: string;
+let globexKnowledgeBaseId: string;
+
+const tenant = (organizationId: string, userId: string, teamIds: string[]): TenantContext => ({ organizationId, userId, teamIds, role: "member", userName: null, userEmail: null });
+const ann = tenant("acme", "ann", ["blue"]);
+const bob = tenant("acme", "bob", ["red"]);
+const gus = tenant("globex", "gus", ["blue"]);
+
+const SEARCH = `query Search($input: SearchInput!) {
+  search(input: $input) {
+    hits { item { __typename ... on Conversation { id } ... on DocumentChunk { id } } }
+    providers { name status error }
+    pageInfo { hasNextPage endCursor }
+    cached
+  }
+}`;
+const FACETS = `query Facets($input: SearchInput!) {
+  search(input: $input) {
+    hits { item { __typename } }
+    facets {
+      window
+      kinds { kind count }
+      providers { provider count }
+      months { month from to count }
+      categories { value count }
+      knowledgeBases { value count }
+    }
+  }
+}`;
+
+type Hit = { item: { __typename: string; id?: string } };
+
+async function search(token: string, input: Record<string, unknown>, query = SEARCH) {
+  const response = await graphql(url, query, { input }, { token });
+  return response;
+}
+
+/** Every hit of a search, page after page (limit 100). */
+async function allHits(token: string, input: Record<string, unknown>): Promise<Hit[]> {
+  const hits: Hit[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < 20; page++) {
+    const response = await search(token, { ...input, limit: 100, ...(after ? { after } : {}) });
+    expect(response.errors).toBeUndefined();
+    hits.push(...response.data!.search.hits);
+    if (!response.data!.search.pageInfo.hasNextPage) return hits;
+    after = response.data!.search.pageInfo.endCursor;
+  }
+  throw new Error("more than 20 pages");
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+async function createConversation(who: TenantContext, title: string, content: string, createdAt: string): Promise<string> {
+  const response = await graphql(
+    url,
+    `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`,
+    { input: { title, messages: [{ role: "USER", content, tokenCount: 9 }] } },
+    { token: tokens[who.userId]! },
+  );
+  expect(response.errors).toBeUndefined();
+  const id = response.data!.createConversation.id as string;
+  await test.db.database.prisma.$executeRawUnsafe(`UPDATE conversations SET created_at = $1::timestamptz, updated_at = $1::timestamptz WHERE id = $2::uuid`, createdAt, id);
+  return id;
+}
+
+async function createDocument(documents: DocumentStore, who: TenantContext, text: string, options: { category: string | null; format?: "text" | "markdown"; createdAt: string; knowledgeBaseId?: string; teamId?: string }) {
+  const contentHash = sha256(text);
+  const { document } = await documents.create(who, {
+    fileName: `${sha256(text).slice(0, 8)}.txt`,
+    mediaType: "text/plain",
+    format: options.format ?? "text",
+    category: options.category,
+    sizeBytes: Buffer.byteLength(text),
+    contentHash,
+    teamId: options.teamId ?? null,
+    ...(options.knowledgeBaseId ? { knowledgeBaseId: options.knowledgeBaseId } : {}),
+  });
+  await documents.saveContent(who.organizationId, contentHash, text);
+  await test.db.database.prisma.$executeRawUnsafe(`UPDATE documents SET created_at = $1::timestamptz, updated_at = $1::timestamptz WHERE id = $2::uuid`, options.createdAt, document.id);
+}
+
+async function waitForIndexers() {
+  for (let i = 0; i < 600; i++) {
+    const [row] = await test.db.database.prisma.$queryRawUnsafe<{ waiting: number }[]>(
+      `SELECT ((SELECT count(*) FROM documents WHERE status <> 'READY') + (SELECT count(*) FROM search_index_jobs))::int AS waiting`,
+    );
+    if (row!.waiting === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("indexers did not finish");
+}
+
+beforeAll(async () => {
+  test = await startTestStack({ SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" });
+  url = test.stack.gateway.url;
+  for (const who of [ann, bob, gus]) tokens[who.userId] = await tokenFor(who.organizationId, who.userId, who.teamIds);
+  const documents = new DocumentStore(test.db.database.prisma);
+  const knowledgeBases = new KnowledgeBaseStore(test.db.database.prisma);
+  knowledgeBaseId = (await knowledgeBases.create(ann, { name: "Streaming", description: null, scope: "COMPANY", category: null, backend: "LOCAL" })).id;
+  globexKnowledgeBaseId = (await knowledgeBases.create(gus, { name: "Globex streaming", description: null, scope: "COMPANY", category: null, backend: "LOCAL" })).id;
+
+  // A small topic every provider window holds whole (facets over the window are then exact counts).
+  for (let i = 0; i < 6; i++) await createConversation(ann, `Kafka rebalance storm ${i}`, "consumers rebalance over and over", "2026-10-05T10:00:00.000Z");
+  for (let i = 0; i < 5; i++) await createConversation(ann, `Kafka rebalance timeout ${i}`, "rebalance took too long", "2026-11-20T10:00:00.000Z");
+  for (let i = 0; i < 4; i++) await createConversation(bob, `Kafka rebalance after deploy ${i}`, "the rebalance followed a deploy", "2026-10-31T23:59:59.999Z");
+  for (let i = 0; i < 5; i++) await createDocument(documents, ann, `Kafka rebalance runbook ${i}: stop the consumers, then restart them one by one.`, { category: "runbook", createdAt: "2026-09-01T00:00:00.000Z" });
+  for (let i = 0; i < 3; i++) await createDocument(documents, ann, `Kafka rebalance notes ${i}: partitions moved.`, { category: "notes", format: "markdown", createdAt: "2026-11-01T00:00:00.000Z", knowledgeBaseId });
+  await createDocument(documents, bob, `Kafka rebalance team page: shared with red.`, { category: "runbook", createdAt: "2026-11-02T00:00:00.000Z", teamId: "red" });
+
+  // A topic where the unfiltered top is all other items: 45 strong matches, 22 weak ones to filter to.
+  for (let i = 0; i < 45; i++) await createConversation(ann, `Pipeline deploy pipeline deploy ${i}`, "deploy pipeline deploy pipeline deploy pipeline", "2026-11-25T00:00:00.000Z");
+  for (let i = 0; i < 22; i++) await createConversation(bob, `Old quarter review ${i}`, `we talked about the pipeline once among many other subjects like hiring budgets offsites and roadmaps ${i}`, "2025-03-10T00:00:00.000Z");
+  for (let i = 0; i < 45; i++) await createDocument(documents, ann, `Pipeline notes ${i}: deploy pipeline deploy pipeline deploy pipeline.`, { category: "notes", createdAt: "2026-11-25T00:00:00.000Z" });
+  for (let i = 0; i < 22; i++) await createDocument(documents, ann, `Handbook ${i}: the pipeline is one of many subjects here, besides hiring, budgets, offsites and roadmaps.`, { category: "handbook", createdAt: "2026-11-25T00:00:00.000Z" });
+
+  // The other organization: the same words, its own categories and knowledge base.
+  for (let i = 0; i < 3; i++) await createConversation(gus, `Kafka rebalance at globex ${i}`, "rebalance rebalance", "2026-10-05T10:00:00.000Z");
+  for (let i = 0; i < 2; i++) await createDocument(documents, gus, `Kafka rebalance globex secret ${i}`, { category: "globex-only", createdAt: "2026-10-01T00:00:00.000Z", knowledgeBaseId: globexKnowledgeBaseId });
+  await waitForIndexers();
+}, 240_000);
+
+afterAll(async () => {
+  await test?.stop();
+});
+
+const statusOf = (response: Awaited<ReturnType<typeof search>>) =>
+  Object.fromEntries(response.data!.search.providers.map((p: { name: string; status: string; error: string | null }) => [p.name, [p.status, p.error]]));
+
+describe("filters pushed into the providers", () => {
+  it("fills a filtered page of 20 from items the unfiltered top 40 does not hold", async () => {
+    const query = "deploy pipeline";
+    const unfiltered = await search(tokens.ann!, { query, alpha: 1, limit: 20, filter: { kinds: ["CONVERSATION"] } });
+    const strongIds = new Set(unfiltered.data!.search.hits.map((hit: Hit) => hit.item.id));
+    const oldOnes = await search(tokens.ann!, { query, alpha: 1, limit: 20, filter: { created: { from: "2025-03-01T00:00:00.000Z", to: "2025-03-31T23:59:59.999Z" } } });
+    expect(oldOnes.errors).toBeUndefined();
+    expect(oldOnes.data!.search.hits).toHaveLength(20);
+    expect(oldOnes.data!.search.hits.every((hit: Hit) => hit.item.__typename === "Conversation" && !strongIds.has(hit.item.id))).toBe(true);
+    // Documents have creation dates too: none in March 2025 here; web and Slack cannot apply dates.
+    expect(statusOf(oldOnes)["documents.keyword"]).toEqual(["OK", null]);
+    expect(statusOf(oldOnes)["web.serper"]![0]).toBe("SKIPPED");
+    expect(statusOf(oldOnes)["web.serper"]![1]).toMatch(/filter\.created/);
+
+    const byBob = await search(tokens.ann!, { query, alpha: 1, limit: 20, filter: { owner: "bob", kinds: ["CONVERSATION"] } });
+    expect(byBob.data!.search.hits).toHaveLength(20);
+    expect(byBob.data!.search.hits.every((hit: Hit) => !strongIds.has(hit.item.id))).toBe(true);
+
+    const topDocuments = await allHits(tokens.ann!, { query, alpha: 1, filter: { kinds: ["DOCUMENT_CHUNK"] } });
+    const handbook = await search(tokens.ann!, { query, alpha: 1, limit: 20, filter: { categories: ["handbook"] } });
+    expect(handbook.data!.search.hits).toHaveLength(20);
+    expect(handbook.data!.search.hits.every((hit: Hit) => hit.item.__typename === "DocumentChunk")).toBe(true);
+    // The unfiltered list's first 40 documents are all notes: the handbook chunks come from deeper.
+    const firstForty = new Set(topDocuments.slice(0, 40).map((hit) => hit.item.id));
+    expect(handbook.data!.search.hits.some((hit: Hit) => firstForty.has(hit.item.id))).toBe(false);
+    // Conversations have no category: skipped, saying which filter.
+    expect(statusOf(handbook)["conversations.keyword"]).toEqual(["SKIPPED", expect.stringMatching(/cannot apply filter\.categories/)]);
+  });
+
+  it("does not call providers whose items are none of the kinds asked", async () => {
+    const response = await search(tokens.ann!, { query: "kafka rebalance", alpha: 0.5, filter: { kinds: ["DOCUMENT_CHUNK"] } });
+    const status = statusOf(response);
+    expect(status["conversations.keyword"]).toEqual(["SKIPPED", expect.stringMatching(/filter\.kinds asks for DocumentChunk/)]);
+    expect(status["conversations.semantic"]![0]).toBe("SKIPPED");
+    expect(status["documents.keyword"]).toEqual(["OK", null]);
+    expect(status["documents.semantic"]).toEqual(["OK", null]);
+    expect(response.data!.search.hits.length).toBeGreaterThan(0);
+    expect(response.data!.search.hits.every((hit: Hit) => hit.item.__typename === "DocumentChunk")).toBe(true);
+  });
+
+  it("applies the filter in the semantic providers too (pgvector), never returning what it excludes", async () => {
+    const all = await allHits(tokens.ann!, { query: "kafka rebalance", alpha: 0, filter: { owner: "bob" } });
+    const bobs = await allHits(tokens.ann!, { query: "kafka rebalance", alpha: 1, filter: { owner: "bob" } });
+    expect(all.length).toBeGreaterThan(0);
+    const [row] = await test.db.database.prisma.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM conversations WHERE organization_id = 'acme' AND user_id <> 'bob' AND id = ANY($1::uuid[])`,
+      all.filter((hit) => hit.item.__typename === "Conversation").map((hit) => hit.item.id),
+    );
+    expect(row!.n).toBe(0);
+    expect(bobs.length).toBeGreaterThan(0);
+  });
+
+  it("makes the filter part of the search's identity: cache key and cursors", async () => {
+    const input = { query: "deploy pipeline", alpha: 1, limit: 5 };
+    const plain = await search(tokens.ann!, input);
+    expect((await search(tokens.ann!, input)).data!.search.cached).toBe(true);
+    const filtered = await search(tokens.ann!, { ...input, filter: { categories: ["handbook"] } });
+    expect(filtered.data!.search.cached).toBe(false);
+    const foreignCursor = await search(tokens.ann!, { ...input, filter: { categories: ["handbook"] }, after: plain.data!.search.pageInfo.endCursor });
+    expect(errorCodes(foreignCursor)).toEqual(["BAD_USER_INPUT"]);
+    expect(foreignCursor.errors![0]!.message).toMatch(/^input\.after: .*filter/);
+  });
+});
+
+describe("facets", () => {
+  it("count the fused window, and each value's filter selects exactly what it counts", async () => {
+    const base = { query: "kafka rebalance", alpha: 1 };
+    const response = await search(tokens.ann!, { ...base, limit: 20 }, FACETS);
+    expect(response.errors).toBeUndefined();
+    const facets = response.data!.search.facets;
+    // Every match fits in the window here (each keyword provider window holds 40), so window counts are exact.
+    const total = await allHits(tokens.ann!, base);
+    expect(facets.window).toBe(total.length);
+    expect(facets.kinds).toEqual([
+      { kind: "CONVERSATION", count: 15 },
+      { kind: "DOCUMENT_CHUNK", count: 8 },
+    ]);
+    expect(facets.months.map((m: { month: string; count: number }) => [m.month, m.count])).toEqual([
+      ["2026-11", 5 + 3],
+      ["2026-10", 6 + 4],
+      ["2026-09", 5],
+    ]);
+    expect(facets.categories).toEqual([
+      { value: "runbook", count: 5 },
+      { value: "notes", count: 3 },
+    ]);
+    expect(facets.knowledgeBases).toEqual([{ value: knowledgeBaseId, count: 3 }]);
+
+    const selections: [string, number, Record<string, unknown>][] = [
+      ...facets.kinds.map((f: { kind: string; count: number }) => [`kind ${f.kind}`, f.count, { filter: { kinds: [f.kind] } }]),
+      ...facets.providers.map((f: { provider: string; count: number }) => [`provider ${f.provider}`, f.count, { providers: [f.provider] }]),
+      ...facets.months.map((f: { month: string; from: string; to: string; count: number }) => [`month ${f.month}`, f.count, { filter: { created: { from: f.from, to: f.to } } }]),
+      ...facets.categories.map((f: { value: string; count: number }) => [`category ${f.value}`, f.count, { filter: { categories: [f.value] } }]),
+      ...facets.knowledgeBases.map((f: { value: string; count: number }) => [`knowledge base ${f.value}`, f.count, { filter: { knowledgeBases: [f.value] } }]),
+    ];
+    expect(selections.length).toBeGreaterThanOrEqual(10);
+    for (const [label, count, selection] of selections) {
+      const hits = await allHits(tokens.ann!, { ...base, ...selection });
+      expect([label, hits.length]).toEqual([label, count]);
+    }
+  });
+
+  it("cost no SQL statement: a search with facets sends as many as one without", async () => {
+    await waitForIndexers();
+    const searchStatements = () => test.db.database.statements.log.filter((sql) => !/index_jobs|FROM "public"\."(documents|document_index_jobs)" WHERE "public"\."documents"\."status"/.test(sql)).length;
+    const count = async (query: string, document: string) => {
+      test.db.database.statements.reset();
+      const response = await search(tokens.ann!, { query, alpha: 0.5, limit: 20 }, document);
+      expect(response.errors).toBeUndefined();
+      return searchStatements();
+    };
+    const without = await count("rebalance storm", SEARCH);
+    const withFacets = await count("rebalance timeout", FACETS);
+    expect(without).toBeGreaterThan(0);
+    expect(withFacets).toBeLessThanOrEqual(without);
+  });
+
+  it("are null for a search that does not select them, and a page cached without them is not reused for one that does", async () => {
+    const input = { query: "kafka rebalance storm", alpha: 1, limit: 3 };
+    const plain = await search(tokens.ann!, input, `query($input: SearchInput!) { search(input: $input) { cached facets { window } } }`);
+    expect(plain.data!.search).toEqual({ cached: false, facets: { window: expect.any(Number) } });
+    const without = await search(tokens.ann!, { ...input, limit: 4 });
+    expect(without.data!.search.cached).toBe(false);
+    const withFacets = await search(tokens.ann!, { ...input, limit: 4 }, FACETS);
+    expect(withFacets.data!.search.facets.window).toBeGreaterThan(0);
+  });
+});
+
+describe("bad filters and other organizations", () => {
+  it.each([
+    [{ created: { from: "2026-12-01T00:00:00.000Z", to: "2026-11-01T00:00:00.000Z" } }, /^input\.filter\.created: `from`.*is after `to`/],
+    [{ updated: {} }, /^input\.filter\.updated: give `from`, `to` or both/],
+    [{ teams: ["red"] }, /^input\.filter\.teams: you are not a member of team "red"/],
+    [{ knowledgeBases: ["not-a-uuid"] }, /^input\.filter\.knowledgeBases: "not-a-uuid" is not a knowledge base id/],
+    [{ categories: Array.from({ length: 51 }, (_, i) => `c${i}`) }, /^input\.filter\.categories: may name at most 50 values, got 51/],
+    [{ categories: ["x".repeat(201)] }, /^input\.filter\.categories: values must be 1 to 200 characters, got 201/],
+    [{ sites: ["https://example.com/path"] }, /^input\.filter\.sites: .* is not a host name/],
+    [{ kinds: [] }, /^input\.filter\.kinds: must name at least one kind/],
+    [{ owner: "o".repeat(201) }, /^input\.filter\.owner: must be a user id of 1 to 200 characters/],
+  ])("refuses %j with BAD_USER_INPUT naming the field", async (filter, message) => {
+    const response = await search(tokens.ann!, { query: "kafka", filter });
+    expect(errorCodes(response)).toEqual(["BAD_USER_INPUT"]);
+    expect(response.errors![0]!.message).toMatch(message);
+  });
+
+  it("gives an empty page for another organization's knowledge base, exactly as for one that does not exist", async () => {
+    const foreign = await search(tokens.ann!, { query: "kafka rebalance", alpha: 0.5, filter: { knowledgeBases: [globexKnowledgeBaseId] } });
+    const missing = await search(tokens.ann!, { query: "kafka rebalance", alpha: 0.5, filter: { knowledgeBases: ["00000000-0000-4000-8000-000000000000"] } });
+    expect(foreign.errors).toBeUndefined();
+    expect(foreign.data!.search.hits).toEqual([]);
+    expect(missing.data!.search.hits).toEqual([]);
+    expect(statusOf(foreign)).toEqual(statusOf(missing));
+  });
+
+  it("never shows the other organization's items, categories or knowledge bases in hits or facets", async () => {
+    const response = await search(tokens.ann!, { query: "kafka rebalance globex secret", alpha: 0.5, limit: 100 }, FACETS);
+    const facets = response.data!.search.facets;
+    expect(facets.categories.map((f: { value: string }) => f.value)).not.toContain("globex-only");
+    expect(facets.knowledgeBases.map((f: { value: string }) => f.value)).not.toContain(globexKnowledgeBaseId);
+    const filtered = await search(tokens.ann!, { query: "kafka rebalance", alpha: 0.5, filter: { categories: ["globex-only"] } });
+    expect(filtered.data!.search.hits).toEqual([]);
+    // And the other way round: gus sees his own, none of acme's.
+    const theirs = await search(tokens.gus!, { query: "kafka rebalance", alpha: 1, limit: 100 }, FACETS);
+    expect(theirs.data!.search.facets.kinds).toEqual([
+      { kind: "CONVERSATION", count: 3 },
+      { kind: "DOCUMENT_CHUNK", count: 2 },
+    ]);
+    expect(theirs.data!.search.facets.categories).toEqual([{ value: "globex-only", count: 2 }]);
+  });
+});
