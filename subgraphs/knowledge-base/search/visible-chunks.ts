@@ -5,11 +5,11 @@
  * many ids; the semantic provider and the cached-page check both use it, because vectors and
  * cached pages know nothing of access scopes or deletions.
  */
-import type { PrismaClient } from "../../../generated/prisma/client.js";
+import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { withTenantReads } from "../../../lib/database/tenant-reads.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContext, ids: readonly string[], options: { statementTimeoutMs?: number } = {}): Promise<Set<string>> {
   // A cached page may name anything; an id that is not a uuid names no chunk (and must not fail the cast).
@@ -20,12 +20,21 @@ export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContex
     tenant.organizationId,
     (tx) => tx.$queryRaw<{ id: string }[]>`
       SELECT c.id::text AS id
-      FROM document_chunks c
-      JOIN documents d ON d.id = c.document_id AND d.organization_id = c.organization_id AND d.status = 'READY'
-      WHERE c.id = ANY(${candidates}::uuid[])
-        AND c.organization_id = ${tenant.organizationId}
-        AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))`,
+      ${visibleChunksSql(tenant, candidates)}`,
     options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {},
   );
   return new Set(rows.map((row) => row.id));
+}
+
+/**
+ * FROM and WHERE over the chunks `c` (with their documents `d`) of these ids that the caller may
+ * see: the one rule, for this check and for search highlights. `ids` must be uuids.
+ */
+export function visibleChunksSql(tenant: TenantContext, ids: readonly string[]): Prisma.Sql {
+  return Prisma.sql`
+      FROM document_chunks c
+      JOIN documents d ON d.id = c.document_id AND d.organization_id = c.organization_id AND d.status = 'READY'
+      WHERE c.id = ANY(${[...ids]}::uuid[])
+        AND c.organization_id = ${tenant.organizationId}
+        AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))`;
 }
