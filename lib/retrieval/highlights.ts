@@ -111,8 +111,8 @@ export function highlightStatementSql(query: string, passages: Prisma.Sql): Pris
 export function queryTermOccurrencesSql(text: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`(
     SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)::int
-    FROM unnest(to_tsvector('english'::regconfig, ${text})) u
-    WHERE u.lexeme = ANY((SELECT lexemes FROM query_terms))
+    FROM unnest(to_tsvector('english'::regconfig, ${text})) u, query_terms q
+    WHERE u.lexeme = ANY(q.lexemes)
   )`;
 }
 

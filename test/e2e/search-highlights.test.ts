@@ -101,7 +101,7 @@ beforeAll(async () => {
   await createConversation(ada, "Unicode notes", [
     { role: "USER", content: "👩‍💻 saw 𝔘𝔫𝔦 and cafe\u0301 logs:\t<b>deadlocked</b> 🔒 deadlock, then deadlocks & \"deadlocking\"" },
   ]);
-  for (let i = 0; i < 22; i++) await createConversation(ada, `Incident ${i}`, [{ role: "USER", content: `Worker ${i} reported a deadlock on queue ${i}.` }]);
+  await Promise.all(Array.from({ length: 22 }, (_, i) => createConversation(ada, `Incident ${i}`, [{ role: "USER", content: `Worker ${i} reported a deadlock on queue ${i}.` }])));
   await createConversation(otto, "Another organization's deadlock", [{ role: "USER", content: "Our secret deadlock postmortem for otto only." }]);
 
   const upload = await gql(ada, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
@@ -111,7 +111,7 @@ beforeAll(async () => {
   await untilReady(ada, upload.data!.uploadDocument.id);
   const stored = await gql(ada, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { configured } }`, { input: { provider: "SLACK", token: SLACK_TOKEN } });
   expect(stored.errors).toBeUndefined();
-});
+}, 180_000);
 
 afterAll(async () => {
   await stack?.stop();
@@ -127,7 +127,7 @@ describe("highlights through the gateway", () => {
       expect(hit.highlights!.length).toBeGreaterThan(0);
       for (const highlight of hit.highlights!) {
         expect(highlight.matches.length).toBeGreaterThan(0);
-        for (const word of matchedWords(highlight)) expect(word).toMatch(/^deadlock(s|ed)?$/i);
+        for (const word of matchedWords(highlight)) expect(word).toMatch(/^deadlock(s|ed|ing)?$/i);
       }
     }
     const explainer = hits.find((hit) => hit.item?.id === explainerId)!;
@@ -208,7 +208,7 @@ describe("highlights through the gateway", () => {
     expect(web.hits.length).toBeGreaterThan(0);
     const words = web.hits.flatMap((hit) => (hit.highlights ?? []).flatMap(matchedWords));
     expect(words.length).toBeGreaterThan(0);
-    for (const word of words) expect(word).toMatch(/^(descal(e|ing|er)?|espresso)$/i);
+    for (const word of words) expect(word).toMatch(/^(descal(e|es|ed|ing|er|ers)?|espresso)$/i);
     expect(words.some((word) => /^descaling$/i.test(word))).toBe(true);
 
     const messages = await search(ada, { query: "deploy freeze", limit: 10, providers: ["slack.messages"] });
