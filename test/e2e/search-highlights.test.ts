@@ -96,7 +96,8 @@ beforeAll(async () => {
     { role: "TOOL", content: "billing: 2 retries scheduled" },
   ]);
   explainerId = explainer.id;
-  [messageIds.question, messageIds.answer, messageIds.followUp] = explainer.messages.map((message) => message.id);
+  const [question, answer, followUp] = explainer.messages.map((message) => message.id);
+  Object.assign(messageIds, { question, answer, followUp });
   // Text of every kind: emoji and a ZWJ sequence, astral letters, combining marks, a tab, markup-like text.
   await createConversation(ada, "Unicode notes", [
     { role: "USER", content: "👩‍💻 saw 𝔘𝔫𝔦 and cafe\u0301 logs:\t<b>deadlocked</b> 🔒 deadlock, then deadlocks & \"deadlocking\"" },
