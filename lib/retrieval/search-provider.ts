@@ -5,6 +5,7 @@
  * subgraph's registry imports only those modules and fuses whatever they return.
  */
 import type { TenantContext } from "../tenancy/token.js";
+import type { HighlightOptions, HighlightPassage } from "./highlights.js";
 import type { ObservableQueue } from "./queue-status.js";
 import type { FilterField, HitAttributes, SearchFilter } from "./search-filter.js";
 
@@ -113,6 +114,12 @@ export interface DomainSearch {
   liveEntities?(tenant: TenantContext, refs: EntityRef[]): Promise<Set<string>>;
   /** Keeps the domain's search indexes current, off the request path. */
   readonly indexer?: BackgroundIndexer;
+  /**
+   * Of these references (any type), the passages of this domain's hits that matched `query`
+   * (lib/retrieval/highlights.ts), by `Typename:id`: one statement for all of them, from the
+   * domain's own tables, as the tenant sees them. A hit that is gone or not the tenant's is absent.
+   */
+  highlights?(tenant: TenantContext, refs: readonly EntityRef[], query: string, options: HighlightOptions): Promise<Map<string, HighlightPassage[]>>;
   /**
    * Told of every page of hits returned to `tenant` (any type; the domain picks its own), after
    * the answer is built. Must return at once: usage counts and the like are written in batches.

@@ -12,6 +12,7 @@ import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import type { DomainSearch } from "../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
+import { conversationHighlights } from "./search/highlights.js";
 import { ConversationIndexer } from "./search/conversation-indexer.js";
 import { SearchIndexStatusReader, type SearchIndexStatus } from "./search/index-status.js";
 import { ConversationsKeywordProvider } from "./search/keyword-provider.js";
@@ -53,6 +54,8 @@ export function conversationSearch({ database, embedder, vectorStore, logger }: 
       const live = await liveConversationIds(database.prisma, tenant.organizationId, ids);
       return new Set([...live].map((id) => `Conversation:${id}`));
     },
+    // The best matching messages of each conversation hit, one statement per page.
+    highlights: (tenant, refs, query, options) => conversationHighlights(database.prisma, tenant.organizationId, refs, query, options),
     indexer,
     indexStatus: (tenant) => status.read(tenant),
     titles: (tenant, ids) => liveConversationTitles(database.prisma, tenant.organizationId, ids),

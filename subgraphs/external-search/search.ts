@@ -17,6 +17,7 @@ import type { Database } from "../../lib/database/connect.js";
 import type { Logger } from "../../lib/logger.js";
 import { SearchProviderSkippedError, type DomainSearch, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { MAX_QUERY_CHARACTERS, type CallReport, type ExternalSearchService } from "./external-search-service.js";
+import { externalResultHighlights } from "./highlights.js";
 import { createExternalSearchRuntime, type ExternalSearchRuntimeOptions } from "./runtime.js";
 import { hostMatchesSites, type FilterField } from "../../lib/retrieval/search-filter.js";
 
@@ -96,8 +97,8 @@ class SlackProvider implements SearchProvider {
 
 export type ExternalSearchDomain = DomainSearch;
 
-export function externalSearch(options: ExternalSearchRuntimeOptions & { database: Database; config: Config; logger: Logger }): ExternalSearchDomain {
-  const runtime = createExternalSearchRuntime(options);
+export function externalSearch(dependencies: ExternalSearchRuntimeOptions & { database: Database; config: Config; logger: Logger }): ExternalSearchDomain {
+  const runtime = createExternalSearchRuntime(dependencies);
   const { service, results } = runtime;
   return {
     domain: "external-search",
@@ -108,6 +109,7 @@ export function externalSearch(options: ExternalSearchRuntimeOptions & { databas
       const rows = await results.findByIds(tenant, ids);
       return new Set(rows.map((row) => `${row.kind === "WEB" ? "WebResult" : "SlackMessage"}:${row.id}`));
     },
+    highlights: (tenant, refs, query, options) => externalResultHighlights(dependencies.database.prisma, tenant, refs, query, options),
     close: () => runtime.close(),
   };
 }

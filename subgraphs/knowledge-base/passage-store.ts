@@ -10,7 +10,7 @@
  * and NUL bytes and unpaired surrogates (which PostgreSQL refuses) become U+FFFD.
  */
 import { createHash } from "node:crypto";
-import type { PrismaClient } from "../../generated/prisma/client.js";
+import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { PLATFORM_ORGANIZATION_ID } from "./knowledge-base-store.js";
@@ -51,6 +51,18 @@ export function storablePassageText(text: string, max: number): string {
 /** The passage's id: the same passage of the same knowledge base, retrieved by the same organization, is one row. */
 export function passageIdFor(organizationId: string, row: RetrievedPassageRow): string {
   return createHash("sha256").update(`${organizationId}\u0000${row.knowledgeBaseId}\u0000${row.uri ?? ""}\u0000${row.text}`).digest("hex").slice(0, 32);
+}
+
+/**
+ * Whether the knowledge base `b` (knowledge_bases) is one the caller may query: the rule every
+ * read of passages joins under (findByIds, and search highlights).
+ */
+export function knowledgeBaseVisibleSql(tenant: TenantContext): Prisma.Sql {
+  return Prisma.sql`(
+    (b.organization_id = ${PLATFORM_ORGANIZATION_ID} AND b.scope = 'PLATFORM')
+    OR (b.organization_id = ${tenant.organizationId} AND b.scope = 'COMPANY')
+    OR (b.organization_id = ${tenant.organizationId} AND b.scope = 'TEAM' AND b.team_id = ANY(${[...tenant.teamIds]}::text[]))
+  )`;
 }
 
 export function isPassageId(id: unknown): id is string {
@@ -111,11 +123,7 @@ export class PassageStore {
         JOIN knowledge_bases b ON b.id = p.knowledge_base_id
         WHERE p.id = ANY(${candidates}::text[])
           AND p.organization_id = ${tenant.organizationId}
-          AND (
-            (b.organization_id = ${PLATFORM_ORGANIZATION_ID} AND b.scope = 'PLATFORM')
-            OR (b.organization_id = ${tenant.organizationId} AND b.scope = 'COMPANY')
-            OR (b.organization_id = ${tenant.organizationId} AND b.scope = 'TEAM' AND b.team_id = ANY(${[...tenant.teamIds]}::text[]))
-          )`,
+          AND ${knowledgeBaseVisibleSql(tenant)}`,
       options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {},
     );
     return rows.map((row) => ({ id: row.id, knowledgeBaseId: row.knowledge_base_id, text: row.text, uri: row.uri, page: row.page, retrievedAt: row.retrieved_at }));

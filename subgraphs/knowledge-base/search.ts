@@ -27,6 +27,7 @@ import { KnowledgeBasesProvider, type KnowledgeBasesProviderOptions } from "./se
 import { DocumentsSemanticProvider } from "./search/semantic-provider.js";
 import { DocumentUsageRecorder } from "./search/usage-recorder.js";
 import { visibleChunkIds } from "./search/visible-chunks.js";
+import { documentChunkHighlights, knowledgeBasePassageHighlights } from "./search/highlights.js";
 
 export interface DocumentSearchDependencies {
   database: Database;
@@ -70,6 +71,7 @@ export function documentSearch({ database, embedder, vectorStore, logger, indexe
       const live = await visibleChunkIds(database.prisma, tenant, ids);
       return new Set([...live].map((id) => `DocumentChunk:${id}`));
     },
+    highlights: (tenant, refs, query, options) => documentChunkHighlights(database.prisma, tenant, refs, query, options),
     indexer,
     recordUsage: (tenant, chunkIds) => usage.record(tenant, chunkIds),
     flushUsage: () => usage.flush(),
@@ -108,6 +110,7 @@ export function knowledgeBaseSearch({ database, config, embedder, logger, provid
       const live = await passages.findByIds(tenant, ids);
       return new Set(live.map((passage) => `KnowledgeBasePassage:${passage.id}`));
     },
+    highlights: (tenant, refs, query, options) => knowledgeBasePassageHighlights(database.prisma, tenant, refs, query, options),
     async close() {
       close();
     },

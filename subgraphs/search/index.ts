@@ -25,6 +25,7 @@ import { resolvers, type SearchContext } from "./resolvers.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
 import { createConversationTitleLoader } from "./conversation-titles.js";
+import { createHighlightLoader } from "./highlights.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
@@ -105,6 +106,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     createContext(base: RequestContext): SearchContext {
       let savedSearchLoader: ReturnType<typeof createSavedSearchLoader> | null = null;
       let conversationTitleLoader: ReturnType<typeof createConversationTitleLoader> | null = null;
+      let highlightLoader: ReturnType<typeof createHighlightLoader> | null = null;
       return {
         ...base,
         search: service,
@@ -113,6 +115,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
         savedSearchLoader: () => (savedSearchLoader ??= createSavedSearchLoader(savedSearches, base.requireTenant())),
         // Made on first use, so a request that asks no title sends no statement for titles.
         conversationTitleLoader: () => (conversationTitleLoader ??= createConversationTitleLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),
+        highlightLoader: () => (highlightLoader ??= createHighlightLoader(all, base.requireTenant())),
       };
     },
     async checkHealth() {

@@ -17,6 +17,8 @@ import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { SearchIndexStatus } from "../conversations/index.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { selectsConversationTitle } from "./conversation-titles.js";
+import { validateHighlightLimit, type HighlightRequest } from "./highlights.js";
+import type { HighlightPassage } from "../../lib/retrieval/highlights.js";
 import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
 import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, type SaveSearchInput } from "./saved-search-input.js";
 import type { SavedSearch, SavedSearchPageCursor, SavedSearchStore } from "./saved-search-store.js";
@@ -30,6 +32,8 @@ export interface SearchContext extends RequestContext {
   savedSearchLoader(): DataLoader<string, SavedSearch | null>;
   /** Live titles of the caller's conversations by id, for this request only (null: deleted or not theirs). */
   conversationTitleLoader(): DataLoader<string, string | null>;
+  /** Highlights of this request's hits, batched per page (one statement per domain). */
+  highlightLoader(): DataLoader<HighlightRequest, HighlightPassage[], string>;
 }
 
 const savedSearchCursor = (row: SavedSearch) => encodeCursor("ss", [row.createdAt.toISOString(), row.id]);
@@ -40,6 +44,11 @@ function decodeSavedSearchCursor(after: string): SavedSearchPageCursor {
     return date && !Number.isNaN(date.getTime()) && typeof id === "string" && /^[0-9a-f-]{36}$/i.test(id) ? { createdAt: date, id } : null;
   });
 }
+
+/** A hit as its resolvers see it: with the query it was found by, which its highlights match. */
+type ResolvedHit = SearchHitData & { query?: string };
+
+const withQuery = (hits: readonly SearchHitData[], query: string): ResolvedHit[] => hits.map((hit) => ({ ...hit, query }));
 
 /** What identifies a hit across runs: the entity it names. */
 const hitKey = (hit: SearchHitData) => `${hit.ref.typename}:${hit.ref.id}`;
@@ -150,7 +159,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       const { savedSearch, previousHitKeys } = await context.savedSearches.recordRun(tenant, id, result.hits.map(hitKey));
       const previous = new Set(previousHitKeys ?? []);
       const newHits = previousHitKeys === null ? result.hits : result.hits.filter((hit) => !previous.has(hitKey(hit)));
-      return { savedSearch, result, newHits };
+      return { savedSearch, result, newHits: withQuery(newHits, result.query) };
     },
   },
   SavedSearch: {
@@ -182,7 +191,17 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       return title;
     },
   },
+  SearchResult: {
+    hits: (result: SearchResultData) => withQuery(result.hits, result.query),
+  },
   SearchHit: {
+    /** Batched over the page (highlights.ts); a hit whose entity is gone has none. */
+    highlights(hit: ResolvedHit, args: { limit?: number | null }, context: SearchContext) {
+      const limit = validateHighlightLimit(args.limit);
+      if (hit.query === undefined) return [];
+      context.requireTenant();
+      return context.highlightLoader().load({ ref: hit.ref, query: hit.query, limit });
+    },
     /**
      * A reference for the gateway to load from the owner. When the client asked for a
      * conversation's title, this subgraph provides it (one statement for the whole page), and a
@@ -195,6 +214,11 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       const title = await context.conversationTitleLoader().load(hit.ref.id);
       return title === null ? null : { ...reference, title };
     },
+  },
+  SearchHighlight: {
+    matches: (passage: HighlightPassage) => passage.ranges,
+    messageId: (passage: HighlightPassage) => passage.messageId ?? null,
+    role: (passage: HighlightPassage) => passage.role ?? null,
   },
   SearchItem: {
     __resolveType: (item: { __typename: string }) => item.__typename,

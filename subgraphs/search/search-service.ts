@@ -63,6 +63,8 @@ export interface SearchHitData {
 }
 
 export interface SearchResultData {
+  /** The query as the providers saw it (control characters as spaces, trimmed): what highlights match. */
+  query: string;
   hits: SearchHitData[];
   pageInfo: PageInfo;
   providers: ProviderReport[];
@@ -194,7 +196,7 @@ export class SearchService {
         const live = await this.options.liveEntities(tenant, hits.map((hit) => hit.ref));
         hits = hits.filter((hit) => live.has(`${hit.ref.typename}:${hit.ref.id}`));
       }
-      const result = { ...stored, hits, cached: true, tookMs: performance.now() - startedAt };
+      const result = { ...stored, query: input.query, hits, cached: true, tookMs: performance.now() - startedAt };
       this.log(tenant, input, result);
       return result;
     }
@@ -244,6 +246,7 @@ export class SearchService {
     const cursorAt = (position: number) => encodeCursor("s", [input.listHash, position, input.segments.map((segment) => [segment.window, segment.start])]);
 
     const result: SearchResultData = {
+      query: input.query,
       hits: page.map((hit) => ({ score: hit.score, ref: hit.ref, explanation: hit.contributions })),
       pageInfo: {
         hasNextPage,

@@ -11,7 +11,7 @@ import { DOCUMENT_ATTRIBUTE_COLUMNS, documentAttributes, documentFilterSql, hasD
 import { withTenantReads } from "../../../lib/database/tenant-reads.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContext, ids: readonly string[], options: { statementTimeoutMs?: number } = {}): Promise<Set<string>> {
   return new Set((await visibleChunks(prisma, tenant, ids, options)).keys());
@@ -35,13 +35,22 @@ export async function visibleChunks(
     tenant.organizationId,
     (tx) => tx.$queryRaw<({ id: string } & DocumentAttributeRow)[]>`
       SELECT c.id::text AS id, ${DOCUMENT_ATTRIBUTE_COLUMNS}
-      FROM document_chunks c
-      JOIN documents d ON d.id = c.document_id AND d.organization_id = c.organization_id AND d.status = 'READY'
-      WHERE c.id = ANY(${candidates}::uuid[])
-        AND c.organization_id = ${tenant.organizationId}
-        AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))
+      ${visibleChunksSql(tenant, candidates)}
         ${options.filter && hasDocumentFilter(options.filter) ? Prisma.sql`AND ${documentFilterSql(options.filter)}` : Prisma.empty}`,
     options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {},
   );
   return new Map(rows.map((row) => [row.id, documentAttributes(row)]));
+}
+
+/**
+ * FROM and WHERE over the chunks `c` (with their documents `d`) of these ids that the caller may
+ * see: the one rule, for this check and for search highlights. `ids` must be uuids.
+ */
+export function visibleChunksSql(tenant: TenantContext, ids: readonly string[]): Prisma.Sql {
+  return Prisma.sql`
+      FROM document_chunks c
+      JOIN documents d ON d.id = c.document_id AND d.organization_id = c.organization_id AND d.status = 'READY'
+      WHERE c.id = ANY(${[...ids]}::uuid[])
+        AND c.organization_id = ${tenant.organizationId}
+        AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))`;
 }

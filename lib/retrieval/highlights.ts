@@ -1,0 +1,246 @@
+/**
+ * Highlights: the passages of a hit's text that matched the query, with the matched words as
+ * UTF-16 ranges (what JavaScript slices by). Every domain builds its own candidate passages from
+ * its own tables; this module holds what they share, so each word is matched exactly as the
+ * keyword providers match it and each passage is cut the same way.
+ *
+ * Why PostgreSQL finds the words and JavaScript the offsets: the keyword providers index with
+ * to_tsvector('english', …), so a word matches when PostgreSQL's parser and English Snowball
+ * stemmer give it one of the query's lexemes ("deadlocks" matches "deadlocked"). Any stemmer in
+ * JavaScript would be a second analyzer that disagrees at the edges (stop words, hyphenated
+ * compounds, the parser's idea of a word). ts_headline would use the right analyzer but answers
+ * with markup spliced into the text: offsets would have to be recovered by parsing our own
+ * markers back out, which text that already holds those markers (or "<b>") breaks. So the one
+ * statement per page asks PostgreSQL which of the passages' own tokens (ts_parse, the parser the
+ * index uses) stem to a query lexeme, and returns those tokens as they are written; JavaScript
+ * then finds them in the passage, where offsets are UTF-16 by construction.
+ */
+import { Prisma } from "../../generated/prisma/client.js";
+
+/** Most passages a hit may ask for (`SearchHit.highlights(limit:)`). */
+export const MAX_HIGHLIGHTS_PER_HIT = 10;
+/**
+ * Longest passage text returned, in UTF-16 code units: a longer passage is cut to a window of
+ * this length around its matches.
+ */
+export const MAX_HIGHLIGHT_LENGTH = 300;
+/**
+ * Characters of one passage the statement reads and parses (a message, a chunk, a snippet):
+ * matches past it are not found. Together with each domain's bound on passages per hit this
+ * bounds the text read per hit.
+ */
+export const MAX_PASSAGE_SCAN = 4_000;
+/** Matches located per passage: the window needs only those near each other. */
+const MAX_RANGES_SCANNED = 200;
+/** Context kept before the first match of the window, so the passage does not open on the match. */
+const LEAD_IN = 40;
+
+/** Where a matched word is in a passage's text: `text.slice(start, end)` is the word. */
+export interface MatchRange {
+  start: number;
+  end: number;
+}
+
+/** One passage of a hit's text, ready for a client. */
+export interface HighlightPassage {
+  text: string;
+  /** The words that matched the query, in order; empty for a passage picked without a keyword match. */
+  ranges: MatchRange[];
+  /** Text was cut before / after the returned window. */
+  truncatedBefore: boolean;
+  truncatedAfter: boolean;
+  /** Conversations: the message the passage is from, and who wrote it. */
+  messageId?: string;
+  role?: string;
+}
+
+export interface HighlightOptions {
+  /** Passages per hit at most (1 to MAX_HIGHLIGHTS_PER_HIT). */
+  limit: number;
+}
+
+/**
+ * A candidate passage as a domain's statement returns it: `key` names the hit (`Typename:id`),
+ * `ord` orders passages of one hit when none matched (lower first), `tokens` are the passage's
+ * own tokens that stem to a query lexeme.
+ */
+export interface CandidatePassage {
+  key: string;
+  ord: number;
+  text: string;
+  tokens: string[];
+  messageId?: string | null;
+  role?: string | null;
+}
+
+/**
+ * The statement around a domain's candidate passages. `passages` is a SELECT of
+ * (key text, ord int, text text, message_id text, role text), with text already bounded (left(…,
+ * MAX_PASSAGE_SCAN)); it may read `query_terms.lexemes` (the query's lexemes) to choose its
+ * passages, e.g. with `queryTermOccurrencesSql`. Tokens are parsed once per passage and stemmed
+ * once per distinct token of the page.
+ *
+ * Left out of the parse: blanks, and whole hyphenated compounds and URLs, whose parts the parser
+ * also returns as tokens of their own ("deadlock-free" highlights "deadlock").
+ */
+export function highlightStatementSql(query: string, passages: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    WITH query_terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes FROM unnest(to_tsvector('english'::regconfig, ${query}))
+    ),
+    passages AS MATERIALIZED (${passages}),
+    tokens AS MATERIALIZED (
+      SELECT DISTINCT p.key, p.ord, t.token
+      FROM passages p, ts_parse('default', p.text) t
+      WHERE t.tokid <> ALL('{5,12,15,16,17}'::int[])
+    ),
+    matching AS MATERIALIZED (
+      SELECT d.token
+      FROM (SELECT DISTINCT token FROM tokens) d, query_terms q
+      WHERE tsvector_to_array(to_tsvector('english'::regconfig, d.token)) && q.lexemes
+    )
+    SELECT p.key, p.ord, p.text, p.message_id, p.role,
+           coalesce((SELECT array_agg(t.token) FROM tokens t JOIN matching m ON m.token = t.token WHERE t.key = p.key AND t.ord = p.ord), '{}'::text[]) AS tokens
+    FROM passages p`;
+}
+
+/**
+ * How often the query's lexemes occur in `text` (as to_tsvector counts them): for a domain to
+ * rank its candidate passages inside the statement. Needs `query_terms` in scope.
+ */
+export function queryTermOccurrencesSql(text: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`(
+    SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)::int
+    FROM unnest(to_tsvector('english'::regconfig, ${text})) u, query_terms q
+    WHERE u.lexeme = ANY(q.lexemes)
+  )`;
+}
+
+/**
+ * The passages of each hit, best first: those with matches (most matches first, then `ord`),
+ * at most `limit`; a hit none of whose passages matched gets its first non-empty passage without
+ * ranges (what the domain offers as nearest the query).
+ */
+export function highlightsByHit(candidates: readonly CandidatePassage[], limit: number): Map<string, HighlightPassage[]> {
+  const byKey = new Map<string, { candidate: CandidatePassage; ranges: MatchRange[] }[]>();
+  for (const candidate of candidates) {
+    const ranges = locateTokens(candidate.text, candidate.tokens);
+    const list = byKey.get(candidate.key) ?? [];
+    list.push({ candidate, ranges });
+    byKey.set(candidate.key, list);
+  }
+  const result = new Map<string, HighlightPassage[]>();
+  for (const [key, list] of byKey) {
+    list.sort((a, b) => b.ranges.length - a.ranges.length || a.candidate.ord - b.candidate.ord);
+    const matched = list.filter((entry) => entry.ranges.length > 0).slice(0, limit);
+    const chosen = matched.length > 0 ? matched : list.filter((entry) => entry.candidate.text.trim().length > 0).slice(0, 1);
+    result.set(
+      key,
+      chosen.map(({ candidate, ranges }) => ({
+        ...cutWindow(candidate.text, ranges),
+        ...(candidate.messageId ? { messageId: candidate.messageId } : {}),
+        ...(candidate.role ? { role: candidate.role } : {}),
+      })),
+    );
+  }
+  return result;
+}
+
+const WORD_CHARACTER = /[\p{L}\p{N}\p{M}]/u;
+
+/**
+ * Every occurrence of these tokens in `text` that stands as a word of its own (no letter, digit
+ * or combining mark directly before or after), as UTF-16 ranges in order, overlaps dropped.
+ * Tokens come from PostgreSQL's parse of this same text, so each occurs in it as written.
+ */
+export function locateTokens(text: string, tokens: readonly string[]): MatchRange[] {
+  const distinct = [...new Set(tokens.filter((token) => token.length > 0))];
+  if (distinct.length === 0) return [];
+  // Longest first, so "deadlocked" wins over a shorter token at the same place.
+  distinct.sort((a, b) => b.length - a.length);
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])(?:${distinct.map(escapeRegExp).join("|")})(?![\\p{L}\\p{N}\\p{M}])`, "gu");
+  const ranges: MatchRange[] = [];
+  for (const match of text.matchAll(pattern)) {
+    ranges.push({ start: match.index, end: match.index + match[0].length });
+    if (ranges.length >= MAX_RANGES_SCANNED) break;
+  }
+  return ranges;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+}
+
+/**
+ * The passage cut to at most MAX_HIGHLIGHT_LENGTH code units: the window that holds the most
+ * matches (starting a little before the first of them), its edges moved off the middle of a
+ * word, a surrogate pair or a combining sequence; ranges made relative to the window.
+ */
+export function cutWindow(text: string, ranges: readonly MatchRange[], maxLength = MAX_HIGHLIGHT_LENGTH): Omit<HighlightPassage, "messageId" | "role"> {
+  if (text.length <= maxLength) return { text, ranges: [...ranges], truncatedBefore: false, truncatedAfter: false };
+  let start = 0;
+  if (ranges.length > 0) {
+    // The first match of the densest window of maxLength - LEAD_IN units.
+    let best = 0;
+    let bestCount = 0;
+    for (let first = 0, last = 0; first < ranges.length; first++) {
+      if (last < first) last = first;
+      while (last + 1 < ranges.length && ranges[last + 1]!.end - ranges[first]!.start <= maxLength - LEAD_IN) last++;
+      if (last - first + 1 > bestCount) {
+        bestCount = last - first + 1;
+        best = first;
+      }
+    }
+    start = Math.max(0, Math.min(ranges[best]!.start - LEAD_IN, text.length - maxLength));
+    start = wordStartAtOrAfter(text, start, ranges[best]!.start);
+  }
+  let end = Math.min(text.length, start + maxLength);
+  if (end < text.length) end = wordEndAtOrBefore(text, end, start);
+  const window = text.slice(start, end);
+  return {
+    text: window,
+    ranges: ranges.filter((range) => range.start >= start && range.end <= end).map((range) => ({ start: range.start - start, end: range.end - start })),
+    truncatedBefore: start > 0,
+    truncatedAfter: end < text.length,
+  };
+}
+
+/** A cut at `position` that does not split a word, a surrogate pair or a combining sequence: moved forward, but never past `limit`. */
+function wordStartAtOrAfter(text: string, position: number, limit: number): number {
+  let at = position;
+  while (at > 0 && at < limit && isInsideWord(text, at)) at++;
+  return isInsideCharacter(text, at) ? at + 1 : at;
+}
+
+/** Likewise for the end of a window: moved back, but never before `limit`. */
+function wordEndAtOrBefore(text: string, position: number, limit: number): number {
+  let at = position;
+  while (at > limit + 1 && at < text.length && isInsideWord(text, at)) at--;
+  if (at <= limit + 1) at = position;
+  // Never end between the halves of a surrogate pair, or before a combining mark of the last character.
+  while (at > limit + 1 && (isInsideCharacter(text, at) || /\p{M}/u.test(String.fromCodePoint(text.codePointAt(at) ?? 32)))) at--;
+  return at;
+}
+
+function isInsideCharacter(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code >= 0xdc00 && code <= 0xdfff && at > 0 && isHighSurrogate(text.charCodeAt(at - 1));
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** Whether the characters on both sides of `at` belong to one word (or one character). */
+function isInsideWord(text: string, at: number): boolean {
+  if (isInsideCharacter(text, at)) return true;
+  const before = characterBefore(text, at);
+  const after = String.fromCodePoint(text.codePointAt(at) ?? 32);
+  return WORD_CHARACTER.test(before) && WORD_CHARACTER.test(after);
+}
+
+function characterBefore(text: string, at: number): string {
+  const low = text.charCodeAt(at - 1);
+  if (low >= 0xdc00 && low <= 0xdfff && at >= 2 && isHighSurrogate(text.charCodeAt(at - 2))) return text.slice(at - 2, at);
+  return text.charAt(at - 1);
+}

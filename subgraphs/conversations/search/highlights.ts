@@ -1,0 +1,52 @@
+/**
+ * Highlights of conversation hits: each conversation's messages that best match the query (most
+ * occurrences of its lexemes), with the message's id and role, in one statement for the page
+ * (lib/retrieval/highlights.ts says how words are matched and passages cut). A conversation none
+ * of whose read messages matches (a semantic-only hit, or one whose title alone matched) gets its
+ * opening message: the question that usually states what it is about.
+ *
+ * Bounded per hit: a conversation's messages are read in order, each up to MAX_PASSAGE_SCAN
+ * characters, until MAX_CONVERSATION_SCAN characters or MAX_MESSAGES_SCANNED messages were read;
+ * later messages are not highlighted. The positions come from the (conversation_id, position)
+ * unique index, so the statement never reads past them.
+ */
+import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
+import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
+import { highlightsByHit, highlightStatementSql, MAX_PASSAGE_SCAN, queryTermOccurrencesSql, type CandidatePassage, type HighlightOptions, type HighlightPassage } from "../../../lib/retrieval/highlights.js";
+import type { EntityRef } from "../../../lib/retrieval/search-provider.js";
+
+/** Messages of one conversation read for its highlights at most. */
+export const MAX_MESSAGES_SCANNED = 64;
+/** Characters of one conversation's messages read for its highlights at most (about 32 KB of text). */
+export const MAX_CONVERSATION_SCAN = 32_768;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function conversationHighlights(prisma: PrismaClient, organizationId: string, refs: readonly EntityRef[], query: string, options: HighlightOptions): Promise<Map<string, HighlightPassage[]>> {
+  const ids = [...new Set(refs.filter((ref) => ref.typename === "Conversation" && UUID.test(ref.id)).map((ref) => ref.id.toLowerCase()))];
+  if (ids.length === 0) return new Map();
+  const passages = Prisma.sql`
+    SELECT 'Conversation:' || r.conversation_id::text AS key, r.position AS ord, r.text, r.id::text AS message_id, r.role::text AS role
+    FROM (
+      SELECT s.*, row_number() OVER (PARTITION BY s.conversation_id ORDER BY s.occurrences DESC, s.position) AS n
+      FROM (
+        SELECT w.*, ${queryTermOccurrencesSql(Prisma.raw("w.text"))} AS occurrences
+        FROM (
+          SELECT m.conversation_id, m.id, m.role, m.position, left(m.content, ${MAX_PASSAGE_SCAN}::int) AS text,
+                 sum(least(octet_length(m.content), ${MAX_PASSAGE_SCAN}::int)) OVER (PARTITION BY m.conversation_id ORDER BY m.position)
+                   - least(octet_length(m.content), ${MAX_PASSAGE_SCAN}::int) AS read_before
+          FROM messages m
+          JOIN conversations c ON c.id = m.conversation_id AND c.organization_id = ${organizationId} AND c.deleted_at IS NULL
+          WHERE m.conversation_id = ANY(${ids}::uuid[]) AND m.organization_id = ${organizationId} AND m.position < ${MAX_MESSAGES_SCANNED}::int
+        ) w
+        WHERE w.read_before < ${MAX_CONVERSATION_SCAN}::int
+      ) s
+    ) r
+    WHERE r.n <= ${options.limit}::int AND (r.occurrences > 0 OR r.n = 1)`;
+  // A named statement on PostgreSQL (queryPrepared): its text never varies, only its values.
+  const rows = await withTenantReads(prisma, organizationId, (tx) =>
+    queryPrepared<{ key: string; ord: number; text: string; message_id: string; role: string; tokens: string[] }>(tx, "conversation_highlights", highlightStatementSql(query, passages)),
+  );
+  const candidates: CandidatePassage[] = rows.map((row) => ({ key: row.key, ord: Number(row.ord), text: row.text, tokens: row.tokens, messageId: row.message_id, role: row.role.toUpperCase() }));
+  return highlightsByHit(candidates, options.limit);
+}

@@ -1,0 +1,79 @@
+/**
+ * `SearchHit.highlights`: the passages of each hit's text that matched the query. The search
+ * subgraph reads no domain's tables: each domain answers for its own hits (DomainSearch.highlights,
+ * one statement for all of a page's hits of that domain), and this per-request DataLoader gathers
+ * the whole page's hits into one batch, so a page costs at most one statement per domain present
+ * on it, however many hits it holds. Highlights are computed for the page being returned, also
+ * when the page came from the result cache: the cache keeps references, not text.
+ */
+import DataLoader from "dataloader";
+import { badUserInput } from "../../lib/graphql/errors.js";
+import { MAX_HIGHLIGHTS_PER_HIT, type HighlightPassage } from "../../lib/retrieval/highlights.js";
+import type { DomainSearch, EntityRef } from "../../lib/retrieval/search-provider.js";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+import { toPlainText } from "./plain-text.js";
+import { describeProviderError } from "./search-service.js";
+
+/** One hit's highlights as asked: its entity, the query it was found by, how many passages. */
+export interface HighlightRequest {
+  ref: EntityRef;
+  query: string;
+  limit: number;
+}
+
+/** `SearchHit.highlights(limit:)`, checked: 1 to MAX_HIGHLIGHTS_PER_HIT. */
+export function validateHighlightLimit(limit: number | null | undefined): number {
+  const value = limit ?? 3;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_HIGHLIGHTS_PER_HIT) {
+    throw badUserInput("limit", `highlights(limit:) must be between 1 and ${MAX_HIGHLIGHTS_PER_HIT}, got ${value}`);
+  }
+  return value;
+}
+
+/**
+ * One per request (made after the tenant is known). Hits asked with different limits (aliases)
+ * still share one statement per domain: each domain is asked for the largest, and each hit keeps
+ * its own number. A domain whose statement fails fails only its own hits' highlights.
+ */
+export function createHighlightLoader(domains: readonly DomainSearch[], tenant: TenantContext): DataLoader<HighlightRequest, HighlightPassage[], string> {
+  return new DataLoader<HighlightRequest, HighlightPassage[], string>(
+    async (requests) => {
+      const byQuery = new Map<string, HighlightRequest[]>();
+      for (const request of requests) byQuery.set(request.query, [...(byQuery.get(request.query) ?? []), request]);
+      const answers = new Map<string, HighlightPassage[]>();
+      // Which domain owns a reference is the domain's business: a failure is every unanswered hit's.
+      const failures = new Map<string, Error>();
+      await Promise.all(
+        [...byQuery].map(async ([query, group]) => {
+          const refs = group.map((request) => request.ref);
+          const limit = Math.max(...group.map((request) => request.limit));
+          await Promise.all(
+            domains.map(async (domain) => {
+              if (!domain.highlights) return;
+              try {
+                for (const [key, passages] of await domain.highlights(tenant, refs, query, { limit })) answers.set(`${query}\u0000${key}`, passages);
+              } catch (error) {
+                const failure = new Error(`the ${domain.domain} highlights could not be read: ${describeProviderError(error)}`);
+                for (const ref of refs) failures.set(`${query}\u0000${ref.typename}:${ref.id}`, failure);
+              }
+            }),
+          );
+        }),
+      );
+      return requests.map((request) => {
+        const key = `${request.query}\u0000${request.ref.typename}:${request.ref.id}`;
+        // Domains name uuids as PostgreSQL prints them, in lowercase.
+        const answer = answers.get(key) ?? answers.get(`${request.query}\u0000${request.ref.typename}:${request.ref.id.toLowerCase()}`);
+        const failure = failures.get(key);
+        if (!answer && failure) return failure;
+        // Control characters become spaces (one code unit for one), so the ranges stay where they were.
+        return (answer ?? []).slice(0, request.limit).map((passage) => ({ ...passage, text: toPlainText(passage.text) }));
+      });
+    },
+    {
+      cacheKeyFn: (request) => JSON.stringify([request.query, request.limit, request.ref.typename, request.ref.id]),
+      // A page holds at most 100 hits, and a saved search run's newHits repeats them.
+      maxBatchSize: 200,
+    },
+  );
+}

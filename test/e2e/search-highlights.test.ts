@@ -1,0 +1,221 @@
+/**
+ * `SearchHit.highlights` through the gateway, on a real database and the real stack, with web
+ * search and Slack as local stand-ins: matched words are the query's terms under PostgreSQL's
+ * English stemming and slice out of the passage exactly (UTF-16 offsets), conversations give
+ * their best messages with id and role, documents their chunks, web results and Slack messages
+ * their snippets; a page costs one highlights statement per domain on it, however many hits.
+ */
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import type { RunningStack } from "../../app/stack.js";
+import type { TestDatabase } from "../support/database.js";
+import { SerperStandIn } from "../support/external/serper-stand-in.js";
+import { SlackStandIn } from "../support/external/slack-stand-in.js";
+import { errorCodes, graphql } from "../support/graphql.js";
+import { startTestStack } from "../support/stack.js";
+import { tokenFor } from "../support/tenants.js";
+
+const SLACK_TOKEN = "xoxp-1234567890-highlights-token";
+
+let db: TestDatabase;
+let stack: RunningStack;
+let serper: SerperStandIn;
+let slack: SlackStandIn;
+let ada: string;
+let otto: string;
+let explainerId: string;
+const messageIds: Record<string, string> = {};
+
+interface Highlight {
+  text: string;
+  matches: { start: number; end: number }[];
+  truncatedBefore: boolean;
+  truncatedAfter: boolean;
+  messageId: string | null;
+  role: string | null;
+}
+interface Hit {
+  item: { __typename: string; id: string } | null;
+  highlights: Highlight[] | null;
+}
+
+const SEARCH = `query($input: SearchInput!, $limit: Int) {
+  search(input: $input) {
+    hits {
+      item { __typename ... on Conversation { id } ... on DocumentChunk { id } ... on WebResult { id } ... on SlackMessage { id } }
+      highlights(limit: $limit) { text matches { start end } truncatedBefore truncatedAfter messageId role }
+    }
+    providers { name status error }
+    cached
+  }
+}`;
+
+const gql = (token: string, query: string, variables: Record<string, unknown> = {}) => graphql(stack.gateway.url, query, variables, { token });
+
+async function search(token: string, input: Record<string, unknown>, limit?: number): Promise<{ hits: Hit[]; cached: boolean }> {
+  const response = await gql(token, SEARCH, { input, ...(limit === undefined ? {} : { limit }) });
+  expect(response.errors).toBeUndefined();
+  return response.data!.search;
+}
+
+const matchedWords = (highlight: Highlight) => highlight.matches.map((range) => highlight.text.slice(range.start, range.end));
+const highlightStatements = () => db.database.statements.log.filter((sql) => sql.includes("ts_parse('default'"));
+
+async function createConversation(token: string, title: string, messages: { role: string; content: string }[]): Promise<{ id: string; messages: { id: string }[] }> {
+  const response = await gql(token, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id messages { nodes { id } } } }`, { input: { title, messages } });
+  expect(response.errors).toBeUndefined();
+  const created = response.data!.createConversation;
+  return { id: created.id, messages: created.messages.nodes };
+}
+
+async function untilReady(token: string, id: string): Promise<void> {
+  for (let attempt = 0; attempt < 240; attempt++) {
+    const response = await gql(token, `query($id: ID!) { document(id: $id) { status } }`, { id });
+    if (response.data!.document.status === "READY") return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`document ${id} did not reach READY`);
+}
+
+beforeAll(async () => {
+  [serper, slack] = await Promise.all([SerperStandIn.start(), SlackStandIn.start()]);
+  slack.userTokens.add(SLACK_TOKEN);
+  ({ db, stack } = await startTestStack({
+    SEARCH_CACHE_TTL_SECONDS: "60", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
+    SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
+    SERPER_API_KEY: serper.apiKey, SERPER_BASE_URL: serper.baseUrl,
+    SLACK_API_URL: slack.slackApiUrl,
+    SEARCH_PROVIDER_TIMEOUT_MS: "10000",
+  }));
+  ada = await tokenFor("org-highlights", "ada", ["sre"], "admin");
+  otto = await tokenFor("org-elsewhere", "otto", ["sre"], "admin");
+  const explainer = await createConversation(ada, "Nightly job failures", [
+    { role: "USER", content: "Why did the nightly billing job fail again?" },
+    { role: "ASSISTANT", content: "It deadlocked: two transactions took row locks on the orders table in opposite order, and PostgreSQL killed one to break the deadlock." },
+    { role: "USER", content: "How do we stop these deadlocks from coming back?" },
+    { role: "TOOL", content: "billing: 2 retries scheduled" },
+  ]);
+  explainerId = explainer.id;
+  const [question, answer, followUp] = explainer.messages.map((message) => message.id);
+  Object.assign(messageIds, { question, answer, followUp });
+  // Text of every kind: emoji and a ZWJ sequence, astral letters, combining marks, a tab, markup-like text.
+  await createConversation(ada, "Unicode notes", [
+    { role: "USER", content: "👩‍💻 saw 𝔘𝔫𝔦 and cafe\u0301 logs:\t<b>deadlocked</b> 🔒 deadlock, then deadlocks & \"deadlocking\"" },
+  ]);
+  await Promise.all(Array.from({ length: 22 }, (_, i) => createConversation(ada, `Incident ${i}`, [{ role: "USER", content: `Worker ${i} reported a deadlock on queue ${i}.` }])));
+  await createConversation(otto, "Another organization's deadlock", [{ role: "USER", content: "Our secret deadlock postmortem for otto only." }]);
+
+  const upload = await gql(ada, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
+    input: { fileName: "locking.md", contentBase64: Buffer.from("# Locking guide\n\nDeadlocks happen when two sessions wait on each other's locks. Take locks in one order and keep transactions short.\n").toString("base64") },
+  });
+  expect(upload.errors).toBeUndefined();
+  await untilReady(ada, upload.data!.uploadDocument.id);
+  const stored = await gql(ada, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { configured } }`, { input: { provider: "SLACK", token: SLACK_TOKEN } });
+  expect(stored.errors).toBeUndefined();
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await db?.dispose();
+  await Promise.all([serper?.close(), slack?.close()]);
+});
+
+describe("highlights through the gateway", () => {
+  it("marks the query's terms under English stemming, as slices of the passage", async () => {
+    const { hits } = await search(ada, { query: "deadlocks", limit: 20, providers: ["conversations.keyword", "documents.keyword"] });
+    expect(hits.length).toBeGreaterThan(10);
+    for (const hit of hits) {
+      expect(hit.highlights!.length).toBeGreaterThan(0);
+      for (const highlight of hit.highlights!) {
+        expect(highlight.matches.length).toBeGreaterThan(0);
+        for (const word of matchedWords(highlight)) expect(word).toMatch(/^deadlock(s|ed|ing)?$/i);
+      }
+    }
+    const explainer = hits.find((hit) => hit.item?.id === explainerId)!;
+    // Its two matching messages, best first (the answer has two matches), with id and role; the others did not match.
+    expect(explainer.highlights!.map((highlight) => [highlight.messageId, highlight.role, matchedWords(highlight)])).toEqual([
+      [messageIds.answer, "ASSISTANT", ["deadlocked", "deadlock"]],
+      [messageIds.followUp, "USER", ["deadlocks"]],
+    ]);
+    const chunk = hits.find((hit) => hit.item?.__typename === "DocumentChunk")!;
+    expect(chunk.highlights).toHaveLength(1);
+    expect(chunk.highlights![0]).toMatchObject({ messageId: null, role: null });
+    expect(matchedWords(chunk.highlights![0]!)).toEqual(["Deadlocks"]);
+    // Nothing of the other organization: its conversation is no hit, and no passage quotes it.
+    expect(JSON.stringify(hits)).not.toContain("otto");
+  });
+
+  it("keeps UTF-16 ranges right around emoji, astral letters, combining marks, tabs and markup-like text", async () => {
+    const { hits } = await search(ada, { query: "deadlock", limit: 30, providers: ["conversations.keyword"] });
+    const unicode = hits.flatMap((hit) => hit.highlights ?? []).find((highlight) => highlight.text.includes("👩‍💻"))!;
+    expect(unicode.text).toBe("👩‍💻 saw 𝔘𝔫𝔦 and cafe\u0301 logs: <b>deadlocked</b> 🔒 deadlock, then deadlocks & \"deadlocking\"");
+    expect(matchedWords(unicode)).toEqual(["deadlocked", "deadlock", "deadlocks", "deadlocking"]);
+    expect(unicode.matches[0]!.start).toBe(unicode.text.indexOf("deadlocked"));
+  });
+
+  it("bounds passages per hit by the limit argument and refuses a limit out of range", async () => {
+    const one = await search(ada, { query: "deadlocks", limit: 20, providers: ["conversations.keyword"] }, 1);
+    const explainer = one.hits.find((hit) => hit.item?.id === explainerId)!;
+    expect(explainer.highlights!.map((highlight) => highlight.messageId)).toEqual([messageIds.answer]);
+    for (const limit of [0, 11]) {
+      const response = await gql(ada, SEARCH, { input: { query: "deadlocks", limit: 2, providers: ["conversations.keyword"] }, limit });
+      expect(errorCodes(response)).toContain("BAD_USER_INPUT");
+      expect(response.errors![0]!.message).toContain("limit");
+      expect(response.errors![0]!.message).toContain("between 1 and 10");
+    }
+  });
+
+  it("issues one highlights statement per domain on the page, however many hits it holds", async () => {
+    db.database.statements.reset();
+    const small = await search(ada, { query: "deadlock worker queue", limit: 3, providers: ["conversations.keyword"] });
+    expect(small.hits).toHaveLength(3);
+    expect(highlightStatements()).toHaveLength(1);
+    db.database.statements.reset();
+    const page = await search(ada, { query: "deadlock worker queue", limit: 20, providers: ["conversations.keyword"] });
+    expect(page.hits).toHaveLength(20);
+    expect(page.hits.every((hit) => hit.highlights!.length > 0)).toBe(true);
+    expect(highlightStatements()).toHaveLength(1);
+    // Conversations and a document chunk on one page: one statement each.
+    db.database.statements.reset();
+    const mixed = await search(ada, { query: "deadlocks locks", limit: 20, providers: ["conversations.keyword", "documents.keyword"] });
+    expect(new Set(mixed.hits.map((hit) => hit.item!.__typename))).toEqual(new Set(["Conversation", "DocumentChunk"]));
+    expect(highlightStatements()).toHaveLength(2);
+  });
+
+  it("computes highlights for a page served from the result cache too", async () => {
+    const input = { query: "deadlocked transactions", limit: 5, providers: ["conversations.keyword"] };
+    const fresh = await search(ada, input);
+    const cached = await search(ada, input);
+    expect(fresh.cached).toBe(false);
+    expect(cached.cached).toBe(true);
+    expect(cached.hits).toEqual(fresh.hits);
+    expect(cached.hits[0]!.highlights!.length).toBeGreaterThan(0);
+  });
+
+  it("gives a hit found by meaning only one passage without ranges", async () => {
+    const { hits } = await search(ada, { query: "zyzzyva", alpha: 0, limit: 5, providers: ["conversations.semantic"] });
+    expect(hits.length).toBeGreaterThan(0);
+    for (const hit of hits) {
+      expect(hit.highlights).toHaveLength(1);
+      expect(hit.highlights![0]!.matches).toEqual([]);
+      expect(hit.highlights![0]!.messageId).not.toBeNull();
+    }
+    const explainer = hits.find((hit) => hit.item?.id === explainerId);
+    if (explainer) expect(explainer.highlights![0]!.messageId).toBe(messageIds.question);
+  });
+
+  it("highlights web results and Slack messages from their stored snippets", async () => {
+    const web = await search(ada, { query: "descale espresso", limit: 10, providers: ["web.serper"] });
+    expect(web.hits.length).toBeGreaterThan(0);
+    const words = web.hits.flatMap((hit) => (hit.highlights ?? []).flatMap(matchedWords));
+    expect(words.length).toBeGreaterThan(0);
+    for (const word of words) expect(word).toMatch(/^(descal(e|es|ed|ing|er|ers)?|espresso)$/i);
+    expect(words.some((word) => /^descaling$/i.test(word))).toBe(true);
+
+    const messages = await search(ada, { query: "deploy freeze", limit: 10, providers: ["slack.messages"] });
+    expect(messages.hits.length).toBeGreaterThan(0);
+    const first = messages.hits[0]!;
+    expect(first.item!.__typename).toBe("SlackMessage");
+    expect(matchedWords(first.highlights![0]!).map((word) => word.toLowerCase())).toEqual(expect.arrayContaining(["deploy", "freeze"]));
+  });
+});
