@@ -6,6 +6,7 @@
  */
 import type { TenantContext } from "../tenancy/token.js";
 import type { ObservableQueue } from "./queue-status.js";
+import type { WordCorrection } from "./typo-tolerance.js";
 
 /** Which side of `alpha` a provider is on. */
 export type ProviderKind = "KEYWORD" | "SEMANTIC";
@@ -35,6 +36,13 @@ export interface ProviderRequest {
    * query nobody waits for must not keep the database busy.
    */
   timeoutMs?: number;
+  /**
+   * Whether keyword providers expand the query's misspelled words (typo-tolerance.ts); unset is
+   * off. Other providers ignore it.
+   */
+  typoTolerance?: boolean;
+  /** Told by a keyword provider which corrections it used found documents the caller can see ("did you mean"). */
+  onCorrections?(corrections: readonly WordCorrection[]): void;
 }
 
 /**

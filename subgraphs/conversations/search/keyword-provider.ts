@@ -25,6 +25,7 @@ import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
 import { bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, NONE_KNOWN, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { queryTermsSql, type WordCorrection } from "../../../lib/retrieval/typo-tolerance.js";
 
 /**
  * Collection statistics are read once per organization and kept this long when the
@@ -88,7 +89,7 @@ export class ConversationsKeywordProvider implements SearchProvider {
     });
   }
 
-  async search({ tenant, query, window, timeoutMs }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, timeoutMs, typoTolerance, onCorrections }: ProviderRequest): Promise<ProviderHit[]> {
     // One tenant scope for the statistics and the scoring. Under overload, searches the service
     // has already given up on would otherwise keep running and push every later one past its
     // timeout too (seen in the 100k soak: the database stayed busy 108 s after the load
@@ -99,18 +100,27 @@ export class ConversationsKeywordProvider implements SearchProvider {
       async (tx) => {
         const collection = await this.collectionStatistics(tx, tenant.organizationId);
         if (collection.documents === 0) return [];
-        return this.score(tx, tenant.organizationId, query, window, collection);
+        return this.score(tx, tenant.organizationId, query, window, collection, typoTolerance === true, onCorrections);
       },
       timeoutMs ? { statementTimeoutMs: timeoutMs } : {},
     );
   }
 
-  private async score(prisma: TenantReader, organizationId: string, query: string, window: number, collection: CollectionStatistics): Promise<ProviderHit[]> {
+  private async score(
+    prisma: TenantReader,
+    organizationId: string,
+    query: string,
+    window: number,
+    collection: CollectionStatistics,
+    typoTolerance: boolean,
+    onCorrections?: (corrections: readonly WordCorrection[]) => void,
+  ): Promise<ProviderHit[]> {
     // Small organizations are read live, statistics and dfs alike (cheap, and exact).
     const keeping = collection.documents >= CACHE_FROM_DOCUMENTS;
     const known = keeping ? this.commonTerms.known(organizationId) : undefined;
-    const { hits, counted } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined);
+    const { hits, counted, corrections } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined, typoTolerance);
     if (keeping) this.commonTerms.remember(organizationId, counted);
+    if (corrections.length > 0) onCorrections?.(corrections);
     return hits.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score }));
   }
 
@@ -130,7 +140,9 @@ export class ConversationsKeywordProvider implements SearchProvider {
  *
  * `known` are dfs kept from earlier statements (CommonTermFrequencies): those terms are not
  * counted. The statement reports the terms it counted with at least `reportFromDf` postings, for
- * the caller to keep; rows with a NULL id carry them (term, df), not hits.
+ * the caller to keep; rows with a NULL id carry them (term, df), not hits. With `typoTolerance`
+ * the term set also holds corrections of the query's misspelled words (typo-tolerance.ts,
+ * weighed by their boost); those found in at least one conversation come back as `corrections`.
  *
  * The uuid-to-text cast is applied to the page returned, not to every conversation scored (up
  * to all of them): the grouped, sorted rows stay uuids until the last step. A named statement
@@ -144,24 +156,25 @@ export async function scorePostings(
   collection: { documents: number; averageLength: number },
   known: KnownTermFrequencies = NONE_KNOWN,
   reportFromDf = Number.MAX_SAFE_INTEGER,
-): Promise<{ hits: { id: string; score: number }[]; counted: { term: string; df: number }[] }> {
+  typoTolerance = false,
+): Promise<{ hits: { id: string; score: number }[]; counted: { term: string; df: number }[]; corrections: WordCorrection[] }> {
   const weight = bm25TermWeightSql(Prisma.raw("t.df"), collection.documents);
   const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.document_length"), collection.averageLength);
-  const rows = await queryPrepared<{ id: string | null; score: number; term: string | null }>(
+  const rows = await queryPrepared<{ id: string | null; score: number; term: string | null; counted: boolean | null; typed: string | null; word: string | null; boost: number | null }>(
     prisma,
     "conversations_keyword",
     Prisma.sql`
     WITH counted AS MATERIALIZED (
-      SELECT q.term, coalesce(k.df, (
+      SELECT q.term, q.boost, q.typed, q.word, coalesce(k.df, (
                SELECT count(*)::float8 FROM keyword_postings p
                WHERE p.organization_id = ${organizationId} AND p.term = q.term
              )) AS df,
              k.df IS NULL AS was_counted
-      FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) q
+      FROM (${queryTermsSql(organizationId, query, typoTolerance)}) q
       LEFT JOIN unnest(${known.literals?.terms ?? known.terms}::text[], ${known.literals?.dfs ?? known.dfs}::float8[]) AS k(term, df) ON k.term = q.term
     ),
     terms AS MATERIALIZED (
-      SELECT t.term, ${weight} AS weight FROM counted t WHERE t.df > 0
+      SELECT t.term, ${weight} * t.boost AS weight FROM counted t WHERE t.df > 0
     ),
     ranked AS (
       SELECT p.conversation_id, sum(${postingScore}) AS score
@@ -171,19 +184,25 @@ export async function scorePostings(
       ORDER BY score DESC, p.conversation_id
       LIMIT ${window}
     )
-    SELECT conversation_id::text AS id, score, NULL::text AS term FROM ranked
+    SELECT conversation_id::text AS id, score, NULL::text AS term, NULL::boolean AS counted, NULL::text AS typed, NULL::text AS word, NULL::float8 AS boost FROM ranked
     UNION ALL
-    SELECT NULL, df, term FROM counted WHERE was_counted AND df >= ${reportFromDf}::float8`,
+    SELECT NULL, df, term, was_counted AND df >= ${reportFromDf}::float8, typed, word, boost FROM counted
+    WHERE (was_counted AND df >= ${reportFromDf}::float8) OR (typed IS NOT NULL AND df > 0)`,
   );
   const hits: { id: string; score: number }[] = [];
   const counted: { term: string; df: number }[] = [];
+  const corrections: WordCorrection[] = [];
   for (const row of rows) {
-    if (row.id === null) counted.push({ term: row.term!, df: Number(row.score) });
-    else hits.push({ id: row.id, score: Number(row.score) });
+    if (row.id !== null) {
+      hits.push({ id: row.id, score: Number(row.score) });
+      continue;
+    }
+    if (row.counted) counted.push({ term: row.term!, df: Number(row.score) });
+    if (row.typed !== null) corrections.push({ typed: row.typed, word: row.word!, term: row.term!, boost: Number(row.boost), documents: Number(row.score) });
   }
   // ranked's order, restated: UNION ALL promises none. Lowercase hex uuids compare as PostgreSQL orders uuids.
   hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { hits, counted };
+  return { hits, counted, corrections };
 }
 
 /**
