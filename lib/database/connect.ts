@@ -5,6 +5,9 @@
  */
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
+import { btree_gist } from "@electric-sql/pglite/contrib/btree_gist";
+import { fuzzystrmatch } from "@electric-sql/pglite/contrib/fuzzystrmatch";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
@@ -112,8 +115,9 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
   if (!options.inMemory) lock = lockDataDirectory(options.pgliteDataDir);
   let client: PGlite;
   try {
-    // pgvector ships inside PGlite 0.4.x (0.5.x has none yet: keep 0.4.6 until it does).
-    client = new PGlite({ ...(options.inMemory ? {} : { dataDir: options.pgliteDataDir }), extensions: { vector } });
+    // pgvector ships inside PGlite 0.4.x (0.5.x has none yet: keep 0.4.6 until it does). The
+    // three contrib extensions serve typo tolerance (the search_vocabulary migration).
+    client = new PGlite({ ...(options.inMemory ? {} : { dataDir: options.pgliteDataDir }), extensions: { vector, pg_trgm, btree_gist, fuzzystrmatch } });
     await client.waitReady;
   } catch (error) {
     lock?.release();

@@ -8,6 +8,7 @@ import type { TenantContext } from "../tenancy/token.js";
 import type { HighlightOptions, HighlightPassage } from "./highlights.js";
 import type { ObservableQueue } from "./queue-status.js";
 import type { FilterField, HitAttributes, SearchFilter } from "./search-filter.js";
+import type { WordCorrection } from "./typo-tolerance.js";
 
 /** Which side of `alpha` a provider is on. */
 export type ProviderKind = "KEYWORD" | "SEMANTIC";
@@ -45,6 +46,13 @@ export interface ProviderRequest {
    * inside its own statement or call. Absent: no filter.
    */
   filter?: SearchFilter;
+  /**
+   * Whether keyword providers expand the query's misspelled words (typo-tolerance.ts); unset is
+   * off. Other providers ignore it.
+   */
+  typoTolerance?: boolean;
+  /** Told by a keyword provider which corrections it used found documents the caller can see ("did you mean"). */
+  onCorrections?(corrections: readonly WordCorrection[]): void;
 }
 
 /**

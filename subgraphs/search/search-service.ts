@@ -12,7 +12,8 @@ import type { TenantContext } from "../../lib/tenancy/token.js";
 import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
 import { SpanStatusCode, withSpan } from "../../lib/observability/tracing.js";
-import { SearchProviderSkippedError, type ProviderHit, type SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { SearchProviderSkippedError, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { suggestQuery, type WordCorrection } from "../../lib/retrieval/typo-tolerance.js";
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
 import type { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
@@ -37,6 +38,8 @@ export interface SearchInput {
   rrfK?: number | null;
   minScore?: number | null;
   filter?: SearchFilterInput | null;
+  /** Expand misspelled words and suggest a corrected query (default true). */
+  typoTolerance?: boolean | null;
 }
 
 /** What the caller asked for beyond the page itself (the resolver knows from the selection). */
@@ -72,6 +75,8 @@ export interface SearchResultData {
   cached: boolean;
   /** Present when asked for (SearchOptions.facets). */
   facets?: SearchFacetsData;
+  /** "Did you mean": the corrected query, when it finds documents the query as typed cannot (typo-tolerance.ts); else null. */
+  suggestion: string | null;
 }
 
 interface NormalizedInput {
@@ -83,6 +88,7 @@ interface NormalizedInput {
   rrfK: number;
   minScore: number | null;
   filter: SearchFilter;
+  typoTolerance: boolean;
   /** Effective weight multiplier per provider; absent = not asked. */
   multipliers: Map<string, number>;
   /** Hash of everything that defines the result list (not the page): cursors carry it. */
@@ -196,7 +202,7 @@ export class SearchService {
         const live = await this.options.liveEntities(tenant, hits.map((hit) => hit.ref));
         hits = hits.filter((hit) => live.has(`${hit.ref.typename}:${hit.ref.id}`));
       }
-      const result = { ...stored, query: input.query, hits, cached: true, tookMs: performance.now() - startedAt };
+      const result = { ...stored, query: input.query, suggestion: stored.suggestion ?? null, hits, cached: true, tookMs: performance.now() - startedAt };
       this.log(tenant, input, result);
       return result;
     }
@@ -205,6 +211,8 @@ export class SearchService {
     const reports: ProviderReport[] = [];
     const lists: RankedList[] = [];
     let selfSkipped = false;
+    const corrections: WordCorrection[] = [];
+    const typos = { typoTolerance: input.typoTolerance, onCorrections: (found: readonly WordCorrection[]) => void corrections.push(...found) };
     await Promise.all(
       [...this.providers.values()].map(async (provider) => {
         const multiplier = input.multipliers.get(provider.name);
@@ -216,7 +224,7 @@ export class SearchService {
         }
         // One span per provider call (when the request is traced); its attributes name the provider, never the query.
         const outcome = await withSpan(`search.provider ${provider.name}`, { "search.provider.name": provider.name, "search.provider.kind": provider.kind }, async (span) => {
-          const called = await this.callProvider(provider, tenant, input.query, window, input.filter);
+          const called = await this.callProvider(provider, tenant, input.query, window, input.filter, typos);
           span?.setAttributes({ "search.provider.status": called.report.status, "search.provider.hits": called.report.returned });
           if (called.report.status === "ERROR" || called.report.status === "TIMEOUT") span?.setStatus({ code: SpanStatusCode.ERROR, message: called.report.status });
           return called;
@@ -258,6 +266,7 @@ export class SearchService {
       tookMs: performance.now() - startedAt,
       cached: false,
       ...(facets ? { facets } : {}),
+      suggestion: input.typoTolerance ? suggestQuery(input.query, corrections) : null,
     };
     // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
     // So is one where a provider skipped itself (breaker open, budget spent): that passes too.
@@ -268,7 +277,14 @@ export class SearchService {
     return result;
   }
 
-  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number, filter: SearchFilter): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean }> {
+  private async callProvider(
+    provider: SearchProvider,
+    tenant: TenantContext,
+    query: string,
+    window: number,
+    filter: SearchFilter,
+    typos: Pick<ProviderRequest, "typoTolerance" | "onCorrections">,
+  ): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean }> {
     const started = performance.now();
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -276,7 +292,7 @@ export class SearchService {
       timer = setTimeout(() => resolve("timeout"), this.options.providerTimeoutMs);
     });
     try {
-      const outcome = await Promise.race([provider.search({ tenant, query, window, signal: controller.signal, timeoutMs: this.options.providerTimeoutMs, ...(filter.kinds || filterFieldsSet(filter).length > 0 ? { filter } : {}) }), timeout]);
+      const outcome = await Promise.race([provider.search({ tenant, query, window, signal: controller.signal, timeoutMs: this.options.providerTimeoutMs, ...(filter.kinds || filterFieldsSet(filter).length > 0 ? { filter } : {}), ...typos }), timeout]);
       const tookMs = performance.now() - started;
       if (outcome === "timeout") {
         controller.abort();
@@ -311,6 +327,7 @@ export class SearchService {
     if (!Number.isInteger(rrfK) || rrfK < 1) throw badUserInput("input.rrfK", `must be at least 1, got ${rrfK}`);
     const minScore = raw.minScore ?? null;
     if (minScore !== null && !Number.isFinite(minScore)) throw badUserInput("input.minScore", `must be a finite number, got ${minScore}`);
+    const typoTolerance = raw.typoTolerance ?? true;
 
     const known = [...this.providers.keys()];
     const unknown = (name: string) => `unknown provider "${name}"; available: ${known.join(", ")}`;
@@ -338,7 +355,7 @@ export class SearchService {
     const listHash = createHash("sha256")
       // Whether alpha was the default matters beyond its value: the default weighs providers with
       // models of their own at 0.5 whatever it is (weightOf), so "default 1" and "alpha 1" differ.
-      .update(JSON.stringify([query, alpha, alphaIsDefault, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter)]))
+      .update(JSON.stringify([query, alpha, alphaIsDefault, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter), typoTolerance]))
       .digest("base64url")
       .slice(0, 16);
 
@@ -357,7 +374,7 @@ export class SearchService {
         2_048,
       );
       if (cursor.hash !== listHash) {
-        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, rrfK, minScore or filter changed): start again without `after`");
+        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, rrfK, minScore, filter or typoTolerance changed): start again without `after`");
       }
       // The cursor is not signed: anyone can forge one with the right hash. Only what this
       // service could have produced is accepted, so no cursor widens a provider's window.
@@ -372,7 +389,7 @@ export class SearchService {
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
-    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, filter, multipliers, listHash, offset, segments };
+    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, filter, typoTolerance, multipliers, listHash, offset, segments };
   }
 
   /**

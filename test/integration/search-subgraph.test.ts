@@ -117,7 +117,7 @@ describe("conversations.keyword (BM25)", () => {
     kept.remember("acme", [...counting.counted, { term: 'odd"term\\', df: 3 }, { term: "{a,b}", df: 2 }]);
     expect(kept.known("acme").literals).toBeDefined();
     const fromLiterals = await read((reader) => scorePostings(reader, "acme", query, 100, collection, kept.known("acme"), 1));
-    expect(fromLiterals).toEqual({ hits: exact, counted: [] });
+    expect(fromLiterals).toEqual({ hits: exact, counted: [], corrections: [] });
     // Given a wrong df for one term, the statement uses it (it does not count that term again).
     const deadlock = trueDfs.terms.indexOf("deadlock");
     expect(deadlock).toBeGreaterThanOrEqual(0);
@@ -127,7 +127,7 @@ describe("conversations.keyword (BM25)", () => {
     expect(skewed.hits.map((hit) => hit.score)).not.toEqual(exact.map((hit) => hit.score));
     // Terms rarer than reportFromDf are counted but not reported.
     const rare = await read((reader) => scorePostings(reader, "acme", query, 100, collection, undefined, Number.MAX_SAFE_INTEGER));
-    expect(rare).toEqual({ hits: exact, counted: [] });
+    expect(rare).toEqual({ hits: exact, counted: [], corrections: [] });
   });
 
   it("bounds its SQL by the provider timeout, so a search the service gave up on does not keep the database busy", async () => {

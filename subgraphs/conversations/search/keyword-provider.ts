@@ -34,6 +34,7 @@ import { bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, NONE_KNO
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { conversationFilterSql, hasConversationFilter } from "./conversation-filter.js";
+import { queryTermsSql, type WordCorrection } from "../../../lib/retrieval/typo-tolerance.js";
 
 /**
  * Collection statistics are read once per organization and kept this long when the
@@ -99,7 +100,7 @@ export class ConversationsKeywordProvider implements SearchProvider {
     });
   }
 
-  async search({ tenant, query, window, timeoutMs, filter = NO_FILTER }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, timeoutMs, filter = NO_FILTER, typoTolerance, onCorrections }: ProviderRequest): Promise<ProviderHit[]> {
     // One tenant scope for the statistics and the scoring. Under overload, searches the service
     // has already given up on would otherwise keep running and push every later one past its
     // timeout too (seen in the 100k soak: the database stayed busy 108 s after the load
@@ -110,18 +111,28 @@ export class ConversationsKeywordProvider implements SearchProvider {
       async (tx) => {
         const collection = await this.collectionStatistics(tx, tenant.organizationId);
         if (collection.documents === 0) return [];
-        return this.score(tx, tenant.organizationId, query, window, collection, filter);
+        return this.score(tx, tenant.organizationId, query, window, collection, filter, typoTolerance === true, onCorrections);
       },
       timeoutMs ? { statementTimeoutMs: timeoutMs } : {},
     );
   }
 
-  private async score(prisma: TenantReader, organizationId: string, query: string, window: number, collection: CollectionStatistics, filter: SearchFilter): Promise<ProviderHit[]> {
+  private async score(
+    prisma: TenantReader,
+    organizationId: string,
+    query: string,
+    window: number,
+    collection: CollectionStatistics,
+    filter: SearchFilter,
+    typoTolerance: boolean,
+    onCorrections?: (corrections: readonly WordCorrection[]) => void,
+  ): Promise<ProviderHit[]> {
     // Small organizations are read live, statistics and dfs alike (cheap, and exact).
     const keeping = collection.documents >= CACHE_FROM_DOCUMENTS;
     const known = keeping ? this.commonTerms.known(organizationId) : undefined;
-    const { hits, counted } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined, filter);
+    const { hits, counted, corrections } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined, filter, typoTolerance);
     if (keeping) this.commonTerms.remember(organizationId, counted);
+    if (corrections.length > 0) onCorrections?.(corrections);
     return hits.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score, ...(row.attributes ? { attributes: row.attributes } : {}) }));
   }
 
@@ -141,7 +152,9 @@ export class ConversationsKeywordProvider implements SearchProvider {
  *
  * `known` are dfs kept from earlier statements (CommonTermFrequencies): those terms are not
  * counted. The statement reports the terms it counted with at least `reportFromDf` postings, for
- * the caller to keep; rows with a NULL id carry them (term, df), not hits.
+ * the caller to keep; rows with a NULL id carry them (term, df), not hits. With `typoTolerance`
+ * the term set also holds corrections of the query's misspelled words (typo-tolerance.ts,
+ * weighed by their boost); those found in at least one conversation come back as `corrections`.
  *
  * The uuid-to-text cast is applied to the page returned, not to every conversation scored (up
  * to all of them): the grouped, sorted rows stay uuids until the last step. A named statement
@@ -156,26 +169,38 @@ export async function scorePostings(
   known: KnownTermFrequencies = NONE_KNOWN,
   reportFromDf = Number.MAX_SAFE_INTEGER,
   filter: SearchFilter = NO_FILTER,
-): Promise<{ hits: { id: string; score: number; attributes: HitAttributes | undefined }[]; counted: { term: string; df: number }[] }> {
+  typoTolerance = false,
+): Promise<{ hits: { id: string; score: number; attributes: HitAttributes | undefined }[]; counted: { term: string; df: number }[]; corrections: WordCorrection[] }> {
   const filtered = hasConversationFilter(filter);
   const weight = bm25TermWeightSql(Prisma.raw("t.df"), collection.documents);
   const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.document_length"), collection.averageLength);
-  const rows = await queryPrepared<{ id: string | null; score: number; term: string | null; created_at: Date | null; updated_at: Date | null; user_id: string | null }>(
+  const rows = await queryPrepared<{
+    id: string | null;
+    score: number;
+    term: string | null;
+    counted: boolean | null;
+    typed: string | null;
+    word: string | null;
+    boost: number | null;
+    created_at: Date | null;
+    updated_at: Date | null;
+    user_id: string | null;
+  }>(
     prisma,
     // Two statement texts, each always the same (the filter's values are parameters): a named statement per shape.
     filtered ? "conversations_keyword_filtered" : "conversations_keyword",
     Prisma.sql`
     WITH counted AS MATERIALIZED (
-      SELECT q.term, coalesce(k.df, (
+      SELECT q.term, q.boost, q.typed, q.word, coalesce(k.df, (
                SELECT count(*)::float8 FROM keyword_postings p
                WHERE p.organization_id = ${organizationId} AND p.term = q.term
              )) AS df,
              k.df IS NULL AS was_counted
-      FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) q
+      FROM (${queryTermsSql(organizationId, query, typoTolerance)}) q
       LEFT JOIN unnest(${known.literals?.terms ?? known.terms}::text[], ${known.literals?.dfs ?? known.dfs}::float8[]) AS k(term, df) ON k.term = q.term
     ),
     terms AS MATERIALIZED (
-      SELECT t.term, ${weight} AS weight FROM counted t WHERE t.df > 0
+      SELECT t.term, ${weight} * t.boost AS weight FROM counted t WHERE t.df > 0
     ),
     ranked AS (
       SELECT p.conversation_id, sum(${postingScore}) AS score
@@ -186,20 +211,26 @@ export async function scorePostings(
       ORDER BY score DESC, p.conversation_id
       LIMIT ${window}
     )
-    SELECT r.conversation_id::text AS id, r.score, NULL::text AS term, c.created_at, c.updated_at, c.user_id
+    SELECT r.conversation_id::text AS id, r.score, NULL::text AS term, NULL::boolean AS counted, NULL::text AS typed, NULL::text AS word, NULL::float8 AS boost, c.created_at, c.updated_at, c.user_id
     FROM ranked r LEFT JOIN conversations c ON c.id = r.conversation_id
     UNION ALL
-    SELECT NULL, df, term, NULL, NULL, NULL FROM counted WHERE was_counted AND df >= ${reportFromDf}::float8`,
+    SELECT NULL, df, term, was_counted AND df >= ${reportFromDf}::float8, typed, word, boost, NULL, NULL, NULL FROM counted
+    WHERE (was_counted AND df >= ${reportFromDf}::float8) OR (typed IS NOT NULL AND df > 0)`,
   );
   const hits: { id: string; score: number; attributes: HitAttributes | undefined }[] = [];
   const counted: { term: string; df: number }[] = [];
+  const corrections: WordCorrection[] = [];
   for (const row of rows) {
-    if (row.id === null) counted.push({ term: row.term!, df: Number(row.score) });
-    else hits.push({ id: row.id, score: Number(row.score), attributes: conversationAttributes(row) });
+    if (row.id !== null) {
+      hits.push({ id: row.id, score: Number(row.score), attributes: conversationAttributes(row) });
+      continue;
+    }
+    if (row.counted) counted.push({ term: row.term!, df: Number(row.score) });
+    if (row.typed !== null) corrections.push({ typed: row.typed, word: row.word!, term: row.term!, boost: Number(row.boost), documents: Number(row.score) });
   }
   // ranked's order, restated: UNION ALL promises none. Lowercase hex uuids compare as PostgreSQL orders uuids.
   hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { hits, counted };
+  return { hits, counted, corrections };
 }
 
 /** A hit's conversation dates and owner; none when the conversation is gone (its postings outlive it briefly). */

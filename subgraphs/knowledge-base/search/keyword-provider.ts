@@ -30,6 +30,7 @@ import { bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/b
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { NO_FILTER, type FilterField, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { DOCUMENT_ATTRIBUTE_COLUMNS, documentAttributes, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
+import { queryTermsSql, type WordCorrection } from "../../../lib/retrieval/typo-tolerance.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import { documentCollectionsOf, type CollectionStatistics, type DocumentCollections } from "./document-collections.js";
 
@@ -50,7 +51,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
     private readonly collections: DocumentCollections = documentCollectionsOf(prisma),
   ) {}
 
-  async search({ tenant, query, window, timeoutMs, filter = NO_FILTER }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, timeoutMs, filter = NO_FILTER, typoTolerance, onCorrections }: ProviderRequest): Promise<ProviderHit[]> {
     // Before the tenant read: on PostgreSQL even opening one may cost a statement (re-pointing the connection).
     if (this.collections.knownEmpty(tenant.organizationId)) return [];
     // The provider's timeout bounds the statements too: a search nobody waits for any more
@@ -62,20 +63,30 @@ export class DocumentsKeywordProvider implements SearchProvider {
       async (tx) => {
         const collection = await this.collections.read(tx, tenant.organizationId);
         if (collection.chunks === 0) return [];
-        return this.score(tx, tenant, query, window, collection, filter);
+        return this.score(tx, tenant, query, window, collection, filter, typoTolerance === true, onCorrections);
       },
       timeoutMs ? { statementTimeoutMs: timeoutMs } : {},
     );
   }
 
-  private async score(db: TenantReader, tenant: TenantContext, query: string, window: number, collection: CollectionStatistics, filter: SearchFilter): Promise<ProviderHit[]> {
+  private async score(
+    db: TenantReader,
+    tenant: TenantContext,
+    query: string,
+    window: number,
+    collection: CollectionStatistics,
+    filter: SearchFilter,
+    typoTolerance: boolean,
+    onCorrections?: (corrections: readonly WordCorrection[]) => void,
+  ): Promise<ProviderHit[]> {
     const filtered = hasDocumentFilter(filter);
     const { organizationId, userId } = tenant;
     const teamIds = [...tenant.teamIds];
     const weight = bm25TermWeightSql(Prisma.raw("f.df"), collection.chunks);
     const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.chunk_length"), collection.averageLength);
     // As conversations.keyword's: the text cast on the page only, a named statement on PostgreSQL.
-    const rows = await queryPrepared<{ id: string; score: number } & DocumentAttributeRow>(
+    // Rows with a NULL id are the corrections of misspelled words found in chunks the caller may see.
+    const rows = await queryPrepared<{ id: string | null; score: number; term: string | null; typed: string | null; word: string | null; boost: number | null } & DocumentAttributeRow>(
       db,
       filtered ? "documents_keyword_filtered" : "documents_keyword",
       Prisma.sql`
@@ -83,8 +94,8 @@ export class DocumentsKeywordProvider implements SearchProvider {
         SELECT id FROM documents WHERE organization_id = ${organizationId} AND status <> 'READY'
       ),
       terms AS MATERIALIZED (
-        SELECT t.term, ${weight} AS weight
-        FROM (SELECT DISTINCT lexeme AS term FROM unnest(to_tsvector('english'::regconfig, ${query}))) t
+        SELECT t.term, ${weight} * t.boost AS weight, t.typed, t.word, t.boost, f.df
+        FROM (${queryTermsSql(organizationId, query, typoTolerance)}) t
         CROSS JOIN LATERAL (
           SELECT count(*)::float8 AS df FROM document_keyword_postings p
           WHERE p.organization_id = ${organizationId} AND p.term = t.term
@@ -104,15 +115,23 @@ export class DocumentsKeywordProvider implements SearchProvider {
         ORDER BY score DESC, p.chunk_id
         LIMIT ${window}
       )
-      SELECT r.chunk_id::text AS id, r.score, ${DOCUMENT_ATTRIBUTE_COLUMNS}
+      SELECT r.chunk_id::text AS id, r.score, NULL::text AS term, NULL::text AS typed, NULL::text AS word, NULL::float8 AS boost, ${DOCUMENT_ATTRIBUTE_COLUMNS}
       FROM ranked r
       LEFT JOIN document_chunks c ON c.id = r.chunk_id
       LEFT JOIN documents d ON d.id = c.document_id
-      ORDER BY r.score DESC, r.chunk_id`,
+      UNION ALL
+      SELECT NULL, df, term, typed, word, boost, NULL, NULL, NULL, NULL, NULL, NULL FROM terms WHERE typed IS NOT NULL`,
     );
-    return rows.map((row) => {
-      const attributes = documentAttributes(row);
-      return { ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score), ...(attributes ? { attributes } : {}) };
-    });
+    const hits: ProviderHit[] = [];
+    const corrections: WordCorrection[] = [];
+    for (const row of rows) {
+      if (row.id !== null) {
+        const attributes = documentAttributes(row);
+        hits.push({ ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score), ...(attributes ? { attributes } : {}) });
+      } else corrections.push({ typed: row.typed!, word: row.word!, term: row.term!, boost: Number(row.boost), documents: Number(row.score) });
+    }
+    if (corrections.length > 0) onCorrections?.(corrections);
+    // ranked's order, restated: UNION ALL promises none.
+    return hits.sort((a, b) => b.nativeScore - a.nativeScore || (a.ref.id < b.ref.id ? -1 : a.ref.id > b.ref.id ? 1 : 0));
   }
 }

@@ -1,0 +1,153 @@
+/**
+ * Typo tolerance and "did you mean" (issue 20, item 4) through the gateway, on the real stack
+ * and database: a misspelled word finds what its correction finds and the answer suggests the
+ * corrected query; exact matches outrank corrected ones; `typoTolerance: false` searches the
+ * words as typed; one organization's vocabulary never corrects another's query; and a hostile
+ * query costs the statements of any other search.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import type { RunningStack } from "../../app/stack.js";
+import type { TestDatabase } from "../support/database.js";
+import { startTestStack } from "../support/stack.js";
+import { errorCodes, graphql } from "../support/graphql.js";
+import { tokenFor } from "../support/tenants.js";
+
+let db: TestDatabase;
+let stack: RunningStack;
+let tokenA: string;
+let tokenB: string;
+const idsA = new Map<string, string>();
+
+const SEARCH = `query Search($input: SearchInput!) {
+  search(input: $input) {
+    suggestion
+    hits { score item { __typename ... on Conversation { id title } } explanation { provider nativeScore } }
+    providers { name status error }
+    pageInfo { endCursor }
+  }
+}`;
+
+async function createConversation(token: string, title: string, content: string): Promise<string> {
+  const response = await graphql(stack.gateway.url, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, { input: { title, messages: [{ role: "USER", content, tokenCount: 9 }] } }, { token });
+  expect(response.errors).toBeUndefined();
+  return response.data!.createConversation.id as string;
+}
+
+async function search(token: string, input: Record<string, unknown>) {
+  const response = await graphql(stack.gateway.url, SEARCH, { input: { alpha: 1, providers: ["conversations.keyword", "documents.keyword"], ...input } }, { token });
+  expect(response.errors).toBeUndefined();
+  const result = response.data!.search;
+  const asked = result.providers.filter((provider: { name: string }) => provider.name.endsWith(".keyword"));
+  expect(asked.map((provider: { name: string; status: string; error: string | null }) => [provider.name, provider.status, provider.error])).toEqual([
+    ["conversations.keyword", "OK", null],
+    ["documents.keyword", "OK", null],
+  ]);
+  return result as { suggestion: string | null; hits: { item: { id: string; title: string } }[]; pageInfo: { endCursor: string | null } };
+}
+
+/** A seeded generator (mulberry32): the hostile query is the same on every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+beforeAll(async () => {
+  // No result cache (each search must reach the providers), no indexer (its statements would
+  // mix with the counted ones).
+  ({ db, stack } = await startTestStack({ SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0", SEARCH_INDEXER: "false" }));
+  tokenA = await tokenFor("org-typo-a", "ana");
+  tokenB = await tokenFor("org-typo-b", "bo");
+  // Two conversations shaped alike, one about a deadlock, one about a timeout: the same length
+  // and term frequencies, so only exact vs corrected decides their order.
+  idsA.set("deadlock", await createConversation(tokenA, "Billing worker deadlock", "two billing transactions wait on each other: a deadlock on invoices"));
+  idsA.set("timeout", await createConversation(tokenA, "Billing worker timeout", "two billing transactions wait on each other: a timeout on invoices"));
+  idsA.set("vacuum", await createConversation(tokenA, "Autovacuum settings review", "raise the vacuum cost limit on the orders table"));
+  // Only organization B has Kubernetes.
+  await createConversation(tokenB, "Kubernetes pod eviction", "kubernetes evicted the ingest pods under memory pressure");
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await db?.dispose();
+});
+
+describe("typo tolerance through the gateway", () => {
+  it("finds the deadlock conversation for 'deadlcok' and suggests 'deadlock'", async () => {
+    const result = await search(tokenA, { query: "deadlcok" });
+    expect(result.hits.map((hit) => hit.item.id)).toEqual([idsA.get("deadlock")]);
+    expect(result.suggestion).toBe("deadlock");
+    // As the user typed it, in a sentence, capitalized.
+    expect((await search(tokenA, { query: "Deadlcok in billing" })).suggestion).toBe("Deadlock in billing");
+  });
+
+  it("ranks an exact match above a corrected one", async () => {
+    const result = await search(tokenA, { query: "deadlcok timeout" });
+    expect(result.hits.map((hit) => hit.item.id)).toEqual([idsA.get("timeout"), idsA.get("deadlock")]);
+    expect(result.suggestion).toBe("deadlock timeout");
+  });
+
+  it("searches the words as typed, with no suggestion, when typoTolerance is false", async () => {
+    const result = await search(tokenA, { query: "deadlcok", typoTolerance: false });
+    expect(result.hits).toEqual([]);
+    expect(result.suggestion).toBeNull();
+  });
+
+  it("suggests nothing for a query whose words are all known, and scores it as without tolerance", async () => {
+    const on = await search(tokenA, { query: "billing deadlock" });
+    const off = await search(tokenA, { query: "billing deadlock", typoTolerance: false });
+    expect(on.suggestion).toBeNull();
+    expect(on.hits).toEqual(off.hits);
+  });
+
+  it("never corrects with another organization's vocabulary", async () => {
+    // Positive control: B's own word is corrected for B.
+    const forB = await search(tokenB, { query: "kubernetse eviction" });
+    expect(forB.suggestion).toBe("kubernetes eviction");
+    // A has no such word: nothing found, nothing suggested.
+    const forA = await search(tokenA, { query: "kubernetse" });
+    expect(forA.hits).toEqual([]);
+    expect(forA.suggestion).toBeNull();
+  });
+
+  it("keeps cursors of a tolerant search apart from an exact one's", async () => {
+    const tolerant = await search(tokenA, { query: "billing deadlcok", limit: 1 });
+    const response = await graphql(stack.gateway.url, SEARCH, { input: { query: "billing deadlcok", limit: 1, alpha: 1, providers: ["conversations.keyword", "documents.keyword"], typoTolerance: false, after: tolerant.pageInfo.endCursor } }, { token: tokenA });
+    expect(errorCodes(response)).toEqual(["BAD_USER_INPUT"]);
+    expect(response.errors![0]!.message).toMatch(/^input\.after.*typoTolerance/);
+  });
+
+  it("costs a hostile 1,000-character query no more statements than a plain search", async () => {
+    const random = seeded(20);
+    const letters = "abcdefghijklmnopqrstuvwxyz";
+    let hostile = "";
+    while (hostile.length < 1_000) {
+      const length = 4 + Math.floor(random() * 8);
+      for (let i = 0; i < length && hostile.length < 1_000; i++) hostile += letters[Math.floor(random() * letters.length)];
+      if (hostile.length < 1_000) hostile += " ";
+    }
+    expect(hostile).toHaveLength(1_000);
+    const count = async (query: string) => {
+      db.database.statements.reset();
+      const result = await search(tokenA, { query });
+      const log = [...db.database.statements.log];
+      return { statements: db.database.statements.count, scoring: log.filter((sql) => sql.includes("WITH counted AS MATERIALIZED")).length, hits: result.hits.length };
+    };
+    // Warm: statistics the providers keep (or know to be empty) are then read the same way by every search.
+    await count("billing deadlock");
+    const plain = await count("billing deadlock");
+    expect(plain.hits).toBe(2);
+    // The expansion lives inside the keyword provider's one scoring statement: no statement is
+    // added, whatever the query (a page without hits also skips the titles' read).
+    for (const query of ["billing deadlcok", hostile, "q".repeat(1_000)]) {
+      const cost = await count(query);
+      expect(cost.scoring).toBe(1);
+      expect(cost.statements).toBeLessThanOrEqual(plain.statements);
+    }
+  });
+});
