@@ -126,9 +126,9 @@ export interface EntitySuggestion {
   /** The name as the caller would see it (a conversation's title, a document's file name). */
   text: string;
   ref: EntityRef;
-  /** Whether the whole name starts with the prefix (else a later word does): those rank first. */
+  /** Whether the whole name starts with the prefix (else a later word does): those rank first, in key order. */
   atStart: boolean;
-  /** When the entity last changed: among equals, recent ones rank first. */
+  /** When the entity last changed: among later-word matches, recent ones rank first. */
   updatedAt: Date;
 }
 

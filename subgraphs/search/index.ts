@@ -47,6 +47,8 @@ export interface SearchSubgraph extends SubgraphDefinition<SearchContext> {
   /** The conversations domain's indexer (tests, evaluation and the reindex command drain it). */
   indexer: BackgroundIndexer;
   queryLog: QueryLog;
+  /** `searchSuggestions` (the benchmark calls it in process). */
+  suggestions: SearchSuggestions;
   embedder: Embedder;
   vectorStore: VectorStore;
 }
@@ -101,6 +103,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     domains,
     indexer,
     queryLog,
+    suggestions,
     embedder,
     vectorStore,
     metrics,

@@ -5,8 +5,9 @@
  * search module's `suggest`, one statement each, all at once).
  *
  * Ranked in tiers: the caller's own queries (most recent first), then the organization's
- * (most widely asked first), then names that start with the prefix, then names with a later
- * word that does (each most recently changed first). Deduplicated on the text, ignoring case
+ * (most widely asked first), then names that start with the prefix (in key order, so shorter
+ * completions of a common stem come first), then names with a later word that does (most
+ * recently changed first). Deduplicated on the text, ignoring case
  * and whitespace: the first (highest-ranked) wins.
  */
 import { badUserInput } from "../../lib/graphql/errors.js";
@@ -67,7 +68,12 @@ export class SearchSuggestions {
     for (const failure of failures) this.logger.warn(`search suggestions: a source failed: ${failure instanceof Error ? failure.message : String(failure)}`);
 
     const entities: EntitySuggestion[] = names.flatMap((outcome) => (outcome.status === "fulfilled" ? outcome.value : []));
-    entities.sort((a, b) => Number(b.atStart) - Number(a.atStart) || b.updatedAt.getTime() - a.updatedAt.getTime());
+    entities.sort((a, b) => {
+      if (a.atStart !== b.atStart) return a.atStart ? -1 : 1;
+      if (!a.atStart) return b.updatedAt.getTime() - a.updatedAt.getTime();
+      const [keyA, keyB] = [dedupKey(a.text), dedupKey(b.text)];
+      return keyA < keyB ? -1 : keyA > keyB ? 1 : 0;
+    });
     const ranked: SearchSuggestionData[] = [
       ...(pastQueries!.status === "fulfilled" ? pastQueries!.value.map((row) => ({ text: row.text, source: row.source, ref: null })) : []),
       ...entities.flatMap((entity) => {

@@ -127,10 +127,10 @@ describe("searchSuggestions", () => {
       // Asked twice, spelled two ways: once, as last typed (whitespace collapsed).
       { text: "Deadline for the q4 REPORT", source: "MY_QUERY", item: null },
       { text: "deadlock detection", source: "ORGANIZATION_QUERY", item: null },
-      // Names that start with the prefix (most recently changed first), then a later word.
+      // Names that start with the prefix (in key order: " " sorts before "-"), then a later word.
       { text: "deadline-shared-with-platform.md", source: "DOCUMENT_NAME", item: { __typename: "Document", id: expect.any(String) } },
-      { text: "deadlock-runbook.md", source: "DOCUMENT_NAME", item: { __typename: "Document", id: runbookId } },
       { text: "Deadlock in the payment service", source: "CONVERSATION_TITLE", item: { __typename: "Conversation", id: conversationIds.starts } },
+      { text: "deadlock-runbook.md", source: "DOCUMENT_NAME", item: { __typename: "Document", id: runbookId } },
       { text: "Debugging a deadlock   with Ann", source: "CONVERSATION_TITLE", item: { __typename: "Conversation", id: conversationIds.laterWord } },
     ]);
   });

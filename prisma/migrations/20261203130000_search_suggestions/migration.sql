@@ -50,13 +50,14 @@ BEGIN
     FROM added
     WHERE char_length(btrim(regexp_replace(query, '\s+', ' ', 'g'))) BETWEEN 1 AND 200
   ), per_user AS (
-    SELECT organization_id, user_id, key, (array_agg(query ORDER BY created_at DESC))[1] AS query, count(*)::int AS times, max(created_at) AS last_asked_at
+    SELECT organization_id, user_id, key, (array_agg(query ORDER BY created_at DESC, query))[1] AS query, count(*)::int AS times, max(created_at) AS last_asked_at
     FROM asked GROUP BY organization_id, user_id, key
   ), upserted AS (
     INSERT INTO search_query_users AS u (organization_id, user_id, key, query, times, last_asked_at)
     SELECT organization_id, user_id, key, query, times, last_asked_at FROM per_user
     ON CONFLICT (organization_id, user_id, key) DO UPDATE
-      SET query = EXCLUDED.query, times = u.times + EXCLUDED.times, last_asked_at = greatest(u.last_asked_at, EXCLUDED.last_asked_at)
+      -- Several processes write the log: an older batch that arrives late keeps the newer spelling.
+      SET query = CASE WHEN EXCLUDED.last_asked_at >= u.last_asked_at THEN EXCLUDED.query ELSE u.query END, times = u.times + EXCLUDED.times, last_asked_at = greatest(u.last_asked_at, EXCLUDED.last_asked_at)
     -- xmax is 0 on a row this statement inserted: the user's first time with this query.
     RETURNING organization_id, user_id, key, (xmax = 0) AS first_time
   )
@@ -77,7 +78,7 @@ FOR EACH STATEMENT EXECUTE FUNCTION search_queries_after_insert_suggestions();
 
 -- Queries logged before this migration.
 INSERT INTO search_query_users (organization_id, user_id, key, query, times, last_asked_at)
-SELECT organization_id, user_id, key, (array_agg(query ORDER BY created_at DESC))[1], count(*)::int, max(created_at)
+SELECT organization_id, user_id, key, (array_agg(query ORDER BY created_at DESC, query))[1], count(*)::int, max(created_at)
 FROM (
   SELECT organization_id, user_id, search_suggestion_key(query) AS key, btrim(regexp_replace(query, '\s+', ' ', 'g')) AS query, created_at
   FROM search_queries
@@ -107,11 +108,14 @@ END
 $$;
 
 -- ---------------------------------------------------------------------------------------------
--- Titles and names: a title that starts with the prefix is a btree range; a later word that
--- starts with it is found through the words of the title ('simple' configuration: no stemming,
--- no stop words, so "dead" finds "a deadlock") with a GIN prefix match.
+-- Titles and names: a title that starts with the prefix is a btree range read in key order (the
+-- first few entries are the answer); a later word that starts with it is found through the words
+-- of the title ('simple' configuration: no stemming, no stop words, so "dead" finds "a
+-- deadlock") with a GIN prefix match. fastupdate is off: a pending list, which only VACUUM
+-- merges (PGlite has no autovacuum), made every keystroke scan it (a 1,112-entry prefix match
+-- took 44 ms with the list unmerged); a title is a few words, so writes barely notice.
 -- ---------------------------------------------------------------------------------------------
 CREATE INDEX "conversations_title_suggestion_idx" ON "conversations"("organization_id", (search_suggestion_key("title") COLLATE "C")) WHERE "deleted_at" IS NULL;
-CREATE INDEX "conversations_title_words_idx" ON "conversations" USING gin (to_tsvector('simple', "title")) WHERE "deleted_at" IS NULL;
+CREATE INDEX "conversations_title_words_idx" ON "conversations" USING gin (to_tsvector('simple', "title")) WITH (fastupdate = off) WHERE "deleted_at" IS NULL;
 CREATE INDEX "documents_name_suggestion_idx" ON "documents"("organization_id", (search_suggestion_key("file_name") COLLATE "C"));
-CREATE INDEX "documents_name_words_idx" ON "documents" USING gin (to_tsvector('simple', "file_name"));
+CREATE INDEX "documents_name_words_idx" ON "documents" USING gin (to_tsvector('simple', "file_name")) WITH (fastupdate = off);
