@@ -29,6 +29,7 @@ import { latencyScenario } from "./scenarios/latency.js";
 import { mixedSearchScenario } from "./scenarios/mixed-search.js";
 import { searchPathScenario } from "./scenarios/search-path.js";
 import { soakScenario } from "./scenarios/soak.js";
+import { suggestionsScenario } from "./scenarios/suggestions.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
 import { writeSummary } from "./summary.js";
 
@@ -45,6 +46,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "mixed-search": mixedSearchScenario as unknown as Scenario<EntryBase>,
   "search-path": searchPathScenario as unknown as Scenario<EntryBase>,
   "keyword-pruning": keywordPruningScenario as unknown as Scenario<EntryBase>,
+  suggestions: suggestionsScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

@@ -133,8 +133,37 @@ export interface DomainSearch {
    * the answer is built. Must return at once: usage counts and the like are written in batches.
    */
   onPage?(tenant: TenantContext, refs: readonly EntityRef[]): void;
+  /**
+   * Names of the domain's entities the caller may see that complete what they are typing
+   * (`searchSuggestions`): titles, file names. One statement where it can.
+   */
+  suggest?(request: SuggestionRequest): Promise<EntitySuggestion[]>;
   /** Writes what it buffered and releases what it opened (shutdown). */
   close?(): Promise<void>;
+}
+
+/** What a domain is asked for suggestions as the caller types. */
+export interface SuggestionRequest {
+  tenant: TenantContext;
+  /**
+   * What the caller typed: trimmed, at most 200 characters, control characters as spaces.
+   * Matched after search_suggestion_key (SQL, the suggestions migration) normalizes it as it
+   * normalizes the names, literally: no character is a wildcard.
+   */
+  prefix: string;
+  /** How many suggestions at most. */
+  limit: number;
+}
+
+/** An entity whose name completes the prefix. */
+export interface EntitySuggestion {
+  /** The name as the caller would see it (a conversation's title, a document's file name). */
+  text: string;
+  ref: EntityRef;
+  /** Whether the whole name starts with the prefix (else a later word does): those rank first, in key order. */
+  atStart: boolean;
+  /** When the entity last changed: among later-word matches, recent ones rank first. */
+  updatedAt: Date;
 }
 
 export interface BackgroundIndexer {

@@ -19,6 +19,7 @@ import { ConversationsKeywordProvider } from "./search/keyword-provider.js";
 import { liveConversationIds } from "./search/live-conversations.js";
 import { liveConversationTitles } from "./search/live-titles.js";
 import { ConversationsSemanticProvider } from "./search/semantic-provider.js";
+import { conversationTitleSuggestions } from "./search/title-suggestions.js";
 
 export { enqueueMissing as enqueueConversationsMissingVectors } from "./search/conversation-indexer.js";
 export type { SearchIndexStatus } from "./search/index-status.js";
@@ -59,5 +60,6 @@ export function conversationSearch({ database, embedder, vectorStore, logger }: 
     indexer,
     indexStatus: (tenant) => status.read(tenant),
     titles: (tenant, ids) => liveConversationTitles(database.prisma, tenant.organizationId, ids),
+    suggest: (request) => conversationTitleSuggestions(database.prisma, request),
   };
 }

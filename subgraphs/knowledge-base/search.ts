@@ -28,6 +28,7 @@ import { DocumentsSemanticProvider } from "./search/semantic-provider.js";
 import { DocumentUsageRecorder } from "./search/usage-recorder.js";
 import { visibleChunkIds } from "./search/visible-chunks.js";
 import { documentChunkHighlights, knowledgeBasePassageHighlights } from "./search/highlights.js";
+import { documentNameSuggestions } from "./search/name-suggestions.js";
 
 export interface DocumentSearchDependencies {
   database: Database;
@@ -81,6 +82,7 @@ export function documentSearch({ database, embedder, vectorStore, logger, indexe
       if (chunkIds.length > 0) usage.record(tenant, chunkIds);
     },
     close: () => usage.flush(),
+    suggest: (request) => documentNameSuggestions(database.prisma, request),
   };
 }
 

@@ -26,6 +26,7 @@ import { SearchService, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
 import { createConversationTitleLoader } from "./conversation-titles.js";
 import { createHighlightLoader } from "./highlights.js";
+import { SearchSuggestions } from "./suggestions.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
@@ -47,6 +48,8 @@ export interface SearchSubgraph extends SubgraphDefinition<SearchContext> {
   /** The conversations domain's indexer (tests, evaluation and the reindex command drain it). */
   indexer: BackgroundIndexer;
   queryLog: QueryLog;
+  /** `searchSuggestions` (the benchmark calls it in process). */
+  suggestions: SearchSuggestions;
   embedder: Embedder;
   vectorStore: VectorStore;
 }
@@ -87,6 +90,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     },
   });
   const savedSearches = new SavedSearchStore(database.prisma);
+  const suggestions = new SearchSuggestions(database.prisma, all, logger);
   const indexer = domains.conversations.indexer;
   const indexers = all.flatMap((domain) => (domain.indexer ? [domain.indexer] : []));
   // Queue depth and lag, read from the tables at scrape time.
@@ -100,6 +104,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     domains,
     indexer,
     queryLog,
+    suggestions,
     embedder,
     vectorStore,
     metrics,
@@ -112,6 +117,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
         search: service,
         indexStatus: (tenant) => domains.conversations.indexStatus(tenant),
         savedSearches,
+        suggestions,
         savedSearchLoader: () => (savedSearchLoader ??= createSavedSearchLoader(savedSearches, base.requireTenant())),
         // Made on first use, so a request that asks no title sends no statement for titles.
         conversationTitleLoader: () => (conversationTitleLoader ??= createConversationTitleLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),

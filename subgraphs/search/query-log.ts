@@ -46,6 +46,9 @@ function toRow(entry: QueryLogEntry) {
     topScore: finiteOrNull(entry.topScore),
     cacheHit: entry.cacheHit,
     tookMs: clampInt(entry.tookMs),
+    // When the search ran, not when its batch was written (up to FLUSH_INTERVAL_MS later, and
+    // the same for the whole batch): suggestions rank a user's queries by it.
+    createdAt: new Date(),
   };
 }
 

@@ -22,12 +22,14 @@ import type { HighlightPassage } from "../../lib/retrieval/highlights.js";
 import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
 import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, type SaveSearchInput } from "./saved-search-input.js";
 import type { SavedSearch, SavedSearchPageCursor, SavedSearchStore } from "./saved-search-store.js";
+import type { SearchSuggestionData, SearchSuggestions } from "./suggestions.js";
 
 export interface SearchContext extends RequestContext {
   search: SearchService;
   /** How far the conversations domain's index is behind for the caller. */
   indexStatus(tenant: TenantContext): Promise<SearchIndexStatus>;
   savedSearches: SavedSearchStore;
+  suggestions: SearchSuggestions;
   /** The caller's saved searches by id, for this request only (created on first use, after the tenant is known). */
   savedSearchLoader(): DataLoader<string, SavedSearch | null>;
   /** Live titles of the caller's conversations by id, for this request only (null: deleted or not theirs). */
@@ -128,6 +130,9 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       context.requireTenant();
       return context.savedSearchLoader().load(requireUuid(args.id, "id"));
     },
+    searchSuggestions(_source, args: { prefix: string; limit?: number | null }, context) {
+      return context.suggestions.suggest(context.requireTenant(), args);
+    },
   },
   Mutation: {
     saveSearch(_source, args: { input: SaveSearchInput }, context, info) {
@@ -221,6 +226,13 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     role: (passage: HighlightPassage) => passage.role ?? null,
   },
   SearchItem: {
+    __resolveType: (item: { __typename: string }) => item.__typename,
+  },
+  SearchSuggestion: {
+    /** A reference for the gateway to load from the owner, if the client asks more than its id. */
+    item: (suggestion: SearchSuggestionData) => (suggestion.ref ? { __typename: suggestion.ref.typename, id: suggestion.ref.id } : null),
+  },
+  SuggestionItem: {
     __resolveType: (item: { __typename: string }) => item.__typename,
   },
 };
