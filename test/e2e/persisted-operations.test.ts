@@ -198,6 +198,20 @@ describe("bad persisted-query extensions", () => {
     expect(version.body.errors![0]!.message).toBe("extensions.persistedQuery.version must be 1, got 2");
   });
 
+  it("answers a persistedQuery of the wrong shape, or a request with neither document nor id, with 400 and what to send", async () => {
+    for (const extensions of [{ persistedQuery: "abc" }, { persistedQuery: null }, { persistedQuery: [] }, { persistedQuery: { sha256Hash: sha256Hex(SEARCH) } }]) {
+      const response = await fetch(test.stack.gateway.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ extensions }) });
+      const body = (await response.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+      expect([extensions, response.status, codes(body)]).toEqual([extensions, 400, ["PERSISTED_QUERY_INVALID"]]);
+      expect(body.errors[0]!.message).toMatch(/^extensions\.persistedQuery/);
+    }
+    const neither = await fetch(test.stack.gateway.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ variables: {} }) });
+    expect(neither.status).toBe(400);
+    expect(await neither.json()).toEqual({
+      errors: [{ message: "Missing query: send the document as `query`, or a persisted operation's id as extensions.persistedQuery.sha256Hash", extensions: { code: "BAD_REQUEST" } }],
+    });
+  });
+
   it("answers an unknown hash with PersistedQueryNotFound, never a 500", async () => {
     const response = await persisted(test.stack.gateway.url, { hash: sha256Hex(`query Unknown${randomUUID().replace(/-/g, "")} { __typename }`) });
     expect(response.status).toBe(404);
