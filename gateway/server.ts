@@ -38,6 +38,9 @@ import type { TracingConfig } from "../lib/observability/tracing-config.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { subgraphHttpTransport } from "./subgraph-transport.js";
 import { SharedAnswer } from "../lib/graphql/readiness.js";
+import { apiSchemaOf } from "./mcp/api-schema.js";
+import { persistedOperations, type PersistedOperationsOptions } from "./persisted-operations.js";
+import { readPersistedQueryManifest, type PersistedDocumentIds } from "./persisted-query-manifest.js";
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -81,6 +84,11 @@ export interface GatewayOptions {
   metricsPublic?: boolean;
   /** OpenTelemetry traces (gateway/tracing.ts); absent or without an endpoint means off. */
   tracing?: TracingConfig | null;
+  /**
+   * Persisted operations (persisted-operations.ts): a manifest file of trusted documents, read and
+   * checked at start, and automatic persisted queries; absent or null means neither.
+   */
+  persistedOperations?: (Omit<PersistedOperationsOptions, "manifest"> & { manifestPath: string | null; ids: PersistedDocumentIds }) | null;
 }
 
 export interface RunningGateway {
@@ -126,6 +134,14 @@ export function gatewayOptionsFrom(config: Config): Omit<GatewayOptions, "superg
     rateLimit: config.rateLimit,
     // The MCP server at /mcp, on by default with its defaults; MCP_ENABLED=false (`mcp: null`) turns it off.
     mcp: config.gateway.mcpEnabled ? {} : null,
+    persistedOperations: {
+      manifestPath: config.gateway.persistedDocuments.manifestPath,
+      ids: config.gateway.persistedDocuments.ids,
+      only: config.gateway.persistedDocuments.only,
+      apq: config.gateway.apq.enabled
+        ? { ...config.gateway.apq, redisUrl: config.search.redisUrl, redisKeyPrefix: config.search.redisKeyPrefix }
+        : null,
+    },
   };
 }
 
@@ -140,6 +156,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const operationLimits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
   const metrics = gatewayMetrics();
   const tracing = await gatewayTracing(options.tracing);
+  const persisted = options.persistedOperations
+    ? persistedOperations(
+        {
+          ...options.persistedOperations,
+          // Read now: a manifest entry that is wrong stops the start here, naming the file and the entry.
+          manifest: options.persistedOperations.manifestPath
+            ? readPersistedQueryManifest(options.persistedOperations.manifestPath, apiSchemaOf(options.supergraphSdl).schema, options.persistedOperations.ids)
+            : null,
+        },
+        logger.child("persisted-operations"),
+      )
+    : null;
   const runtime = createGatewayRuntime({
     supergraph: options.supergraphSdl,
     ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),
@@ -190,6 +218,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       },
     },
     upstreamTimeout: options.upstreamTimeoutMs,
+    // Resolves a persisted operation's id to its document before any plugin below reads the request.
+    ...(persisted ? { persistedDocuments: persisted.runtimeOption } : {}),
     // The merge key includes the forwarded headers, so two tenants' identical queries are never merged.
     transportEntries: {
       "*.http": { options: { deduplicateInflightRequests: options.deduplicateInflightRequests ?? true } },
@@ -207,6 +237,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ...(rateLimiter ? [rateLimitPlugin({ limiter: rateLimiter, identify, limits: operationLimits })] : []),
       requestBodyLimit({ maxBytes: MAX_REQUEST_BODY_BYTES, ...(rateLimiter ? { afterRead: chargeBodyBytes({ limiter: rateLimiter, identify }) } : {}) }),
       ...operationLimitsPlugins(operationLimits),
+      // Checks a registration's hash; stores its document once it reaches execution.
+      ...(persisted ? [persisted.plugin] : []),
       authentication.plugin,
       specConformance(),
       // A subgraph that cannot be reached nulls its own fields with a coded error (subgraph-outage.ts).
@@ -216,6 +248,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ...(responseCache ? responseCache.plugins() : []),
     ],
   });
+
+  await persisted?.connected();
 
   const graphiql = options.production ? null : graphiQLPage(async () => runtime.fetch(new Request(`http://gateway${GRAPHQL_PATH}`, { headers: { accept: "text/html" } })));
 
@@ -345,6 +379,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await runtime.dispose();
         responseCache?.store.clear();
         await rateLimiter?.close();
+        await persisted?.close();
         // Last: the runtime's disposal ends the spans still open, and this exports them.
         await tracing?.shutdown();
       })();

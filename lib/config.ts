@@ -43,6 +43,10 @@ export interface Config {
     responseCacheTtlSeconds: number;
     /** Whether the gateway serves the MCP server at `/mcp` (MCP_ENABLED). */
     mcpEnabled: boolean;
+    /** Trusted documents (gateway/persisted-query-manifest.ts) and whether they are the only documents accepted. */
+    persistedDocuments: PersistedDocumentsConfig;
+    /** Automatic persisted queries (gateway/persisted-operations.ts); kept in Redis when REDIS_URL is set. */
+    apq: { enabled: boolean; ttlSeconds: number; maxEntries: number; maxBytes: number };
   };
   subgraphs: { conversations: SubgraphEndpoint; search: SubgraphEndpoint; "knowledge-base": SubgraphEndpoint; "external-search": SubgraphEndpoint };
   knowledgeBase: KnowledgeBaseConfig;
@@ -69,6 +73,15 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   /** Keys that seal secrets stored at rest (lib/secrets/keyring.ts); null: storing a secret is refused. */
   secrets: { keyring: SecretKeyring | null };
+}
+
+export interface PersistedDocumentsConfig {
+  /** PERSISTED_DOCUMENTS_MANIFEST: an Apollo persisted-query manifest; null: no trusted documents. */
+  manifestPath: string | null;
+  /** PERSISTED_DOCUMENTS_IDS: the manifest's ids are SHA-256 hashes of the bodies (checked), or opaque ids of its own. */
+  ids: "sha256" | "opaque";
+  /** PERSISTED_DOCUMENTS_ONLY: refuse every document that is not in the manifest. */
+  only: boolean;
 }
 
 /** How tokens are verified (see lib/tenancy/token.ts), and how the gateway proves itself to subgraphs. */
@@ -246,6 +259,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (embedder === "openai" && !openaiKey) throw new ConfigError("EMBEDDER", "is openai, but OPENAI_API_KEY is not set");
   const queryPlanner = oneOf(env, "QUERY_PLANNER", ["rust", "js"] as const, "rust");
   const logLevel = oneOf(env, "LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info");
+  const manifestPath = str(env, "PERSISTED_DOCUMENTS_MANIFEST");
+  // On by default in production once a manifest is given: a manifest there means the frontends are
+  // known, and a gateway that still runs any document defeats it. Off in development, so GraphiQL works.
+  const persistedOnly = bool(env, "PERSISTED_DOCUMENTS_ONLY", production && manifestPath !== undefined);
+  if (persistedOnly && !manifestPath) throw new ConfigError("PERSISTED_DOCUMENTS_ONLY", "is true, but PERSISTED_DOCUMENTS_MANIFEST is not set: with no manifest every request would be refused");
 
   return {
     production,
@@ -276,6 +294,17 @@ export function loadConfig(env: Env = process.env): Config {
       upstreamTimeoutMs: int(env, "UPSTREAM_TIMEOUT_MS", 10_000, 100, 300_000),
       responseCacheTtlSeconds: int(env, "GATEWAY_RESPONSE_CACHE_TTL_SECONDS", 10, 0, 3_600),
       mcpEnabled: bool(env, "MCP_ENABLED", true),
+      persistedDocuments: {
+        manifestPath: manifestPath ? path.resolve(manifestPath) : null,
+        ids: oneOf(env, "PERSISTED_DOCUMENTS_IDS", ["sha256", "opaque"] as const, "sha256"),
+        only: persistedOnly,
+      },
+      apq: {
+        enabled: bool(env, "APQ_ENABLED", true),
+        ttlSeconds: int(env, "APQ_TTL_SECONDS", 86_400, 1, 30 * 86_400),
+        maxEntries: int(env, "APQ_MAX_ENTRIES", 10_000, 1, 10_000_000),
+        maxBytes: int(env, "APQ_MAX_BYTES", 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+      },
     },
     subgraphs: {
       conversations: {

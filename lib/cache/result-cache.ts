@@ -14,9 +14,19 @@ export interface ResultCache {
   close(): Promise<void>;
 }
 
+/** How much an in-process cache may hold: entries, and their values' total length in characters. */
+export interface MemoryCacheBounds {
+  maxEntries: number;
+  maxSize: number;
+}
+
 export class MemoryResultCache implements ResultCache {
   readonly kind = "memory" as const;
-  private readonly entries = new LRUCache<string, string>({ max: 5_000, maxSize: 64 * 1024 * 1024, sizeCalculation: (value) => value.length + 1 });
+  private readonly entries: LRUCache<string, string>;
+
+  constructor(bounds: MemoryCacheBounds = { maxEntries: 5_000, maxSize: 64 * 1024 * 1024 }) {
+    this.entries = new LRUCache<string, string>({ max: bounds.maxEntries, maxSize: bounds.maxSize, sizeCalculation: (value) => value.length + 1 });
+  }
 
   async get(key: string): Promise<string | null> {
     return this.entries.get(key) ?? null;
@@ -48,7 +58,13 @@ export class RedisResultCache implements ResultCache {
   private readonly redis: Redis;
   private lastWarning = 0;
 
-  constructor(url: string, private readonly logger: Logger, keyPrefix = "context-search:") {
+  /** `outage`: what the warning logged while Redis is unavailable says (what this cache is for, and what happens meanwhile). */
+  constructor(
+    url: string,
+    private readonly logger: Logger,
+    keyPrefix = "context-search:",
+    private readonly outage = "Redis result cache unavailable, searching uncached",
+  ) {
     this.redis = new Redis(url, {
       lazyConnect: false,
       // Fail fast instead of queueing commands while disconnected: a cache miss is cheaper than waiting.
@@ -80,6 +96,26 @@ export class RedisResultCache implements ResultCache {
     }
   }
 
+  /**
+   * Whether Redis answers within `timeoutMs`. Commands are not queued while disconnected, so a
+   * process that serves as soon as it starts misses its first writes unless it waits for this;
+   * the cache works either way.
+   */
+  async connected(timeoutMs: number): Promise<boolean> {
+    if (this.redis.status === "ready") return true;
+    return new Promise((resolve) => {
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.redis.off("ready", onReady);
+        resolve(false);
+      }, timeoutMs);
+      this.redis.once("ready", onReady);
+    });
+  }
+
   async close(): Promise<void> {
     this.redis.disconnect();
   }
@@ -89,7 +125,7 @@ export class RedisResultCache implements ResultCache {
     const now = Date.now();
     if (now - this.lastWarning < 30_000) return;
     this.lastWarning = now;
-    this.logger.warn(`Redis result cache unavailable, searching uncached: ${(error as Error).message}`);
+    this.logger.warn(`${this.outage}: ${(error as Error).message}`);
   }
 }
 
