@@ -27,6 +27,7 @@ import { ingestionScenario } from "./scenarios/ingestion.js";
 import { keywordPruningScenario } from "./scenarios/keyword-pruning.js";
 import { latencyScenario } from "./scenarios/latency.js";
 import { mixedSearchScenario } from "./scenarios/mixed-search.js";
+import { searchFacetsScenario } from "./scenarios/search-facets.js";
 import { searchPathScenario } from "./scenarios/search-path.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { suggestionsScenario } from "./scenarios/suggestions.js";
@@ -47,6 +48,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "search-path": searchPathScenario as unknown as Scenario<EntryBase>,
   "keyword-pruning": keywordPruningScenario as unknown as Scenario<EntryBase>,
   suggestions: suggestionsScenario as unknown as Scenario<EntryBase>,
+  "search-facets": searchFacetsScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {
