@@ -27,6 +27,7 @@ import { ingestionScenario } from "./scenarios/ingestion.js";
 import { keywordPruningScenario } from "./scenarios/keyword-pruning.js";
 import { latencyScenario } from "./scenarios/latency.js";
 import { mixedSearchScenario } from "./scenarios/mixed-search.js";
+import { searchFeaturesScenario } from "./scenarios/search-features.js";
 import { searchPathScenario } from "./scenarios/search-path.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
@@ -45,6 +46,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "mixed-search": mixedSearchScenario as unknown as Scenario<EntryBase>,
   "search-path": searchPathScenario as unknown as Scenario<EntryBase>,
   "keyword-pruning": keywordPruningScenario as unknown as Scenario<EntryBase>,
+  "search-features": searchFeaturesScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {
