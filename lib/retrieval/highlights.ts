@@ -97,24 +97,33 @@ export const SIMPLE_TOKEN_TYPES = [3, 4, 6, 7, 8, 9, 18, 19, 20, 21, 22] as cons
 export function highlightStatementSql(query: string, passages: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
     WITH query_terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes FROM unnest(to_tsvector('english'::regconfig, ${query}))
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes,
+             coalesce(array_agg(DISTINCT left(lexeme, 1)), '{}'::text[]) AS initials
+      FROM unnest(to_tsvector('english'::regconfig, ${query}))
     ),
     passages AS MATERIALIZED (${passages}),
     tokens AS MATERIALIZED (
-      SELECT DISTINCT p.key, p.ord, t.tokid, t.token
+      SELECT p.key, p.ord, t.tokid, t.token
       FROM passages p, ts_parse('default', p.text) t
       WHERE t.tokid = ANY(${Prisma.raw(`'{${[...STEMMED_TOKEN_TYPES, ...SIMPLE_TOKEN_TYPES].join(",")}}'::int[]`)})
     ),
     matching AS MATERIALIZED (
       SELECT d.tokid, d.token
       FROM (SELECT DISTINCT tokid, token FROM tokens) d, query_terms q
-      WHERE CASE WHEN d.tokid = ANY(${Prisma.raw(`'{${STEMMED_TOKEN_TYPES.join(",")}}'::int[]`)})
+      -- Stemming keeps a word's first letter (lowercased), so only tokens that start like a
+      -- query lexeme go to a dictionary: most of a page's distinct tokens never do.
+      WHERE left(lower(d.token), 1) = ANY(q.initials)
+        AND CASE WHEN d.tokid = ANY(${Prisma.raw(`'{${STEMMED_TOKEN_TYPES.join(",")}}'::int[]`)})
                  THEN ts_lexize('english_stem'::regdictionary, d.token)
                  ELSE ts_lexize('simple'::regdictionary, d.token) END && q.lexemes
+    ),
+    matched AS (
+      SELECT t.key, t.ord, array_agg(DISTINCT t.token) AS tokens
+      FROM tokens t JOIN matching m ON m.tokid = t.tokid AND m.token = t.token
+      GROUP BY t.key, t.ord
     )
-    SELECT p.key, p.ord, p.text, p.message_id, p.role,
-           coalesce((SELECT array_agg(DISTINCT t.token) FROM tokens t JOIN matching m ON m.tokid = t.tokid AND m.token = t.token WHERE t.key = p.key AND t.ord = p.ord), '{}'::text[]) AS tokens
-    FROM passages p`;
+    SELECT p.key, p.ord, p.text, p.message_id, p.role, coalesce(matched.tokens, '{}'::text[]) AS tokens
+    FROM passages p LEFT JOIN matched ON matched.key = p.key AND matched.ord = p.ord`;
 }
 
 /**
