@@ -28,6 +28,7 @@ import { keywordPruningScenario } from "./scenarios/keyword-pruning.js";
 import { latencyScenario } from "./scenarios/latency.js";
 import { mixedSearchScenario } from "./scenarios/mixed-search.js";
 import { searchFacetsScenario } from "./scenarios/search-facets.js";
+import { searchFeaturesScenario } from "./scenarios/search-features.js";
 import { searchPathScenario } from "./scenarios/search-path.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { suggestionsScenario } from "./scenarios/suggestions.js";
@@ -49,6 +50,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "keyword-pruning": keywordPruningScenario as unknown as Scenario<EntryBase>,
   suggestions: suggestionsScenario as unknown as Scenario<EntryBase>,
   "search-facets": searchFacetsScenario as unknown as Scenario<EntryBase>,
+  "search-features": searchFeaturesScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

@@ -74,34 +74,56 @@ export interface CandidatePassage {
 }
 
 /**
+ * How the `english` text search configuration maps the default parser's token types to
+ * dictionaries (pg_ts_config_map): word tokens to the Snowball stemmer, numbers, hosts, e-mail
+ * addresses and paths to `simple`; everything else (blanks, tags, protocols, entities) is not
+ * indexed. Whole hyphenated compounds and URLs are left out although indexed: the parser also
+ * returns their parts as tokens of their own ("deadlock-free" highlights "deadlock"), and a
+ * passage is marked by words, not by compounds. test/integration/highlights-analyzer.test.ts
+ * checks this against the database's own mapping.
+ */
+export const STEMMED_TOKEN_TYPES = [1, 2, 10, 11] as const;
+export const SIMPLE_TOKEN_TYPES = [3, 4, 6, 7, 8, 9, 18, 19, 20, 21, 22] as const;
+
+/**
  * The statement around a domain's candidate passages. `passages` is a SELECT of
  * (key text, ord int, text text, message_id text, role text), with text already bounded (left(…,
  * MAX_PASSAGE_SCAN)); it may read `query_terms.lexemes` (the query's lexemes) to choose its
- * passages, e.g. with `queryTermOccurrencesSql`. Tokens are parsed once per passage and stemmed
- * once per distinct token of the page.
- *
- * Left out of the parse: blanks, and whole hyphenated compounds and URLs, whose parts the parser
- * also returns as tokens of their own ("deadlock-free" highlights "deadlock").
+ * passages, e.g. with `queryTermOccurrencesSql`. Tokens are parsed once per passage and each
+ * distinct token of the page is run through its dictionary once, with ts_lexize: the dictionary
+ * to_tsvector('english', …) would pick for that token type, at a tenth of to_tsvector's cost
+ * per call (measured on PostgreSQL 15: 31 ms against 389 ms for 5,700 distinct tokens).
  */
 export function highlightStatementSql(query: string, passages: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
     WITH query_terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes FROM unnest(to_tsvector('english'::regconfig, ${query}))
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes,
+             coalesce(array_agg(DISTINCT left(lexeme, 1)), '{}'::text[]) AS initials
+      FROM unnest(to_tsvector('english'::regconfig, ${query}))
     ),
     passages AS MATERIALIZED (${passages}),
     tokens AS MATERIALIZED (
-      SELECT DISTINCT p.key, p.ord, t.token
+      SELECT p.key, p.ord, t.tokid, t.token
       FROM passages p, ts_parse('default', p.text) t
-      WHERE t.tokid <> ALL('{5,12,15,16,17}'::int[])
+      WHERE t.tokid = ANY(${Prisma.raw(`'{${[...STEMMED_TOKEN_TYPES, ...SIMPLE_TOKEN_TYPES].join(",")}}'::int[]`)})
     ),
     matching AS MATERIALIZED (
-      SELECT d.token
-      FROM (SELECT DISTINCT token FROM tokens) d, query_terms q
-      WHERE tsvector_to_array(to_tsvector('english'::regconfig, d.token)) && q.lexemes
+      SELECT d.tokid, d.token
+      FROM (SELECT DISTINCT tokid, token FROM tokens) d, query_terms q
+      -- Stemming keeps a word's first letter (lowercased), so only tokens that start like a
+      -- query lexeme go to a dictionary: most of a page's distinct tokens never do.
+      WHERE left(lower(d.token), 1) = ANY(q.initials)
+        AND CASE WHEN d.tokid = ANY(${Prisma.raw(`'{${STEMMED_TOKEN_TYPES.join(",")}}'::int[]`)})
+                 THEN ts_lexize('english_stem'::regdictionary, d.token)
+                 ELSE ts_lexize('simple'::regdictionary, d.token) END && q.lexemes
+    ),
+    matched AS (
+      SELECT t.key, t.ord, array_agg(DISTINCT t.token) AS tokens
+      FROM tokens t JOIN matching m ON m.tokid = t.tokid AND m.token = t.token
+      GROUP BY t.key, t.ord
     )
-    SELECT p.key, p.ord, p.text, p.message_id, p.role,
-           coalesce((SELECT array_agg(t.token) FROM tokens t JOIN matching m ON m.token = t.token WHERE t.key = p.key AND t.ord = p.ord), '{}'::text[]) AS tokens
-    FROM passages p`;
+    SELECT p.key, p.ord, p.text, p.message_id, p.role, coalesce(matched.tokens, '{}'::text[]) AS tokens
+    FROM passages p LEFT JOIN matched ON matched.key = p.key AND matched.ord = p.ord`;
 }
 
 /**
