@@ -30,6 +30,7 @@ import { mixedSearchScenario } from "./scenarios/mixed-search.js";
 import { searchPathScenario } from "./scenarios/search-path.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
+import { typoToleranceScenario } from "./scenarios/typo-tolerance.js";
 import { writeSummary } from "./summary.js";
 
 export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
@@ -45,6 +46,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "mixed-search": mixedSearchScenario as unknown as Scenario<EntryBase>,
   "search-path": searchPathScenario as unknown as Scenario<EntryBase>,
   "keyword-pruning": keywordPruningScenario as unknown as Scenario<EntryBase>,
+  "typo-tolerance": typoToleranceScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {
