@@ -33,6 +33,7 @@ import { searchPathScenario } from "./scenarios/search-path.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { suggestionsScenario } from "./scenarios/suggestions.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
+import { typoToleranceScenario } from "./scenarios/typo-tolerance.js";
 import { writeSummary } from "./summary.js";
 
 export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
@@ -51,6 +52,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   suggestions: suggestionsScenario as unknown as Scenario<EntryBase>,
   "search-facets": searchFacetsScenario as unknown as Scenario<EntryBase>,
   "search-features": searchFeaturesScenario as unknown as Scenario<EntryBase>,
+  "typo-tolerance": typoToleranceScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

@@ -14,6 +14,11 @@
  * (keyword only = alpha 1, semantic only = alpha 0, hybrids between), plus a JSON file and an
  * SVG plot of nDCG@10 against alpha. Runs on an in-memory PGlite unless DATABASE_URL is set (then
  * in a throwaway organization there, deleted afterwards).
+ *
+ * `--typos <seed>` measures typo tolerance instead (keyword only, conversations): every query
+ * misspelled by lib/evaluation/typos.ts with that seed, searched with typoTolerance on and off,
+ * and the queries as written, on and off (which must score the same to the last digit: their
+ * words are in the corpus, so nothing is expanded). Writes <dataset>-<split>-typos.json.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -27,6 +32,7 @@ import { renderMarkdownTable } from "../lib/evaluation/markdown-table.js";
 import { DOCUMENT_PROVIDERS, documentStatuses, ingestAsDocuments, mapChunksToDocuments } from "../lib/evaluation/document-evaluation.js";
 import { evaluateAlpha, indexCorpus, ingestCorpus, type EvaluateOptions, type EvaluationRow, type IngestedCorpus } from "../lib/evaluation/search-evaluation.js";
 import { renderLinePlot } from "../lib/evaluation/svg-plot.js";
+import { misspell } from "../lib/evaluation/typos.js";
 import { createLogger } from "../lib/logger.js";
 import { progressBar } from "../lib/progress.js";
 import { runMain } from "../lib/shutdown.js";
@@ -48,6 +54,7 @@ runMain(async () => {
       path: { type: "string" },
       "datasets-dir": { type: "string", default: DEFAULT_DATASETS_DIRECTORY },
       "datasets-url": { type: "string", default: BEIR_DATASETS_URL },
+      typos: { type: "string" },
     },
   });
   const given = [values.dataset, values.path ?? positionals[0]].filter((value) => value !== undefined);
@@ -91,6 +98,12 @@ runMain(async () => {
     }
     organizationId = corpus.tenant.organizationId;
     ingestBar.finish(`${dataset.corpus.length - (documents?.refused.length ?? 0)} documents${documents?.refused.length ? ` (${documents.refused.length} refused)` : ""}`);
+
+    if (values.typos !== undefined) {
+      if (as !== "conversations") throw new ConfigError("--typos", "measures the conversations keyword provider: leave out --as documents");
+      await evaluateTypos(search.service, dataset, corpus, Number(values.typos), path.resolve(values.out), database.kind);
+      return;
+    }
 
     const embedBar = progressBar(`index (${search.embedder.model})`, dataset.corpus.length);
     const embedStarted = performance.now();
@@ -169,4 +182,49 @@ function writeResults(base: string, results: Results): void {
       yDomain: [0, 1],
     }),
   );
+}
+
+/**
+ * Keyword only (alpha 1): the typo tolerance acts on keyword providers, and the semantic ones
+ * would blur what it changes. Prints the table and writes <dataset>-<split>-typos.json.
+ */
+async function evaluateTypos(service: Parameters<typeof evaluateAlpha>[0], dataset: Awaited<ReturnType<typeof loadBeirDataset>>, corpus: IngestedCorpus, seed: number, outDir: string, databaseKind: string): Promise<void> {
+  if (!Number.isInteger(seed)) throw new ConfigError("--typos", "must be an integer seed, e.g. --typos 20");
+  const misspelled = new Map(dataset.queries.map((query, index) => [query.id, misspell(query.text, seed * 100_003 + index)]));
+  const changed = [...misspelled.values()].filter((query) => query.edits.length > 0).length;
+  const typed = (query: { id: string; text: string }) => misspelled.get(query.id)!.text;
+  const runs: [string, EvaluateOptions][] = [
+    ["as written, typo tolerance off", { typoTolerance: false }],
+    ["as written, typo tolerance on", { typoTolerance: true }],
+    ["misspelled, typo tolerance off", { typoTolerance: false, queryText: typed }],
+    ["misspelled, typo tolerance on", { typoTolerance: true, queryText: typed }],
+  ];
+  const rows: EvaluationRow[] = [];
+  for (const [label, options] of runs) {
+    const bar = progressBar(label, dataset.queries.length);
+    rows.push(await evaluateAlpha(service, dataset, corpus, 1, label, options));
+    bar.finish(`nDCG@10 ${rows.at(-1)!.ndcgAt10.toFixed(3)}`);
+  }
+  const [writtenOff, writtenOn, typosOff, typosOn] = rows as [EvaluationRow, EvaluationRow, EvaluationRow, EvaluationRow];
+  const summary = {
+    unchangedToTheLastDigit: writtenOn.ndcgAt10 === writtenOff.ndcgAt10 && writtenOn.recallAt100 === writtenOff.recallAt100,
+    misspelledOverWritten: typosOn.ndcgAt10 / writtenOff.ndcgAt10,
+    misspelledWithoutToleranceOverWritten: typosOff.ndcgAt10 / writtenOff.ndcgAt10,
+  };
+  const base = path.join(outDir, `${dataset.name}-${dataset.split}-typos`);
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(
+    `${base}.json`,
+    `${JSON.stringify({ dataset: dataset.name, split: dataset.split, documents: dataset.corpus.length, queries: dataset.queries.length, misspelledQueries: changed, seed, database: databaseKind, summary, rows, examples: [...misspelled.values()].slice(0, 10) }, null, 2)}\n`,
+  );
+  const table = renderMarkdownTable(
+    ["queries", "nDCG@10", "recall@100", "mean latency (ms)"],
+    rows.map((row) => [row.label, row.ndcgAt10.toFixed(4), row.recallAt100.toFixed(4), row.meanLatencyMs.toFixed(1)]),
+  );
+  process.stdout.write(
+    `\n${dataset.name} ${dataset.split}, keyword only, ${dataset.queries.length} queries (${changed} misspelled, seed ${seed}), ${databaseKind}\n\n${table}\n\n` +
+      `as written, on vs off: ${summary.unchangedToTheLastDigit ? "identical" : "DIFFERENT"} (${writtenOn.ndcgAt10} vs ${writtenOff.ndcgAt10})\n` +
+      `misspelled with tolerance / as written: ${summary.misspelledOverWritten.toFixed(3)}; without tolerance: ${summary.misspelledWithoutToleranceOverWritten.toFixed(3)}\n`,
+  );
+  process.stderr.write(`\nwrote ${path.relative(process.cwd(), base)}.json\n`);
 }

@@ -93,7 +93,7 @@ function normalizeOptions(options: DemoConversationOptions): NormalizedOptions {
 type Rng = () => number;
 
 /** mulberry32: tiny, fast and good enough for content; a global random source would make demos unreproducible. */
-function mulberry32(seed: number): Rng {
+export function mulberry32(seed: number): Rng {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

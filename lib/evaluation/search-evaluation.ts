@@ -21,7 +21,7 @@ import { evaluateRun } from "./metrics.js";
 export interface EvaluatedSearch {
   search(
     tenant: TenantContext,
-    input: { query: string; alpha: number; limit: number; after: string | null; providers?: string[] },
+    input: { query: string; alpha: number; limit: number; after: string | null; providers?: string[]; typoTolerance?: boolean },
   ): Promise<{
     hits: readonly { ref: { id: string } }[];
     pageInfo: { hasNextPage: boolean; endCursor: string | null };
@@ -92,6 +92,10 @@ export interface EvaluateOptions {
    * one page to rank 100 documents.
    */
   maxPages?: number;
+  /** `SearchInput.typoTolerance` (the service's default, on, when unset). */
+  typoTolerance?: boolean;
+  /** The text searched for each query (its own, by default): the typo evaluation misspells it. */
+  queryText?: (query: { id: string; text: string }) => string;
 }
 
 /** Runs every query at one alpha and scores the fused ranking. */
@@ -114,11 +118,12 @@ export async function evaluateAlpha(
     let after: string | null = null;
     for (let page = 0; page < maxPages; page++) {
       const result = await service.search(corpus.tenant, {
-        query: query.text.slice(0, 1_000),
+        query: (options.queryText?.(query) ?? query.text).slice(0, 1_000),
         alpha,
         limit: 100,
         after,
         ...(options.providers ? { providers: [...options.providers] } : {}),
+        ...(options.typoTolerance !== undefined ? { typoTolerance: options.typoTolerance } : {}),
       });
       failedProviders += result.providers.filter((report) => report.status === "ERROR" || report.status === "TIMEOUT").length;
       for (const hit of result.hits) {

@@ -12,6 +12,7 @@ import { extractText } from "../../lib/documents/extract-text.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import type { EntityRef, ProviderHit, SearchProvider } from "../../lib/retrieval/search-provider.js";
+import type { WordCorrection } from "../../lib/retrieval/typo-tolerance.js";
 import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -179,6 +180,27 @@ describe("indexing and search", () => {
     expect(await search.liveEntities!(bob, refs)).toEqual(new Set([...runbookIds].map((id) => `DocumentChunk:${id}`)));
     expect(await search.liveEntities!(cat, refs)).toEqual(new Set());
     expect(await search.liveEntities!(gus, refs)).toEqual(new Set());
+  });
+
+  it("corrects a misspelled word from the chunks the caller may see, and only from those (typo tolerance)", async () => {
+    const misspelled = async (who: TenantContext, typoTolerance: boolean) => {
+      const corrections: WordCorrection[] = [];
+      const hits = await keyword.search({ tenant: who, query: "reconcilation queue", window: 10, signal: new AbortController().signal, timeoutMs: 30_000, typoTolerance, onCorrections: (found) => void corrections.push(...found) });
+      return { hits, corrections };
+    };
+    // A teammate: the shared runbook's chunk, through the correction, which is reported.
+    const bobs = await misspelled(bob, true);
+    expect(bobs.hits[0]!.ref.id).toBe(runbookChunks[1]!.id);
+    expect(bobs.corrections.map(({ typed, word, documents }) => ({ typed, word, documents }))).toEqual([{ typed: "reconcilation", word: "reconciliation", documents: 1 }]);
+    expect(bobs.corrections[0]!.boost).toBeLessThan(1);
+    // Off: only "queue" matches, and nothing is corrected.
+    const bobsOff = await misspelled(bob, false);
+    expect(bobsOff.corrections).toEqual([]);
+    // Another team in the same organization: the word is in the organization's vocabulary, but in
+    // no chunk cat may see, so nothing is found through it and nothing is reported (no suggestion).
+    const cats = await misspelled(cat, true);
+    expect(cats.corrections).toEqual([]);
+    expect(cats.hits.filter((hit) => runbookChunks.some((chunk) => chunk.id === hit.ref.id))).toEqual([]);
   });
 
   it("checks the caller's scope on many chunks in one statement (semantic filter and cached-page check)", async () => {
