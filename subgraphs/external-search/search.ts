@@ -27,6 +27,7 @@ function tooLong(query: string): void {
 
 class WebProvider implements SearchProvider {
   readonly kind = "KEYWORD" as const;
+  readonly latency = "REMOTE" as const;
   readonly name: string;
   readonly description: string;
 
@@ -53,6 +54,7 @@ class WebProvider implements SearchProvider {
 class SlackProvider implements SearchProvider {
   readonly name = "slack.messages";
   readonly kind = "KEYWORD" as const;
+  readonly latency = "REMOTE" as const;
   readonly description = "Messages of your organization's Slack workspace that match (search.messages with your organization's token).";
 
   constructor(private readonly service: ExternalSearchService) {}
