@@ -28,6 +28,7 @@ import { keywordPruningScenario } from "./scenarios/keyword-pruning.js";
 import { latencyScenario } from "./scenarios/latency.js";
 import { mixedSearchScenario } from "./scenarios/mixed-search.js";
 import { searchPathScenario } from "./scenarios/search-path.js";
+import { deferScenario } from "./scenarios/defer.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
 import { writeSummary } from "./summary.js";
@@ -45,6 +46,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "mixed-search": mixedSearchScenario as unknown as Scenario<EntryBase>,
   "search-path": searchPathScenario as unknown as Scenario<EntryBase>,
   "keyword-pruning": keywordPruningScenario as unknown as Scenario<EntryBase>,
+  defer: deferScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {
