@@ -30,6 +30,7 @@ import { mixedSearchScenario } from "./scenarios/mixed-search.js";
 import { searchFacetsScenario } from "./scenarios/search-facets.js";
 import { searchFeaturesScenario } from "./scenarios/search-features.js";
 import { searchPathScenario } from "./scenarios/search-path.js";
+import { deferScenario } from "./scenarios/defer.js";
 import { soakScenario } from "./scenarios/soak.js";
 import { suggestionsScenario } from "./scenarios/suggestions.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
@@ -53,6 +54,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "search-facets": searchFacetsScenario as unknown as Scenario<EntryBase>,
   "search-features": searchFeaturesScenario as unknown as Scenario<EntryBase>,
   "typo-tolerance": typoToleranceScenario as unknown as Scenario<EntryBase>,
+  defer: deferScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

@@ -40,6 +40,7 @@ import { LRUCache } from "lru-cache";
 import { checkVariables, OperationLimitError, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { rootFieldNames, selectedOperation } from "../lib/graphql/root-fields.js";
 import type { TenantContext } from "../lib/tenancy/token.js";
+import { asksForIncrementalDelivery } from "./incremental-planner.js";
 
 export interface ResponseCacheOptions {
   /** How long a search answer is served from the gateway; 0 turns the cache off. */
@@ -188,7 +189,9 @@ class SearchOperations {
 
 function selectsSearch(document: DocumentNode, operationName: string | undefined): boolean {
   const operation = selectedOperation(document, operationName);
-  return operation?.operation === "query" && rootFieldNames(document, operation).has("search");
+  // A streamed (`@defer`) answer is not cached whole: replayed, its parts would arrive as one,
+  // and each of its searches is cached by the search subgraph anyway.
+  return operation?.operation === "query" && rootFieldNames(document, operation).has("search") && !asksForIncrementalDelivery(document);
 }
 
 /**

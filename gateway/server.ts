@@ -4,13 +4,13 @@
  * subgraph answers) and drains on shutdown (the embedded runtime does not exit by itself).
  *
  * Planner: the Rust query planner from @graphql-hive/router-runtime (its native module ships
- * inside the npm package) by default; the JavaScript planner (Hive's stitching runtime) when
- * `queryPlanner: "js"`.
+ * inside the npm package) by default, with the JavaScript planner (Hive's stitching runtime) for
+ * operations that use `@defer` or `@stream` (incremental-planner.ts); the JavaScript planner for
+ * everything when `queryPlanner: "js"`.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createGatewayRuntime, type GatewayRuntime } from "@graphql-hive/gateway-runtime";
-import { unifiedGraphHandler as rustPlannerHandler } from "@graphql-hive/router-runtime";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { Kind, parse, type ConstValueNode } from "graphql";
 import { APOLLO_SANDBOX_ORIGIN, type Config, type QueryPlanner } from "../lib/config.js";
@@ -37,6 +37,7 @@ import { gatewayTracing } from "./tracing.js";
 import type { TracingConfig } from "../lib/observability/tracing-config.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { subgraphHttpTransport } from "./subgraph-transport.js";
+import { plannerPerOperation } from "./incremental-planner.js";
 import { SharedAnswer } from "../lib/graphql/readiness.js";
 import { apiSchemaOf } from "./mcp/api-schema.js";
 import { persistedOperations, type PersistedOperationsOptions } from "./persisted-operations.js";
@@ -170,7 +171,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     : null;
   const runtime = createGatewayRuntime({
     supergraph: options.supergraphSdl,
-    ...(options.queryPlanner === "rust" ? { unifiedGraphHandler: rustPlannerHandler } : {}),
+    // The Rust planner cannot stream, and Hive's batching would hold a deferred part back:
+    // operations with @defer or @stream run on the JavaScript one, unbatched (incremental-planner.ts).
+    unifiedGraphHandler: plannerPerOperation(options.queryPlanner),
     // Passed statically: loading transports dynamically fails under some module loaders (Jest).
     transports: { http: subgraphHttpTransport },
     graphqlEndpoint: GRAPHQL_PATH,
@@ -218,8 +221,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       },
     },
     upstreamTimeout: options.upstreamTimeoutMs,
+<<<<<<< HEAD
     // Resolves a persisted operation's id to its document before any plugin below reads the request.
     ...(persisted ? { persistedDocuments: persisted.runtimeOption } : {}),
+=======
+    // `@defer` and `@stream`, answered as multipart/mixed or text/event-stream (Apollo Client reads the first).
+    deferStream: true,
+>>>>>>> i20-defer
     // The merge key includes the forwarded headers, so two tenants' identical queries are never merged.
     transportEntries: {
       "*.http": { options: { deduplicateInflightRequests: options.deduplicateInflightRequests ?? true } },

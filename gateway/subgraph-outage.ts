@@ -64,7 +64,9 @@ export function subgraphOutageErrors(logger: Logger, supergraphSdl: string): Gat
     onExecute() {
       return {
         onExecuteDone({ args, result, setResult }) {
-          if (!result || typeof result !== "object" || Symbol.asyncIterator in result) return;
+          // A streamed answer (`@defer`): each part's outage errors are coded as a whole answer's are.
+          if (result && typeof result === "object" && Symbol.asyncIterator in result) return { onNext: ({ result: part, setResult: setPart }) => setPart(codedOutagesOf(part as StreamedPart, logger) as never) };
+          if (!result || typeof result !== "object") return;
           const single = result as { data?: Record<string, unknown> | null; errors?: readonly GraphQLError[] };
           if (!single.errors?.some(isSubgraphUnreachable)) return;
           const onlyOutages = single.errors.every(isSubgraphUnreachable);
@@ -79,6 +81,21 @@ export function subgraphOutageErrors(logger: Logger, supergraphSdl: string): Gat
         },
       };
     },
+  };
+}
+
+interface StreamedPart {
+  errors?: readonly GraphQLError[];
+  incremental?: ReadonlyArray<{ errors?: readonly GraphQLError[] }>;
+}
+
+/** A part of a streamed answer with its unreachable-subgraph errors as SUBGRAPH_UNAVAILABLE. */
+function codedOutagesOf(part: StreamedPart, logger: Logger): StreamedPart {
+  const coded = (errors: readonly GraphQLError[] | undefined) => errors?.map((error) => (error instanceof GraphQLError && isSubgraphUnreachable(error) ? asOutage(error, logger) : error));
+  return {
+    ...part,
+    ...(part.errors ? { errors: coded(part.errors) } : {}),
+    ...(part.incremental ? { incremental: part.incremental.map((item) => (item.errors ? { ...item, errors: coded(item.errors) } : item)) } : {}),
   };
 }
 

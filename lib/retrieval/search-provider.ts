@@ -13,6 +13,15 @@ import type { WordCorrection } from "./typo-tolerance.js";
 /** Which side of `alpha` a provider is on. */
 export type ProviderKind = "KEYWORD" | "SEMANTIC";
 
+/**
+ * How soon a provider can answer. LOCAL providers read this deployment's own database and
+ * indexes (milliseconds); REMOTE ones wait on someone else's service (web search APIs, Slack,
+ * Bedrock: hundreds of milliseconds to seconds, and often paid). A search page fused from the
+ * LOCAL providers alone can be shown first, and the page fused from all of them streamed after
+ * it with `@defer` (SearchInput.latency).
+ */
+export type ProviderLatency = "LOCAL" | "REMOTE";
+
 /** An entity a hit points to; the subgraph that owns the type resolves it (`_entities`). */
 export interface EntityRef {
   typename: string;
@@ -87,6 +96,8 @@ export interface SearchProvider {
   /** Unique, stable, `<domain>.<method>`: what clients pass in `providers` and `weights`. */
   readonly name: string;
   readonly kind: ProviderKind;
+  /** Whether it answers from this deployment's own stores (LOCAL) or waits on a remote service. */
+  readonly latency: ProviderLatency;
   /**
    * The model id of the embedder a SEMANTIC provider ranks with, when it is the deployment's
    * (`Embedder.model`): the default alpha measured for that embedder then applies to it. Unset

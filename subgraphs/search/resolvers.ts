@@ -105,6 +105,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       return service.providerList.map((provider) => ({
         name: provider.name,
         kind: provider.kind,
+        latency: provider.latency,
         description: provider.description,
         embeddingModel: provider.embeddingModel ?? null,
         followsDefaultAlpha: service.followsDefaultAlpha(provider),

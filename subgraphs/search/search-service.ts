@@ -12,8 +12,13 @@ import type { TenantContext } from "../../lib/tenancy/token.js";
 import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
 import { SpanStatusCode, withSpan } from "../../lib/observability/tracing.js";
+<<<<<<< HEAD
 import { SearchProviderSkippedError, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { suggestQuery, type WordCorrection } from "../../lib/retrieval/typo-tolerance.js";
+=======
+import { SearchProviderSkippedError, type ProviderHit, type ProviderLatency, type SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { SharedProviderCalls } from "./shared-provider-calls.js";
+>>>>>>> i20-defer
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
 import type { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
@@ -37,6 +42,7 @@ export interface SearchInput {
   weights?: { provider: string; weight: number }[] | null;
   rrfK?: number | null;
   minScore?: number | null;
+<<<<<<< HEAD
   filter?: SearchFilterInput | null;
   /** Expand misspelled words and suggest a corrected query (default true). */
   typoTolerance?: boolean | null;
@@ -46,6 +52,10 @@ export interface SearchInput {
 export interface SearchOptions {
   /** Count facets over the fused candidates; a search that does not ask pays nothing for them. */
   facets?: boolean;
+=======
+  /** Only ask providers of this latency (LOCAL: the page a client shows before the `@defer`red full one). */
+  latency?: ProviderLatency | null;
+>>>>>>> i20-defer
 }
 
 export type ProviderStatus = "OK" | "TIMEOUT" | "ERROR" | "SKIPPED";
@@ -87,8 +97,12 @@ interface NormalizedInput {
   limit: number;
   rrfK: number;
   minScore: number | null;
+<<<<<<< HEAD
   filter: SearchFilter;
   typoTolerance: boolean;
+=======
+  latency: ProviderLatency | null;
+>>>>>>> i20-defer
   /** Effective weight multiplier per provider; absent = not asked. */
   multipliers: Map<string, number>;
   /** Hash of everything that defines the result list (not the page): cursors carry it. */
@@ -125,14 +139,28 @@ export interface SearchServiceOptions {
    * Unset: the conventional 0.5, as for an embedder that measured nothing.
    */
   defaultAlpha?: DefaultAlpha;
+  /**
+   * How long a provider's successful answer is reused by an identical call (same caller, provider,
+   * query and window) after it arrived; calls in flight are always shared. Default: the result
+   * cache's TTL, at most 3 s (a page of the result cache is older than that anyway), so with the
+   * cache off only calls in flight are shared.
+   */
+  sharedCallKeepMs?: number;
 }
+
+type CallOutcome = { report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean; keep: boolean };
+
+/** The longest a just-finished provider answer is reused (SearchServiceOptions.sharedCallKeepMs). */
+const MAX_SHARED_CALL_KEEP_MS = 3_000;
 
 export class SearchService {
   private readonly providers: Map<string, SearchProvider>;
   readonly defaultAlpha: DefaultAlpha;
+  private readonly sharedCalls: SharedProviderCalls<CallOutcome>;
 
   constructor(private readonly options: SearchServiceOptions) {
     this.providers = new Map(options.providers.map((provider) => [provider.name, provider]));
+    this.sharedCalls = new SharedProviderCalls(options.sharedCallKeepMs ?? Math.min(MAX_SHARED_CALL_KEEP_MS, options.cacheTtlSeconds * 1_000));
     this.defaultAlpha = options.defaultAlpha ?? {
       alpha: CONVENTIONAL_ALPHA,
       embedder: "none",
@@ -166,6 +194,7 @@ export class SearchService {
   }
 
   private skipReason(provider: SearchProvider, input: NormalizedInput, multiplier: number | undefined): string {
+    if (input.latency !== null && provider.latency !== input.latency) return `its latency is ${provider.latency}; input.latency asks ${input.latency} providers only`;
     if (multiplier === undefined) return "not among input.providers";
     if (multiplier === 0) return "its weight is 0";
     const kind = provider.kind.toLowerCase();
@@ -223,6 +252,7 @@ export class SearchService {
           return;
         }
         // One span per provider call (when the request is traced); its attributes name the provider, never the query.
+<<<<<<< HEAD
         const outcome = await withSpan(`search.provider ${provider.name}`, { "search.provider.name": provider.name, "search.provider.kind": provider.kind }, async (span) => {
           const called = await this.callProvider(provider, tenant, input.query, window, input.filter, typos);
           span?.setAttributes({ "search.provider.status": called.report.status, "search.provider.hits": called.report.returned });
@@ -230,6 +260,18 @@ export class SearchService {
           return called;
         });
         this.options.metrics?.recordProvider(provider.name, outcome.report.status, outcome.report.tookMs);
+=======
+        const { outcome, shared } = await this.sharedCalls.run(provider.name, tenant, input.query, window, () =>
+          withSpan(`search.provider ${provider.name}`, { "search.provider.name": provider.name, "search.provider.kind": provider.kind }, async (span) => {
+            const called = await this.callProvider(provider, tenant, input.query, window);
+            span?.setAttributes({ "search.provider.status": called.report.status, "search.provider.hits": called.report.returned });
+            if (called.report.status === "ERROR" || called.report.status === "TIMEOUT") span?.setStatus({ code: SpanStatusCode.ERROR, message: called.report.status });
+            return called;
+          }),
+        );
+        // A shared answer is one provider call, counted once by whoever made it.
+        if (!shared) this.options.metrics?.recordProvider(provider.name, outcome.report.status, outcome.report.tookMs);
+>>>>>>> i20-defer
         if (outcome.transientSkip) selfSkipped = true;
         reports.push({ name: provider.name, kind: provider.kind, ...outcome.report });
         if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits });
@@ -277,6 +319,7 @@ export class SearchService {
     return result;
   }
 
+<<<<<<< HEAD
   private async callProvider(
     provider: SearchProvider,
     tenant: TenantContext,
@@ -285,6 +328,9 @@ export class SearchService {
     filter: SearchFilter,
     typos: Pick<ProviderRequest, "typoTolerance" | "onCorrections">,
   ): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean }> {
+=======
+  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number): Promise<CallOutcome> {
+>>>>>>> i20-defer
     const started = performance.now();
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -296,16 +342,16 @@ export class SearchService {
       const tookMs = performance.now() - started;
       if (outcome === "timeout") {
         controller.abort();
-        return { report: { status: "TIMEOUT", tookMs, returned: 0, error: `no answer within ${this.options.providerTimeoutMs} ms` }, hits: null };
+        return { report: { status: "TIMEOUT", tookMs, returned: 0, error: `no answer within ${this.options.providerTimeoutMs} ms` }, hits: null, keep: false };
       }
       const hits = outcome.slice(0, window);
-      return { report: { status: "OK", tookMs, returned: hits.length, error: null }, hits };
+      return { report: { status: "OK", tookMs, returned: hits.length, error: null }, hits, keep: true };
     } catch (error) {
       if (error instanceof SearchProviderSkippedError) {
-        return { report: { status: "SKIPPED", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null, transientSkip: error.transient };
+        return { report: { status: "SKIPPED", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null, transientSkip: error.transient, keep: false };
       }
       this.options.logger?.warn(`search provider ${provider.name} failed: ${error instanceof Error ? error.message : String(error)}`);
-      return { report: { status: "ERROR", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null };
+      return { report: { status: "ERROR", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null, keep: false };
     } finally {
       clearTimeout(timer);
     }
@@ -341,6 +387,11 @@ export class SearchService {
     } else {
       for (const name of known) multipliers.set(name, 1);
     }
+    const latency = raw.latency ?? null;
+    if (latency !== null && latency !== "LOCAL" && latency !== "REMOTE") throw badUserInput("input.latency", `must be LOCAL or REMOTE, got ${String(latency)}`);
+    // Providers of another latency are not asked, as if left out of input.providers: the list
+    // (and so its cursors) is the one of the providers asked.
+    if (latency !== null) for (const name of known) if (this.providers.get(name)!.latency !== latency) multipliers.delete(name);
     const weighted = new Set<string>();
     for (const { provider, weight } of raw.weights ?? []) {
       if (!this.providers.has(provider)) throw badUserInput("input.weights", unknown(provider));
@@ -389,7 +440,11 @@ export class SearchService {
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
+<<<<<<< HEAD
     return { query, alpha, alphaIsDefault, limit, rrfK, minScore, filter, typoTolerance, multipliers, listHash, offset, segments };
+=======
+    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, latency, multipliers, listHash, offset, segments };
+>>>>>>> i20-defer
   }
 
   /**

@@ -32,6 +32,7 @@ import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
 /** Stand-in for an index that lags behind deletions: answers with the ids it was last given. */
 class LaggingIndexProvider implements SearchProvider {
+  readonly latency = "LOCAL" as const;
   readonly name = "test.lagging-index";
   readonly kind = "KEYWORD" as const;
   readonly description = "Test stand-in for an index that has not caught up with deletions.";

@@ -145,6 +145,7 @@ describe("the query log", () => {
 
 /** Records the windows it is asked for. */
 class RecordingProvider implements SearchProvider {
+  readonly latency = "LOCAL" as const;
   readonly name = "recording.keyword";
   readonly kind = "KEYWORD" as const;
   readonly description = "records requests";
@@ -202,6 +203,7 @@ describe("forged cursors", () => {
 
 describe("provider failures", () => {
   class FailingProvider implements SearchProvider {
+    readonly latency = "LOCAL" as const;
     readonly kind = "KEYWORD" as const;
     readonly description = "fails";
     constructor(readonly name: string, private readonly error: () => unknown) {}
@@ -228,6 +230,7 @@ describe("provider failures", () => {
       : {
           name: "failing.keyword",
           kind: "KEYWORD",
+          latency: "LOCAL",
           description: "asks the database for a NUL byte",
           async search() {
             await db.database.prisma.$queryRaw`SELECT to_tsvector('english'::regconfig, ${"a\u0000b"})`;

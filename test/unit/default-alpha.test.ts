@@ -19,6 +19,7 @@ import { SearchService } from "../../subgraphs/search/search-service.js";
 const tenant = { organizationId: "org", userId: "user", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
 class ListProvider implements SearchProvider {
+  readonly latency = "LOCAL" as const;
   calls = 0;
   readonly description = "fixed list";
   constructor(

@@ -11,6 +11,7 @@ import { SearchService, type SearchInput } from "../../subgraphs/search/search-s
 const tenant = { organizationId: "org", userId: "user", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
 class ListProvider implements SearchProvider {
+  readonly latency = "LOCAL" as const;
   calls: ProviderRequest[] = [];
   readonly description = "fixed list";
   constructor(

@@ -68,6 +68,7 @@ export interface ConversationsKeywordProviderOptions {
 export class ConversationsKeywordProvider implements SearchProvider {
   readonly name = "conversations.keyword";
   readonly kind = "KEYWORD" as const;
+  readonly latency = "LOCAL" as const;
   readonly description = "BM25 full-text ranking over conversation titles and messages (PostgreSQL, English stemming).";
   readonly itemTypes = ["Conversation"];
   readonly filters: readonly FilterField[] = ["created", "updated", "owner"];

@@ -25,6 +25,7 @@ import { conversationFilterSql, hasConversationFilter } from "./conversation-fil
 export class ConversationsSemanticProvider implements SearchProvider {
   readonly name = "conversations.semantic";
   readonly kind = "SEMANTIC" as const;
+  readonly latency = "LOCAL" as const;
   readonly description: string;
   /** It ranks with the deployment's embedder, so that embedder's default alpha applies to it. */
   readonly embeddingModel: string;

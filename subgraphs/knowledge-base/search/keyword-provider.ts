@@ -37,6 +37,7 @@ import { documentCollectionsOf, type CollectionStatistics, type DocumentCollecti
 export class DocumentsKeywordProvider implements SearchProvider {
   readonly name = "documents.keyword";
   readonly kind = "KEYWORD" as const;
+  readonly latency = "LOCAL" as const;
   readonly description = "BM25 full-text ranking over the chunks of your and your teams' documents (PostgreSQL, English stemming).";
   readonly itemTypes = ["DocumentChunk"];
   readonly filters: readonly FilterField[] = ["created", "updated", "owner", "teams", "knowledgeBases", "categories", "formats"];

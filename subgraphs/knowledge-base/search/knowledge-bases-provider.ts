@@ -44,6 +44,8 @@ export interface KnowledgeBasesProviderOptions {
 export class KnowledgeBasesProvider implements SearchProvider {
   readonly name = "knowledge-bases";
   readonly kind = "SEMANTIC" as const;
+  // Bedrock and S3 Vectors answer over the network, in hundreds of milliseconds.
+  readonly latency = "REMOTE" as const;
   readonly description = "Passages from the Bedrock and S3 Vectors knowledge bases you may query (the platform's, your organization's and your teams'), merged by rank.";
   readonly itemTypes = ["KnowledgeBasePassage"];
   readonly filters: readonly FilterField[] = ["knowledgeBases", "categories", "teams"];

@@ -25,6 +25,7 @@ const MAX_CANDIDATES = 400;
 export class DocumentsSemanticProvider implements SearchProvider {
   readonly name = "documents.semantic";
   readonly kind = "SEMANTIC" as const;
+  readonly latency = "LOCAL" as const;
   readonly description: string;
   /** It ranks with the deployment's embedder, so that embedder's default alpha applies to it. */
   readonly embeddingModel: string;

@@ -33,6 +33,10 @@ export class SerperStandIn {
   retryAfter = "7";
   /** Bytes streamed by the "oversized" fault. */
   oversizedBytes = 3 * 1024 * 1024;
+  /** How long it waits before answering a valid request (a slow provider), in milliseconds. */
+  delayMs = 0;
+  /** Called as it sends each answer to a valid request (tests order it against what they read). */
+  onAnswer: (() => void) | null = null;
 
   private constructor(
     private readonly server: SerpStandInServer,
@@ -80,6 +84,8 @@ export class SerperStandIn {
     const q = body.q;
     const num = (body.num as number | undefined) ?? 10;
     const answer = { ...FIXTURE, searchParameters: { ...FIXTURE.searchParameters, q, num }, organic: FIXTURE.organic.slice(0, num) };
+    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    this.onAnswer?.();
 
     switch (this.fault) {
       case "hang":

@@ -1,0 +1,212 @@
+/**
+ * Slow providers streamed with `@defer`, through the gateway over real HTTP: the page of the
+ * LOCAL providers (`latency: LOCAL`) arrives as the first part while a web stand-in that takes
+ * 1 s has not answered yet, and the page of every provider, its web hits included, arrives in the
+ * deferred part; each part is a page of its own list, with cursors for that list. The same
+ * operation without `@defer` is one answer. The LOCAL providers run once for both parts (SQL
+ * statements counted), and a search subgraph cut off mid-stream ends the stream with an error
+ * part rather than a hang.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { randomBytes } from "node:crypto";
+import { gatewayOptionsFrom, startGateway, subgraphLocations, type RunningGateway } from "../../gateway/server.js";
+import { silentLogger } from "../../lib/logger.js";
+import { SerperStandIn } from "../support/external/serper-stand-in.js";
+import { errorCodes, graphql } from "../support/graphql.js";
+import { readParts, type IncrementalPart } from "../support/incremental.js";
+import { startTestStack, type TestStack } from "../support/stack.js";
+import { TcpProxy } from "../support/tcp-proxy.js";
+import { tokenFor } from "../support/tenants.js";
+
+const WEB_DELAY_MS = 1_000;
+
+const PAGE = `hits { score item { __typename ... on Conversation { id title } ... on WebResult { url } } } pageInfo { hasNextPage endCursor } providers { name status }`;
+const DEFERRED = `query Streamed($input: SearchInput!, $local: SearchInput!) {
+  fast: search(input: $local) { ${PAGE} }
+  ... @defer(label: "all") { all: search(input: $input) { ${PAGE} } }
+}`;
+const UNDEFERRED = DEFERRED.replace(` @defer(label: "all")`, "");
+
+let test: TestStack;
+let serper: SerperStandIn;
+let ada: string;
+/** What happened, in the order it happened: the stand-in's answers and the parts the test read. */
+let events: string[] = [];
+
+type Page = { hits: Array<{ score: number; item: { __typename: string; id?: string; url?: string } | null }>; pageInfo: { hasNextPage: boolean; endCursor: string | null }; providers: Array<{ name: string; status: string }> };
+
+const inputs = (query: string, extra: Record<string, unknown> = {}) => ({ input: { query, alpha: 1, limit: 3, ...extra }, local: { query, alpha: 1, limit: 3, latency: "LOCAL", ...extra } });
+
+function post(url: string, query: string, variables: Record<string, unknown>, accept: string): Promise<Response> {
+  return fetch(url, { method: "POST", headers: { "content-type": "application/json", accept, authorization: `Bearer ${ada}` }, body: JSON.stringify({ query, variables }) });
+}
+
+/** Sends the deferred operation and reads its parts, noting in `events` when each was read. */
+async function streamed(query: string, accept = "multipart/mixed", url = test.stack.gateway.url): Promise<IncrementalPart[]> {
+  const response = await post(url, DEFERRED, inputs(query), accept);
+  expect(response.status).toBe(200);
+  return readParts(response, (part) => events.push(part.incremental ? "deferred part read" : "first part read"));
+}
+
+const types = (page: Page) => new Set(page.hits.map((hit) => hit.item?.__typename));
+const status = (page: Page, name: string) => page.providers.find((provider) => provider.name === name)?.status;
+
+beforeAll(async () => {
+  serper = await SerperStandIn.start();
+  serper.delayMs = WEB_DELAY_MS;
+  serper.onAnswer = () => events.push("web answered");
+  test = await startTestStack({
+    SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
+    SERPER_API_KEY: serper.apiKey,
+    SERPER_BASE_URL: serper.baseUrl,
+    // Room for the stand-in's second: it must be slow, not timed out.
+    SEARCH_PROVIDER_TIMEOUT_MS: "5000",
+    EXTERNAL_ATTEMPT_TIMEOUT_MS: "4000",
+    EXTERNAL_CALL_TIMEOUT_MS: "4500",
+    SEARCH_INDEXER: "false",
+  });
+  ada = await tokenFor("org-defer", "ada", [], "admin");
+  for (const title of ["Descaling the espresso machine", "Espresso grinder calibration", "Espresso crema troubleshooting", "Milk frothing for espresso drinks"]) {
+    const created = await graphql(test.stack.gateway.url, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, {
+      input: { title, messages: [{ role: "USER", content: `${title}: what should I do about the espresso?` }] },
+    }, { token: ada });
+    expect(created.errors).toBeUndefined();
+  }
+});
+
+afterAll(async () => {
+  await test?.stop();
+  await serper?.close();
+});
+
+describe("search with @defer through the gateway", () => {
+  it("sends the page of the local providers before the slow web provider answers, then the page of every provider", async () => {
+    events = [];
+    const parts = await streamed("espresso descaling");
+    expect(parts).toHaveLength(2);
+    const [first, second] = parts as [IncrementalPart, IncrementalPart];
+    // The first part was read while the stand-in was still holding its answer.
+    expect(events).toEqual(["first part read", "web answered", "deferred part read"]);
+
+    expect(first.hasNext).toBe(true);
+    expect(first.errors).toBeUndefined();
+    expect(Object.keys(first.data!)).toEqual(["fast"]);
+    const fast = first.data!.fast as Page;
+    expect(types(fast)).toEqual(new Set(["Conversation"]));
+    expect(status(fast, "conversations.keyword")).toBe("OK");
+    expect(status(fast, "web.serper")).toBe("SKIPPED");
+
+    expect(second.hasNext).toBe(false);
+    expect(second.incremental).toHaveLength(1);
+    const [deferred] = second.incremental!;
+    expect(deferred!.label).toBe("all");
+    expect(deferred!.path).toEqual([]);
+    expect(deferred!.errors).toBeUndefined();
+    const all = deferred!.data!.all as Page;
+    expect(status(all, "web.serper")).toBe("OK");
+    expect(status(all, "conversations.keyword")).toBe("OK");
+    expect(types(all)).toEqual(new Set(["Conversation", "WebResult"]));
+    expect(all.hits.find((hit) => hit.item?.__typename === "WebResult")!.item!.url).toMatch(/^https:\/\//);
+  });
+
+  it("streams the first part first with the JavaScript planner configured too", async () => {
+    const gateway = await startGateway({ ...gatewayOptionsFrom(test.config), port: 0, queryPlanner: "js", supergraphSdl: test.stack.supergraphSdl, mcp: null, logger: silentLogger, runtimeLogLevel: false });
+    try {
+      events = [];
+      const parts = await streamed("espresso calibration", "multipart/mixed", gateway.url);
+      expect(events).toEqual(["first part read", "web answered", "deferred part read"]);
+      expect(types(parts[1]!.incremental![0]!.data!.all as Page)).toEqual(new Set(["Conversation", "WebResult"]));
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  it("streams the same two parts as text/event-stream", async () => {
+    events = [];
+    const parts = await streamed("espresso grinder", "text/event-stream");
+    expect(events).toEqual(["first part read", "web answered", "deferred part read"]);
+    expect(types(parts[0]!.data!.fast as Page)).toEqual(new Set(["Conversation"]));
+    expect(types(parts[1]!.incremental![0]!.data!.all as Page)).toEqual(new Set(["Conversation", "WebResult"]));
+    expect(parts.at(-1)!.hasNext).toBe(false);
+  });
+
+  it("answers the operation without @defer in one part, after every provider", async () => {
+    events = [];
+    const response = await graphql(test.stack.gateway.url, UNDEFERRED, inputs("espresso crema"), { token: ada });
+    events.push("answer read");
+    expect(response.errors).toBeUndefined();
+    expect(events).toEqual(["web answered", "answer read"]);
+    expect(types(response.data!.fast as Page)).toEqual(new Set(["Conversation"]));
+    expect(types(response.data!.all as Page)).toEqual(new Set(["Conversation", "WebResult"]));
+  });
+
+  it("gives each part cursors for its own list: the next page of each, and a clear error when they are swapped", async () => {
+    const parts = await streamed("espresso machine");
+    const fast = parts[0]!.data!.fast as Page;
+    const all = parts[1]!.incremental![0]!.data!.all as Page;
+    expect(fast.pageInfo.hasNextPage).toBe(true);
+    expect(all.pageInfo.hasNextPage).toBe(true);
+    const { input, local } = inputs("espresso machine");
+    const next = await graphql(test.stack.gateway.url, `query($input: SearchInput!) { search(input: $input) { ${PAGE} } }`, { input: { ...local, after: fast.pageInfo.endCursor } }, { token: ada });
+    expect(next.errors).toBeUndefined();
+    const nextIds = (next.data!.search as Page).hits.map((hit) => hit.item!.id);
+    expect(nextIds.length).toBeGreaterThan(0);
+    expect(nextIds.some((id) => fast.hits.some((hit) => hit.item!.id === id))).toBe(false);
+    const allNext = await graphql(test.stack.gateway.url, `query($input: SearchInput!) { search(input: $input) { ${PAGE} } }`, { input: { ...input, after: all.pageInfo.endCursor } }, { token: ada });
+    expect(allNext.errors).toBeUndefined();
+    const swapped = await graphql(test.stack.gateway.url, `query($input: SearchInput!) { search(input: $input) { ${PAGE} } }`, { input: { ...input, after: fast.pageInfo.endCursor } }, { token: ada });
+    expect(errorCodes(swapped)).toEqual(["BAD_USER_INPUT"]);
+    expect(swapped.errors![0]!.message).toMatch(/input\.after.*different search/);
+  });
+
+  it("runs the local providers once for both parts: as many scoring statements as one search of every provider", async () => {
+    const scoring = () => test.db.database.statements.log.filter((sql) => sql.includes("keyword_postings")).length;
+    // Warm: the organization's statistics are read on first use, then kept.
+    await graphql(test.stack.gateway.url, `query($input: SearchInput!) { search(input: $input) { hits { score } } }`, { input: { query: "espresso warmup", alpha: 1 } }, { token: ada });
+    test.db.database.statements.reset();
+    const single = await graphql(test.stack.gateway.url, `query($input: SearchInput!) { search(input: $input) { hits { score } } }`, { input: { query: "espresso frothing", alpha: 1, limit: 3 } }, { token: ada });
+    expect(single.errors).toBeUndefined();
+    const once = scoring();
+    expect(once).toBeGreaterThan(0);
+    test.db.database.statements.reset();
+    await streamed("espresso troubleshooting");
+    expect(scoring()).toBe(once);
+  });
+
+  it("lists each provider's latency in searchProviders", async () => {
+    const response = await graphql(test.stack.gateway.url, `{ searchProviders { name latency } }`, {}, { token: ada });
+    const latency = Object.fromEntries((response.data!.searchProviders as Array<{ name: string; latency: string }>).map((provider) => [provider.name, provider.latency]));
+    expect(latency).toEqual({
+      "conversations.keyword": "LOCAL",
+      "conversations.semantic": "LOCAL",
+      "documents.keyword": "LOCAL",
+      "documents.semantic": "LOCAL",
+      "knowledge-bases": "REMOTE",
+      "web.serper": "REMOTE",
+      "web.dataforseo": "REMOTE",
+      "slack.messages": "REMOTE",
+    });
+  });
+
+  it("ends the stream with an error part when the search subgraph goes away after the first part", async () => {
+    const search = subgraphLocations(test.stack.supergraphSdl).find((subgraph) => subgraph.name === "search")!;
+    const proxy = await TcpProxy.start(search.url);
+    let gateway: RunningGateway | undefined;
+    try {
+      gateway = await startGateway({ ...gatewayOptionsFrom(test.config), port: 0, supergraphSdl: test.stack.supergraphSdl.replace(search.url, proxy.urlFor(search.url)), mcp: null, logger: silentLogger, runtimeLogLevel: false });
+      const response = await post(gateway.url, DEFERRED, inputs("espresso outage"), "multipart/mixed");
+      const parts = await readParts(response, (part) => {
+        // The deferred search is waiting on the web stand-in now: cut its connection.
+        if (!part.incremental) void proxy.set("cut");
+      });
+      expect(parts[0]!.data!.fast).not.toBeNull();
+      const last = parts.at(-1)!;
+      expect(last.hasNext).toBe(false);
+      const errors = last.incremental?.[0]?.errors ?? last.errors ?? [];
+      expect(errors.map((error) => error.extensions?.code)).toContain("SUBGRAPH_UNAVAILABLE");
+    } finally {
+      await gateway?.stop();
+      await proxy.close();
+    }
+  });
+});
