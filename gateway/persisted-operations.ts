@@ -57,7 +57,11 @@ export interface PersistedOperationsOptions {
   ownRequest?: (request: Request) => boolean;
 }
 
-/** Apollo's clients switch on these messages (Apollo Kotlin and iOS on the message alone): they are kept verbatim. */
+/**
+ * Codes of the refusals. The messages of the first two ("PersistedQueryNotFound",
+ * "PersistedQueryNotSupported") are kept verbatim: Apollo's clients match them, Apollo Kotlin and
+ * iOS on the message alone.
+ */
 export const PERSISTED_QUERY_NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND";
 export const PERSISTED_QUERY_NOT_SUPPORTED = "PERSISTED_QUERY_NOT_SUPPORTED";
 export const PERSISTED_QUERY_ID_REQUIRED = "PERSISTED_QUERY_ID_REQUIRED";
