@@ -50,9 +50,18 @@ export interface PersistedOperationsOptions {
   only: boolean;
   /** Automatic persisted queries; null: off (a hash the manifest lacks is then PersistedQueryNotSupported). */
   apq: AutomaticPersistedQueriesOptions | null;
+  /**
+   * Requests the gateway makes itself (an MCP tool's operation, the upload endpoint's mutation):
+   * their documents are the gateway's own code, so `only` lets them through.
+   */
+  ownRequest?: (request: Request) => boolean;
 }
 
-/** Apollo's clients switch on these messages (Apollo Kotlin and iOS on the message alone): they are kept verbatim. */
+/**
+ * Codes of the refusals. The messages of the first two ("PersistedQueryNotFound",
+ * "PersistedQueryNotSupported") are kept verbatim: Apollo's clients match them, Apollo Kotlin and
+ * iOS on the message alone.
+ */
 export const PERSISTED_QUERY_NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND";
 export const PERSISTED_QUERY_NOT_SUPPORTED = "PERSISTED_QUERY_NOT_SUPPORTED";
 export const PERSISTED_QUERY_ID_REQUIRED = "PERSISTED_QUERY_ID_REQUIRED";
@@ -76,7 +85,7 @@ const REDIS_CONNECT_WAIT_MS = 1_000;
 export interface PersistedDocumentsOption {
   getPersistedOperation(id: string, request: Request): Promise<string | null> | string | null;
   extractPersistedOperationId(params: { extensions?: Record<string, unknown> | null }): string | null;
-  allowArbitraryDocuments: boolean;
+  allowArbitraryDocuments: boolean | ((request: Request) => boolean);
   customErrors: { notFound: (payload: { request: Request }) => GraphQLError; keyNotFound: () => GraphQLError; persistedQueryOnly: () => GraphQLError };
 }
 
@@ -103,7 +112,7 @@ export function persistedOperations(options: PersistedOperationsOptions, logger:
         return document;
       });
     },
-    allowArbitraryDocuments: !options.only,
+    allowArbitraryDocuments: options.only ? (request) => options.ownRequest?.(request) ?? false : true,
     customErrors: {
       notFound: () =>
         options.only || apq

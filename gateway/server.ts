@@ -157,10 +157,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const operationLimits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
   const metrics = gatewayMetrics();
   const tracing = await gatewayTracing(options.tracing);
+  // Requests the gateway sends itself (MCP tools, uploads): their documents are ours, not a client's.
+  const ownRequests = new WeakSet<Request>();
   const persisted = options.persistedOperations
     ? persistedOperations(
         {
           ...options.persistedOperations,
+          ownRequest: (request) => ownRequests.has(request),
           // Read now: a manifest entry that is wrong stops the start here, naming the file and the entry.
           manifest: options.persistedOperations.manifestPath
             ? readPersistedQueryManifest(options.persistedOperations.manifestPath, apiSchemaOf(options.supergraphSdl).schema, options.persistedOperations.ids)
@@ -258,6 +261,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
 
   await persisted?.connected();
+  const executeOwn = async (request: Request) => {
+    ownRequests.add(request);
+    return runtime.fetch(request);
+  };
 
   const graphiql = options.production ? null : graphiQLPage(async () => runtime.fetch(new Request(`http://gateway${GRAPHQL_PATH}`, { headers: { accept: "text/html" } })));
 
@@ -265,7 +272,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ? documentUpload({
         maxFileBytes: options.documentUpload.maxFileBytes,
         graphqlUrl: `http://gateway${GRAPHQL_PATH}`,
-        execute: async (request) => runtime.fetch(request),
+        execute: executeOwn,
         corsHeaders: (origin) =>
           origin && allowedOrigins.has(origin)
             ? {
@@ -286,7 +293,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         supergraphSdl: options.supergraphSdl,
         auth: options.auth,
         graphqlUrl: `http://gateway${GRAPHQL_PATH}`,
-        execute: async (request) => runtime.fetch(request),
+        execute: executeOwn,
         allowedOrigins,
         corsMaxAgeSeconds: CORS_PREFLIGHT_MAX_AGE_SECONDS,
         logger: logger.child("mcp"),

@@ -14,6 +14,9 @@ import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from "@apollo/
 import { PersistedQueryLink } from "@apollo/client/link/persisted-queries";
 import { addTypenameToDocument, print } from "@apollo/client/utilities";
 import { generatePersistedQueryIdsFromManifest } from "@apollo/persisted-query-lists";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { gatewayOptionsFrom, startGateway, type GatewayOptions, type RunningGateway } from "../../gateway/server.js";
 import { sha256Hex } from "../../gateway/persisted-query-manifest.js";
 import { loadConfig } from "../../lib/config.js";
@@ -285,7 +288,7 @@ describe("trusted documents from a manifest", () => {
       { name: "ConversationTitles", type: "query", body: asSent(CONVERSATION_TITLES) },
       { name: "AliasFlood", type: "query", body: ALIAS_FLOOD },
     ]);
-    gateway = await extraGateway({ persistedOperations: { manifestPath: manifestFile, ids: "sha256", only: true, apq: memoryApq } });
+    gateway = await extraGateway({ persistedOperations: { manifestPath: manifestFile, ids: "sha256", only: true, apq: memoryApq }, mcp: {} });
   });
 
   it("runs a manifest operation by its id, as @apollo/persisted-query-lists sends it: one request, no document", async () => {
@@ -310,6 +313,18 @@ describe("trusted documents from a manifest", () => {
     // APQ is off here: a hash the manifest lacks stays unknown after a "registration".
     await persisted(gateway.url, { query: SEARCH, hash: sha256Hex(SEARCH) });
     expect(codes((await persisted(gateway.url, { hash: sha256Hex(SEARCH), variables: { query: "x" } })).body)).toEqual(["PERSISTED_QUERY_NOT_FOUND"]);
+  });
+
+  it("still runs the gateway's own operations: an MCP tool call", async () => {
+    const client = new Client({ name: "persisted-operations-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", gateway.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    try {
+      const result = (await client.callTool({ name: "search", arguments: { query: "billing deadlock" } })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      expect(JSON.stringify(result.structuredContent)).toContain("Deadlock in the billing job");
+    } finally {
+      await client.close();
+    }
   });
 
   it("answers an id that is not in the manifest with PERSISTED_QUERY_NOT_FOUND", async () => {
