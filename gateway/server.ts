@@ -224,13 +224,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       },
     },
     upstreamTimeout: options.upstreamTimeoutMs,
-<<<<<<< HEAD
     // Resolves a persisted operation's id to its document before any plugin below reads the request.
     ...(persisted ? { persistedDocuments: persisted.runtimeOption } : {}),
-=======
     // `@defer` and `@stream`, answered as multipart/mixed or text/event-stream (Apollo Client reads the first).
     deferStream: true,
->>>>>>> i20-defer
     // The merge key includes the forwarded headers, so two tenants' identical queries are never merged.
     transportEntries: {
       "*.http": { options: { deduplicateInflightRequests: options.deduplicateInflightRequests ?? true } },

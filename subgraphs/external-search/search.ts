@@ -50,12 +50,9 @@ function hostOf(url: string): string {
 
 class WebProvider implements SearchProvider {
   readonly kind = "KEYWORD" as const;
-<<<<<<< HEAD
   readonly itemTypes = ["WebResult"];
   readonly filters: readonly FilterField[] = ["sites"];
-=======
   readonly latency = "REMOTE" as const;
->>>>>>> i20-defer
   readonly name: string;
   readonly description: string;
 
@@ -85,12 +82,9 @@ class WebProvider implements SearchProvider {
 class SlackProvider implements SearchProvider {
   readonly name = "slack.messages";
   readonly kind = "KEYWORD" as const;
-<<<<<<< HEAD
   readonly itemTypes = ["SlackMessage"];
   readonly filters: readonly FilterField[] = [];
-=======
   readonly latency = "REMOTE" as const;
->>>>>>> i20-defer
   readonly description = "Messages of your organization's Slack workspace that match (search.messages with your organization's token).";
 
   constructor(private readonly service: ExternalSearchService) {}

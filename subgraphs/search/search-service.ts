@@ -12,13 +12,9 @@ import type { TenantContext } from "../../lib/tenancy/token.js";
 import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
 import { SpanStatusCode, withSpan } from "../../lib/observability/tracing.js";
-<<<<<<< HEAD
-import { SearchProviderSkippedError, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { SearchProviderSkippedError, type ProviderHit, type ProviderLatency, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { suggestQuery, type WordCorrection } from "../../lib/retrieval/typo-tolerance.js";
-=======
-import { SearchProviderSkippedError, type ProviderHit, type ProviderLatency, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { SharedProviderCalls } from "./shared-provider-calls.js";
->>>>>>> i20-defer
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
 import type { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
@@ -42,20 +38,17 @@ export interface SearchInput {
   weights?: { provider: string; weight: number }[] | null;
   rrfK?: number | null;
   minScore?: number | null;
-<<<<<<< HEAD
   filter?: SearchFilterInput | null;
   /** Expand misspelled words and suggest a corrected query (default true). */
   typoTolerance?: boolean | null;
+  /** Only ask providers of this latency (LOCAL: the page a client shows before the `@defer`red full one). */
+  latency?: ProviderLatency | null;
 }
 
 /** What the caller asked for beyond the page itself (the resolver knows from the selection). */
 export interface SearchOptions {
   /** Count facets over the fused candidates; a search that does not ask pays nothing for them. */
   facets?: boolean;
-=======
-  /** Only ask providers of this latency (LOCAL: the page a client shows before the `@defer`red full one). */
-  latency?: ProviderLatency | null;
->>>>>>> i20-defer
 }
 
 export type ProviderStatus = "OK" | "TIMEOUT" | "ERROR" | "SKIPPED";
@@ -97,12 +90,9 @@ interface NormalizedInput {
   limit: number;
   rrfK: number;
   minScore: number | null;
-<<<<<<< HEAD
   filter: SearchFilter;
   typoTolerance: boolean;
-=======
   latency: ProviderLatency | null;
->>>>>>> i20-defer
   /** Effective weight multiplier per provider; absent = not asked. */
   multipliers: Map<string, number>;
   /** Hash of everything that defines the result list (not the page): cursors carry it. */
@@ -148,7 +138,8 @@ export interface SearchServiceOptions {
   sharedCallKeepMs?: number;
 }
 
-type CallOutcome = { report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean; keep: boolean };
+/** What one provider call gave: its report, its hits, and the typo corrections a keyword provider used ("did you mean"). */
+type CallOutcome = { report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean; keep: boolean; corrections: WordCorrection[] };
 
 /** The longest a just-finished provider answer is reused (SearchServiceOptions.sharedCallKeepMs). */
 const MAX_SHARED_CALL_KEEP_MS = 3_000;
@@ -241,7 +232,6 @@ export class SearchService {
     const lists: RankedList[] = [];
     let selfSkipped = false;
     const corrections: WordCorrection[] = [];
-    const typos = { typoTolerance: input.typoTolerance, onCorrections: (found: readonly WordCorrection[]) => void corrections.push(...found) };
     await Promise.all(
       [...this.providers.values()].map(async (provider) => {
         const multiplier = input.multipliers.get(provider.name);
@@ -252,18 +242,12 @@ export class SearchService {
           return;
         }
         // One span per provider call (when the request is traced); its attributes name the provider, never the query.
-<<<<<<< HEAD
-        const outcome = await withSpan(`search.provider ${provider.name}`, { "search.provider.name": provider.name, "search.provider.kind": provider.kind }, async (span) => {
-          const called = await this.callProvider(provider, tenant, input.query, window, input.filter, typos);
-          span?.setAttributes({ "search.provider.status": called.report.status, "search.provider.hits": called.report.returned });
-          if (called.report.status === "ERROR" || called.report.status === "TIMEOUT") span?.setStatus({ code: SpanStatusCode.ERROR, message: called.report.status });
-          return called;
-        });
-        this.options.metrics?.recordProvider(provider.name, outcome.report.status, outcome.report.tookMs);
-=======
-        const { outcome, shared } = await this.sharedCalls.run(provider.name, tenant, input.query, window, () =>
+        // Everything a provider's answer depends on beyond the caller and the query's text: a
+        // call is shared only with a search that asked exactly the same.
+        const request = { window, filter: filterIdentity(input.filter), typoTolerance: input.typoTolerance };
+        const { outcome, shared } = await this.sharedCalls.run(provider.name, tenant, input.query, request, () =>
           withSpan(`search.provider ${provider.name}`, { "search.provider.name": provider.name, "search.provider.kind": provider.kind }, async (span) => {
-            const called = await this.callProvider(provider, tenant, input.query, window);
+            const called = await this.callProvider(provider, tenant, input.query, window, input.filter, input.typoTolerance);
             span?.setAttributes({ "search.provider.status": called.report.status, "search.provider.hits": called.report.returned });
             if (called.report.status === "ERROR" || called.report.status === "TIMEOUT") span?.setStatus({ code: SpanStatusCode.ERROR, message: called.report.status });
             return called;
@@ -271,7 +255,8 @@ export class SearchService {
         );
         // A shared answer is one provider call, counted once by whoever made it.
         if (!shared) this.options.metrics?.recordProvider(provider.name, outcome.report.status, outcome.report.tookMs);
->>>>>>> i20-defer
+        // A shared answer carries the corrections its call found, so "did you mean" is the same either way.
+        corrections.push(...outcome.corrections);
         if (outcome.transientSkip) selfSkipped = true;
         reports.push({ name: provider.name, kind: provider.kind, ...outcome.report });
         if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits });
@@ -319,18 +304,9 @@ export class SearchService {
     return result;
   }
 
-<<<<<<< HEAD
-  private async callProvider(
-    provider: SearchProvider,
-    tenant: TenantContext,
-    query: string,
-    window: number,
-    filter: SearchFilter,
-    typos: Pick<ProviderRequest, "typoTolerance" | "onCorrections">,
-  ): Promise<{ report: Omit<ProviderReport, "name" | "kind">; hits: ProviderHit[] | null; transientSkip?: boolean }> {
-=======
-  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number): Promise<CallOutcome> {
->>>>>>> i20-defer
+  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number, filter: SearchFilter, typoTolerance: boolean): Promise<CallOutcome> {
+    const corrections: WordCorrection[] = [];
+    const typos: Pick<ProviderRequest, "typoTolerance" | "onCorrections"> = { typoTolerance, onCorrections: (found) => void corrections.push(...found) };
     const started = performance.now();
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -342,16 +318,16 @@ export class SearchService {
       const tookMs = performance.now() - started;
       if (outcome === "timeout") {
         controller.abort();
-        return { report: { status: "TIMEOUT", tookMs, returned: 0, error: `no answer within ${this.options.providerTimeoutMs} ms` }, hits: null, keep: false };
+        return { report: { status: "TIMEOUT", tookMs, returned: 0, error: `no answer within ${this.options.providerTimeoutMs} ms` }, hits: null, keep: false, corrections };
       }
       const hits = outcome.slice(0, window);
-      return { report: { status: "OK", tookMs, returned: hits.length, error: null }, hits, keep: true };
+      return { report: { status: "OK", tookMs, returned: hits.length, error: null }, hits, keep: true, corrections };
     } catch (error) {
       if (error instanceof SearchProviderSkippedError) {
-        return { report: { status: "SKIPPED", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null, transientSkip: error.transient, keep: false };
+        return { report: { status: "SKIPPED", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null, transientSkip: error.transient, keep: false, corrections };
       }
       this.options.logger?.warn(`search provider ${provider.name} failed: ${error instanceof Error ? error.message : String(error)}`);
-      return { report: { status: "ERROR", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null, keep: false };
+      return { report: { status: "ERROR", tookMs: performance.now() - started, returned: 0, error: describeProviderError(error) }, hits: null, keep: false, corrections };
     } finally {
       clearTimeout(timer);
     }
@@ -440,11 +416,7 @@ export class SearchService {
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
-<<<<<<< HEAD
-    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, filter, typoTolerance, multipliers, listHash, offset, segments };
-=======
-    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, latency, multipliers, listHash, offset, segments };
->>>>>>> i20-defer
+    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, filter, typoTolerance, latency, multipliers, listHash, offset, segments };
   }
 
   /**

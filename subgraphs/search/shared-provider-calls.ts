@@ -7,7 +7,7 @@
  *
  * "Identical" is everything a provider's answer depends on: the provider, the caller (their
  * organization, user, teams and role: what row-level security lets them see) and the request
- * (query and window). Only answers that succeeded are kept after they arrive; a failure or a
+ * (query, window, filter, typo tolerance: whatever the caller passes as `request`). Only answers that succeeded are kept after they arrive; a failure or a
  * timeout is shared by whoever was waiting for it, and the next call tries again.
  */
 import { createHash } from "node:crypto";
@@ -37,8 +37,8 @@ export class SharedProviderCalls<T extends SharedCallOutcome> {
    * The answer of the identical call in flight or just finished, or of `call` run now.
    * `shared` says which: a shared answer was not paid for by this caller (metrics count calls).
    */
-  async run(provider: string, tenant: TenantContext, query: string, window: number, call: () => Promise<T>): Promise<{ outcome: T; shared: boolean }> {
-    const key = callKey(provider, tenant, query, window);
+  async run(provider: string, tenant: TenantContext, query: string, request: unknown, call: () => Promise<T>): Promise<{ outcome: T; shared: boolean }> {
+    const key = callKey(provider, tenant, query, request);
     const existing = this.calls.get(key);
     if (existing) return { outcome: await existing, shared: true };
     const started = call();
@@ -61,7 +61,7 @@ export class SharedProviderCalls<T extends SharedCallOutcome> {
   }
 }
 
-function callKey(provider: string, tenant: TenantContext, query: string, window: number): string {
+function callKey(provider: string, tenant: TenantContext, query: string, request: unknown): string {
   const caller = [tenant.organizationId, tenant.userId, [...tenant.teamIds].sort(), tenant.role];
-  return createHash("sha256").update(JSON.stringify([provider, caller, query, window])).digest("base64url");
+  return createHash("sha256").update(JSON.stringify([provider, caller, query, request])).digest("base64url");
 }
