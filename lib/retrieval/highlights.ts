@@ -178,19 +178,27 @@ const WORD_CHARACTER = /[\p{L}\p{N}\p{M}]/u;
 export function locateTokens(text: string, tokens: readonly string[]): MatchRange[] {
   const distinct = [...new Set(tokens.filter((token) => token.length > 0))];
   if (distinct.length === 0) return [];
-  // Longest first, so "deadlocked" wins over a shorter token at the same place.
-  distinct.sort((a, b) => b.length - a.length);
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])(?:${distinct.map(escapeRegExp).join("|")})(?![\\p{L}\\p{N}\\p{M}])`, "gu");
+  // indexOf and one precompiled class rather than a regular expression built per passage: the
+  // search-features benchmark found compiling Unicode-property patterns per passage to cost more
+  // CPU than the rest of a page.
+  const found: MatchRange[] = [];
+  for (const token of distinct) {
+    for (let at = text.indexOf(token); at !== -1 && found.length < MAX_RANGES_SCANNED * 4; at = text.indexOf(token, at + 1)) {
+      const end = at + token.length;
+      if (at > 0 && WORD_CHARACTER.test(characterBefore(text, at))) continue;
+      if (end < text.length && WORD_CHARACTER.test(String.fromCodePoint(text.codePointAt(end)!))) continue;
+      found.push({ start: at, end });
+    }
+  }
+  // In order; where two overlap the earlier (then the longer) wins, so "deadlocked" beats a shorter token at the same place.
+  found.sort((a, b) => a.start - b.start || b.end - a.end);
   const ranges: MatchRange[] = [];
-  for (const match of text.matchAll(pattern)) {
-    ranges.push({ start: match.index, end: match.index + match[0].length });
+  for (const range of found) {
+    if (ranges.length > 0 && range.start < ranges.at(-1)!.end) continue;
+    ranges.push(range);
     if (ranges.length >= MAX_RANGES_SCANNED) break;
   }
   return ranges;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 }
 
 /**

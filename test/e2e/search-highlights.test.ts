@@ -85,7 +85,9 @@ beforeAll(async () => {
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
     SERPER_API_KEY: serper.apiKey, SERPER_BASE_URL: serper.baseUrl,
     SLACK_API_URL: slack.slackApiUrl,
-    SEARCH_PROVIDER_TIMEOUT_MS: "10000",
+    // Generous: on a busy machine PGlite's one connection queues every write and search, and a
+    // gateway that gave up on a subgraph would fail the setup, not what this file tests.
+    SEARCH_PROVIDER_TIMEOUT_MS: "30000", UPSTREAM_TIMEOUT_MS: "120000",
   }));
   ada = await tokenFor("org-highlights", "ada", ["sre"], "admin");
   otto = await tokenFor("org-elsewhere", "otto", ["sre"], "admin");
@@ -102,7 +104,10 @@ beforeAll(async () => {
   await createConversation(ada, "Unicode notes", [
     { role: "USER", content: "👩‍💻 saw 𝔘𝔫𝔦 and cafe\u0301 logs:\t<b>deadlocked</b> 🔒 deadlock, then deadlocks & \"deadlocking\"" },
   ]);
-  await Promise.all(Array.from({ length: 22 }, (_, i) => createConversation(ada, `Incident ${i}`, [{ role: "USER", content: `Worker ${i} reported a deadlock on queue ${i}.` }])));
+  // A few at a time: PGlite runs one statement at a time, and a busy machine must not time out the gateway.
+  for (let start = 0; start < 22; start += 4) {
+    await Promise.all(Array.from({ length: Math.min(4, 22 - start) }, (_, offset) => createConversation(ada, `Incident ${start + offset}`, [{ role: "USER", content: `Worker ${start + offset} reported a deadlock on queue ${start + offset}.` }])));
+  }
   await createConversation(otto, "Another organization's deadlock", [{ role: "USER", content: "Our secret deadlock postmortem for otto only." }]);
 
   const upload = await gql(ada, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
