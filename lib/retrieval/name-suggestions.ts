@@ -5,25 +5,23 @@
  * starts with it, most recently changed first among the first few found. Each domain names its
  * table, columns and who may see a row; the matching is the same for every domain, here.
  *
- * Both parts stop early, whatever the size of the organization: the first reads `limit` entries
- * of the key range in index order (ordering by anything else would read the whole range, 1,667
- * rows for "k" at 10,000 conversations), the second takes the first LATER_WORD_CANDIDATES
- * matches the GIN index yields before ordering them.
- *
- * Matching is literal and index-driven. search_suggestion_key (SQL, migration
- * 20261203130000_search_suggestions) lower-cases and collapses whitespace on both sides, and
- * "starts with p" is the byte-wise range [p, p || U+10FFFF) over an expression index on
- * (organization_id, key COLLATE "C"): no LIKE, so `%`, `_` and `\` are plain characters. A later
- * word is found through a GIN index on the name's 'simple' tsvector (no stemming, no stop words)
- * with a prefix tsquery built by PostgreSQL from the prefix (never parsed from user text), and
- * confirmed literally with strpos, since the tsquery drops punctuation.
+ * Matching is literal. The key column is search_suggestion_key(name) (SQL, migration
+ * 20261203130000_search_suggestions: lower-cased, whitespace collapsed), stored COLLATE "C" and
+ * indexed with the organization; "starts with p" is the byte-wise range [p, p || U+10FFFF) of
+ * that index, read in index order for `limit` entries whatever the organization's size. No
+ * LIKE: `%`, `_` and `\` are plain characters. A later word is `strpos(' ' || key, ' ' || p)`
+ * over the organization's keys, stopped at LATER_WORD_CANDIDATES × limit matches; it scans,
+ * because no index condition but a leakproof comparison of a plain column survives row-level
+ * security (see the migration).
  */
 import { Prisma } from "../../generated/prisma/client.js";
 
 export interface NameSuggestionSource {
-  /** The table, its id, name and last-change columns: constants of the domain, never user input. */
+  /** The table, its id, name, key and last-change columns: constants of the domain, never user input. */
   table: string;
   nameColumn: string;
+  /** The stored search_suggestion_key(name) column, COLLATE "C", indexed after organization_id. */
+  keyColumn: string;
   updatedColumn: string;
   /** Who may see a row, beside the organization (row-level security adds that too). */
   visible: Prisma.Sql;
@@ -43,8 +41,7 @@ export function nameSuggestionStatement(source: NameSuggestionSource, organizati
   const table = Prisma.raw(source.table);
   const name = Prisma.raw(source.nameColumn);
   const updated = Prisma.raw(source.updatedColumn);
-  // The key expression exactly as the domain's index has it, so the range is an index scan.
-  const key = Prisma.sql`(search_suggestion_key(${name}) COLLATE "C")`;
+  const key = Prisma.raw(source.keyColumn);
   return Prisma.sql`
     WITH starts AS (
       SELECT id::text AS id, ${name} AS text, true AS at_start, ${updated} AS updated_at
@@ -60,10 +57,7 @@ export function nameSuggestionStatement(source: NameSuggestionSource, organizati
         FROM ${table}
         WHERE organization_id = ${organizationId} AND ${source.visible}
           AND (SELECT count(*) FROM starts) < ${limit}
-          AND to_tsvector('simple', ${name}) @@ (
-            SELECT CASE WHEN numnode(words) = 0 THEN NULL ELSE (words::text || ':*')::tsquery END
-            FROM plainto_tsquery('simple', ${prefix}::text) AS words)
-          AND strpos(' ' || search_suggestion_key(${name}), ' ' || search_suggestion_key(${prefix}::text)) > 1
+          AND strpos(' ' || ${key}, ' ' || search_suggestion_key(${prefix}::text)) > 1
         LIMIT ${limit * LATER_WORD_CANDIDATES}
       ) candidates
       ORDER BY updated_at DESC

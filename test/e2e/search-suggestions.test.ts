@@ -112,7 +112,7 @@ beforeAll(async () => {
   await searchFor(tokens.bob!, "dead drop at the old mill"); // two users: still under 3
   for (const user of ["gus", "hal", "ivy"]) await searchFor(tokens[user]!, "dead pixels on globex screens");
   await search.queryLog.flush();
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await gateway?.stop();

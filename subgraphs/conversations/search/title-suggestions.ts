@@ -9,7 +9,7 @@ import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-rea
 import { nameSuggestionStatement, type NameSuggestionRow } from "../../../lib/retrieval/name-suggestions.js";
 import type { EntitySuggestion, SuggestionRequest } from "../../../lib/retrieval/search-provider.js";
 
-const TITLES = { table: "conversations", nameColumn: "title", updatedColumn: "updated_at", visible: Prisma.sql`deleted_at IS NULL` };
+const TITLES = { table: "conversations", nameColumn: "title", keyColumn: "title_key", updatedColumn: "updated_at", visible: Prisma.sql`deleted_at IS NULL` };
 
 export async function conversationTitleSuggestions(prisma: PrismaClient, { tenant, prefix, limit }: SuggestionRequest): Promise<EntitySuggestion[]> {
   const rows = await withTenantReads(prisma, tenant.organizationId, (reader) =>

@@ -12,6 +12,7 @@ export async function documentNameSuggestions(prisma: PrismaClient, { tenant, pr
   const names = {
     table: "documents",
     nameColumn: "file_name",
+    keyColumn: "name_key",
     updatedColumn: "updated_at",
     visible: Prisma.sql`(owner_id = ${tenant.userId} OR team_id = ANY(${[...tenant.teamIds]}::text[]))`,
   };
