@@ -26,16 +26,20 @@ const INCREMENTAL_DIRECTIVES = new Set(["defer", "stream"]);
  */
 export function plannerPerOperation(wholeAnswers: "rust" | "js"): UnifiedGraphHandler {
   return async (options) => {
-    const streaming = await handleFederationSupergraph({
-      ...options,
-      // Hive batches the subgraph requests an operation makes in the same tick into one, keyed
-      // by the request's context: the deferred search would travel with the first one, and the
-      // first part would wait for the slowest provider. A context of its own per subgraph
-      // request (reading through to the request's, so headers, signing and limits see the same
-      // values) sends each on its own. Only streamed operations take this path.
-      onSubgraphExecute: (subgraph, request) => options.onSubgraphExecute(subgraph, request.context ? { ...request, context: Object.create(request.context) } : request),
-    });
-    const incremental = createDefaultExecutor(streaming.unifiedGraph);
+    // Built on the first streamed operation: a gateway that never sees one never builds it.
+    let streaming: Promise<ReturnType<typeof createDefaultExecutor>> | undefined;
+    const streamingExecutor = () =>
+      (streaming ??= Promise.resolve(
+        handleFederationSupergraph({
+          ...options,
+          // Hive batches the subgraph requests an operation makes in the same tick into one,
+          // keyed by the request's context: the deferred search would travel with the first
+          // one, and the first part would wait for the slowest provider. A context of its own
+          // per subgraph request (reading through to the request's, so headers, signing and
+          // limits see the same values) sends each on its own.
+          onSubgraphExecute: (subgraph, request) => options.onSubgraphExecute(subgraph, request.context ? { ...request, context: Object.create(request.context) } : request),
+        }),
+      ).then((stitched) => createDefaultExecutor(stitched.unifiedGraph)));
     const whole = wholeAnswers === "rust" ? await rustPlannerHandler(options) : await handleFederationSupergraph(options);
     const wholeExecutor = whole.executor ?? createDefaultExecutor(whole.unifiedGraph);
     return {
@@ -44,7 +48,7 @@ export function plannerPerOperation(wholeAnswers: "rust" | "js"): UnifiedGraphHa
       unifiedGraph: whole.unifiedGraph,
       getSubgraphSchema: whole.getSubgraphSchema,
       ...(whole.overrideLabels ? { overrideLabels: whole.overrideLabels } : {}),
-      executor: (request) => (asksForIncrementalDelivery(request.document) ? incremental(request) : wholeExecutor(request)),
+      executor: (request) => (asksForIncrementalDelivery(request.document) ? streamingExecutor().then((execute) => execute(request)) : wholeExecutor(request)),
     };
   };
 }

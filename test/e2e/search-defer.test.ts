@@ -7,6 +7,8 @@
  * statements counted), and a search subgraph cut off mid-stream ends the stream with an error
  * part rather than a hang.
  */
+import { ApolloClient, gql, HttpLink, InMemoryCache } from "@apollo/client";
+import { Defer20220824Handler } from "@apollo/client/incremental";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { randomBytes } from "node:crypto";
 import { gatewayOptionsFrom, startGateway, subgraphLocations, type RunningGateway } from "../../gateway/server.js";
@@ -130,6 +132,35 @@ describe("search with @defer through the gateway", () => {
     expect(parts.at(-1)!.hasNext).toBe(false);
   });
 
+  it("is read by Apollo Client as it arrives: the local page first, then the page with the web hits", async () => {
+    const client = new ApolloClient({
+      link: new HttpLink({ uri: test.stack.gateway.url, headers: { authorization: `Bearer ${ada}` } }),
+      cache: new InMemoryCache(),
+      incrementalHandler: new Defer20220824Handler(),
+    });
+    events = [];
+    const pages: Array<{ fast?: Page; all?: Page }> = [];
+    await new Promise<void>((resolve, reject) => {
+      const subscription = client.watchQuery<{ fast?: Page; all?: Page }>({ query: gql(DEFERRED), variables: inputs("espresso milk frothing"), fetchPolicy: "no-cache" }).subscribe({
+        next: (result) => {
+          const data = result.data as { fast?: Page; all?: Page } | undefined;
+          if (!data?.fast) return;
+          pages.push(data);
+          events.push(data.all ? "Apollo Client: all" : "Apollo Client: fast");
+          if (data.all) {
+            subscription.unsubscribe();
+            resolve();
+          }
+        },
+        error: reject,
+      });
+    });
+    client.stop();
+    expect(events).toEqual(["Apollo Client: fast", "web answered", "Apollo Client: all"]);
+    expect(types(pages[0]!.fast!)).toEqual(new Set(["Conversation"]));
+    expect(types(pages.at(-1)!.all!)).toEqual(new Set(["Conversation", "WebResult"]));
+  });
+
   it("answers the operation without @defer in one part, after every provider", async () => {
     events = [];
     const response = await graphql(test.stack.gateway.url, UNDEFERRED, inputs("espresso crema"), { token: ada });
@@ -138,6 +169,10 @@ describe("search with @defer through the gateway", () => {
     expect(events).toEqual(["web answered", "answer read"]);
     expect(types(response.data!.fast as Page)).toEqual(new Set(["Conversation"]));
     expect(types(response.data!.all as Page)).toEqual(new Set(["Conversation", "WebResult"]));
+     // A client that cannot read parts must leave @defer out: asked for JSON only, a streamed operation is refused.
+    const refused = await post(test.stack.gateway.url, DEFERRED, inputs("espresso crema"), "application/json");
+    expect(refused.status).toBe(406);
+    await refused.body?.cancel();
   });
 
   it("gives each part cursors for its own list: the next page of each, and a clear error when they are swapped", async () => {
