@@ -51,6 +51,9 @@ function decodeSavedSearchCursor(after: string): SavedSearchPageCursor {
 type ResolvedHit = SearchHitData & { query?: string };
 
 const withQuery = (hits: readonly SearchHitData[], query: string): ResolvedHit[] => hits.map((hit) => ({ ...hit, query }));
+/** What a result's highlights match: the query, and the words typo tolerance searched for its misspelled ones. */
+const highlightQuery = (result: Pick<SearchResultData, "query" | "correctedWords">): string =>
+  result.correctedWords?.length ? `${result.query} ${result.correctedWords.join(" ")}` : result.query;
 
 /** What identifies a hit across runs: the entity it names. */
 const hitKey = (hit: SearchHitData) => `${hit.ref.typename}:${hit.ref.id}`;
@@ -165,7 +168,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       const { savedSearch, previousHitKeys } = await context.savedSearches.recordRun(tenant, id, result.hits.map(hitKey));
       const previous = new Set(previousHitKeys ?? []);
       const newHits = previousHitKeys === null ? result.hits : result.hits.filter((hit) => !previous.has(hitKey(hit)));
-      return { savedSearch, result, newHits: withQuery(newHits, result.query) };
+      return { savedSearch, result, newHits: withQuery(newHits, highlightQuery(result)) };
     },
   },
   SavedSearch: {
@@ -198,7 +201,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     },
   },
   SearchResult: {
-    hits: (result: SearchResultData) => withQuery(result.hits, result.query),
+    hits: (result: SearchResultData) => withQuery(result.hits, highlightQuery(result)),
   },
   SearchHit: {
     /** Batched over the page (highlights.ts); a hit whose entity is gone has none. */

@@ -80,6 +80,12 @@ export interface SearchResultData {
   facets?: SearchFacetsData;
   /** "Did you mean": the corrected query, when it finds documents the query as typed cannot (typo-tolerance.ts); else null. */
   suggestion: string | null;
+  /**
+   * The vocabulary words the keyword providers also searched for the query's misspelled words
+   * (typo tolerance): a hit found through "deadlock" for "deadlcok" has "deadlock" marked in
+   * its highlights too. Absent when nothing was corrected.
+   */
+  correctedWords?: string[];
 }
 
 interface NormalizedInput {
@@ -294,6 +300,7 @@ export class SearchService {
       cached: false,
       ...(facets ? { facets } : {}),
       suggestion: input.typoTolerance ? suggestQuery(input.query, corrections) : null,
+      ...(input.typoTolerance && corrections.length > 0 ? { correctedWords: [...new Set(corrections.map((correction) => correction.word))].sort() } : {}),
     };
     // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
     // So is one where a provider skipped itself (breaker open, budget spent): that passes too.

@@ -75,6 +75,20 @@ describe("typo tolerance through the gateway", () => {
     expect((await search(tokenA, { query: "Deadlcok in billing" })).suggestion).toBe("Deadlock in billing");
   });
 
+  it("marks the correction in the highlights of a hit it found, as the provider matched it", async () => {
+    const query = `query($input: SearchInput!) { search(input: $input) { hits { item { ... on Conversation { id } } highlights { text matches { start end } } } } }`;
+    const marked = async (typoTolerance: boolean) => {
+      const response = await graphql(stack.gateway.url, query, { input: { query: "deadlcok invoices", alpha: 1, providers: ["conversations.keyword"], typoTolerance } }, { token: tokenA });
+      expect(response.errors).toBeUndefined();
+      const hit = response.data!.search.hits.find((candidate: { item: { id: string } }) => candidate.item.id === idsA.get("deadlock"));
+      expect(hit).toBeDefined();
+      return new Set(hit.highlights.flatMap((passage: { text: string; matches: { start: number; end: number }[] }) => passage.matches.map(({ start, end }) => passage.text.slice(start, end).toLowerCase())));
+    };
+    expect(await marked(true)).toEqual(new Set(["deadlock", "invoices"]));
+    // Without tolerance only the words as typed are marked (the hit is still found by "invoices").
+    expect(await marked(false)).toEqual(new Set(["invoices"]));
+  });
+
   it("ranks an exact match above a corrected one", async () => {
     const result = await search(tokenA, { query: "deadlcok timeout" });
     expect(result.hits.map((hit) => hit.item.id)).toEqual([idsA.get("timeout"), idsA.get("deadlock")]);
