@@ -137,9 +137,11 @@ export interface SearchServiceOptions {
   defaultAlpha?: DefaultAlpha;
   /**
    * How long a provider's successful answer is reused by an identical call (same caller, provider,
-   * query and window) after it arrived; calls in flight are always shared. Default: the result
-   * cache's TTL, at most 3 s (a page of the result cache is older than that anyway), so with the
-   * cache off only calls in flight are shared.
+   * query, window, filter and typo tolerance) after it arrived; calls in flight are always
+   * shared. Default 0: only calls in flight. An answer kept after it arrived would be served
+   * without the checks a cached page gets (a conversation deleted or created a moment ago would
+   * be missing or still there), and the two searches of a `@defer` operation reach the service
+   * together, so the second one joins the first one's calls while they run.
    */
   sharedCallKeepMs?: number;
 }
@@ -157,7 +159,7 @@ export class SearchService {
 
   constructor(private readonly options: SearchServiceOptions) {
     this.providers = new Map(options.providers.map((provider) => [provider.name, provider]));
-    this.sharedCalls = new SharedProviderCalls(options.sharedCallKeepMs ?? Math.min(MAX_SHARED_CALL_KEEP_MS, options.cacheTtlSeconds * 1_000));
+    this.sharedCalls = new SharedProviderCalls(Math.min(options.sharedCallKeepMs ?? 0, MAX_SHARED_CALL_KEEP_MS));
     this.defaultAlpha = options.defaultAlpha ?? {
       alpha: CONVENTIONAL_ALPHA,
       embedder: "none",

@@ -72,18 +72,20 @@ describe("shared provider calls", () => {
     expect([local.calls, remote.calls]).toEqual([1, 1]);
   });
 
-  it("reuses a finished answer only while the result cache would, and never another caller's", async () => {
-    const cached = setup({ cacheTtlSeconds: 60 });
-    await cached.service.search(ada, { query: "q", latency: "LOCAL" });
-    await cached.service.search(ada, { query: "q" });
-    expect(cached.local.calls).toBe(1);
-    await cached.service.search(bob, { query: "q", latency: "LOCAL" });
-    expect(cached.local.calls).toBe(2);
+  it("by default shares only calls in flight: a finished answer is never served again (it would skip a cached page's checks)", async () => {
+    const fresh = setup({ cacheTtlSeconds: 60 });
+    await fresh.service.search(ada, { query: "q", latency: "LOCAL" });
+    await fresh.service.search(ada, { query: "q" });
+    expect(fresh.local.calls).toBe(2);
+  });
 
-    const uncached = setup({ cacheTtlSeconds: 0 });
-    await uncached.service.search(ada, { query: "q", latency: "LOCAL" });
-    await uncached.service.search(ada, { query: "q" });
-    expect(uncached.local.calls).toBe(2);
+  it("reuses a finished answer while told to keep it, and never another caller's", async () => {
+    const kept = setup({ sharedCallKeepMs: 60_000 });
+    await kept.service.search(ada, { query: "q", latency: "LOCAL" });
+    await kept.service.search(ada, { query: "q" });
+    expect(kept.local.calls).toBe(1);
+    await kept.service.search(bob, { query: "q", latency: "LOCAL" });
+    expect(kept.local.calls).toBe(2);
   });
 
   it("does not keep a failure: the next identical call asks again", async () => {
