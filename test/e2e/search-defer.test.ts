@@ -195,10 +195,10 @@ describe("search with @defer through the gateway", () => {
   });
 
   // Identical provider calls are shared only while in flight (a finished answer served again
-  // would skip the checks a cached page gets), and the JavaScript planner sends the deferred
-  // search after the first one's providers have answered (measured here): each part runs its
-  // local providers, and no more.
-  it("runs the local providers once per part: twice the scoring statements of one search, no more", async () => {
+  // would skip the checks a cached page gets). Whether the deferred search arrives while the
+  // first one's local providers still run depends on timing: seen both ways here (PGlite: after;
+  // PostgreSQL: sometimes during). So each part runs its local providers at most once.
+  it("runs the local providers at most once per part: between one and two searches' scoring statements", async () => {
     const scoring = () => test.db.database.statements.log.filter((sql) => sql.includes("keyword_postings")).length;
     // Warm: the organization's statistics are read on first use, then kept.
     await graphql(test.stack.gateway.url, `query($input: SearchInput!) { search(input: $input) { hits { score } } }`, { input: { query: "espresso warmup", alpha: 1 } }, { token: ada });
@@ -209,7 +209,8 @@ describe("search with @defer through the gateway", () => {
     expect(once).toBeGreaterThan(0);
     test.db.database.statements.reset();
     await streamed("espresso troubleshooting");
-    expect(scoring()).toBe(2 * once);
+    expect(scoring()).toBeGreaterThanOrEqual(once);
+    expect(scoring()).toBeLessThanOrEqual(2 * once);
   });
 
   it("lists each provider's latency in searchProviders", async () => {
