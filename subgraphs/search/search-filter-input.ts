@@ -4,6 +4,7 @@
  * the cache key and the cursor's hash, and each value becomes a statement parameter or a query
  * operator.
  */
+import { isUuid } from "../../lib/graphql/pagination.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { ITEM_KINDS, NO_FILTER, type DateRange, type ItemKind, type SearchFilter } from "../../lib/retrieval/search-filter.js";
@@ -30,7 +31,6 @@ export interface SearchFilterInput {
   sites?: string[] | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A host name: labels of letters, digits and hyphens (what `site:` takes), no scheme, path or port. */
 const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const FORMATS = new Set(["TEXT", "MARKDOWN", "PDF", "DOCX"]);
@@ -86,7 +86,7 @@ export function normalizeFilter(raw: SearchFilterInput | null | undefined, tenan
   }
 
   const teams = list("teams", raw.teams, (team) => (tenant.teamIds.includes(team) ? null : `you are not a member of team "${team}": filter by your own teams (${tenant.teamIds.length > 0 ? tenant.teamIds.join(", ") : "your token names none"})`));
-  const knowledgeBases = list("knowledgeBases", raw.knowledgeBases, (id) => (UUID.test(id) ? null : `"${id}" is not a knowledge base id (a UUID)`));
+  const knowledgeBases = list("knowledgeBases", raw.knowledgeBases, (id) => (isUuid(id) ? null : `"${id}" is not a knowledge base id (a UUID)`));
   const categories = list("categories", raw.categories);
   const formats = list("formats", raw.formats, (format) => (FORMATS.has(format) ? null : `unknown format "${format}"; available: ${[...FORMATS].join(", ")}`))?.map((format) => format.toLowerCase()) ?? null;
   const siteValues = raw.sites?.map((site) => site.trim().toLowerCase().replace(/\.$/, "")) ?? null;

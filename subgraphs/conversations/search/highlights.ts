@@ -10,6 +10,7 @@
  * later messages are not highlighted. The positions come from the (conversation_id, position)
  * unique index, so the statement never reads past them.
  */
+import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
 import { highlightsByHit, highlightStatementSql, MAX_PASSAGE_SCAN, queryTermOccurrencesSql, type CandidatePassage, type HighlightOptions, type HighlightPassage } from "../../../lib/retrieval/highlights.js";
@@ -20,10 +21,9 @@ export const MAX_MESSAGES_SCANNED = 64;
 /** Characters of one conversation's messages read for its highlights at most (about 32 KB of text). */
 export const MAX_CONVERSATION_SCAN = 32_768;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function conversationHighlights(prisma: PrismaClient, organizationId: string, refs: readonly EntityRef[], query: string, options: HighlightOptions): Promise<Map<string, HighlightPassage[]>> {
-  const ids = [...new Set(refs.filter((ref) => ref.typename === "Conversation" && UUID.test(ref.id)).map((ref) => ref.id.toLowerCase()))];
+  const ids = [...new Set(refs.filter((ref) => ref.typename === "Conversation" && isUuid(ref.id)).map((ref) => ref.id.toLowerCase()))];
   if (ids.length === 0) return new Map();
   const passages = Prisma.sql`
     SELECT 'Conversation:' || r.conversation_id::text AS key, r.position AS ord, r.text, r.id::text AS message_id, r.role::text AS role

@@ -9,13 +9,14 @@
  * matched (a semantic-only hit) is returned as it is, without ranges. At most MAX_PASSAGE_SCAN
  * characters of each are read.
  */
+import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { withTenantReads } from "../../../lib/database/tenant-reads.js";
 import { highlightsByHit, highlightStatementSql, MAX_PASSAGE_SCAN, type HighlightOptions, type HighlightPassage } from "../../../lib/retrieval/highlights.js";
 import type { EntityRef } from "../../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import { isPassageId, knowledgeBaseVisibleSql } from "../passage-store.js";
-import { UUID, visibleChunksSql } from "./visible-chunks.js";
+import { visibleChunksSql } from "./visible-chunks.js";
 
 interface Row {
   key: string;
@@ -25,7 +26,7 @@ interface Row {
 }
 
 export async function documentChunkHighlights(prisma: PrismaClient, tenant: TenantContext, refs: readonly EntityRef[], query: string, options: HighlightOptions): Promise<Map<string, HighlightPassage[]>> {
-  const ids = [...new Set(refs.filter((ref) => ref.typename === "DocumentChunk" && UUID.test(ref.id)).map((ref) => ref.id.toLowerCase()))];
+  const ids = [...new Set(refs.filter((ref) => ref.typename === "DocumentChunk" && isUuid(ref.id)).map((ref) => ref.id.toLowerCase()))];
   if (ids.length === 0) return new Map();
   const passages = Prisma.sql`
     SELECT 'DocumentChunk:' || c.id::text AS key, 0 AS ord, left(c.text, ${MAX_PASSAGE_SCAN}::int) AS text, NULL::text AS message_id, NULL::text AS role

@@ -5,13 +5,13 @@
  * many ids; the semantic provider and the cached-page check both use it, because vectors and
  * cached pages know nothing of access scopes or deletions.
  */
+import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import type { HitAttributes, SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { DOCUMENT_ATTRIBUTE_COLUMNS, documentAttributes, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
 import { withTenantReads } from "../../../lib/database/tenant-reads.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContext, ids: readonly string[], options: { statementTimeoutMs?: number } = {}): Promise<Set<string>> {
   return new Set((await visibleChunks(prisma, tenant, ids, options)).keys());
@@ -28,7 +28,7 @@ export async function visibleChunks(
   options: { statementTimeoutMs?: number; filter?: SearchFilter } = {},
 ): Promise<Map<string, HitAttributes | undefined>> {
   // A cached page may name anything; an id that is not a uuid names no chunk (and must not fail the cast).
-  const candidates = [...new Set(ids.filter((id) => UUID.test(id)))];
+  const candidates = [...new Set(ids.filter(isUuid))];
   if (candidates.length === 0) return new Map();
   const rows = await withTenantReads(
     prisma,
