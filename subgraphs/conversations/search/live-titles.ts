@@ -6,14 +6,14 @@
  * simply absent, as the conversations subgraph would not resolve it either. One tenant read: on
  * PostgreSQL that one statement is all it sends.
  */
+import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
 
 // Hits only ever name conversations by UUID; anything else cannot be one, and must not reach the `::uuid[]` cast.
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function liveConversationTitles(prisma: PrismaClient, organizationId: string, ids: readonly string[]): Promise<Map<string, string>> {
-  const wanted = [...new Set(ids.filter((id) => id.length === 36 && UUID.test(id)))];
+  const wanted = [...new Set(ids.filter(isUuid))];
   if (wanted.length === 0) return new Map();
   // A named statement on PostgreSQL (queryPrepared): one per page of hits, its text never varies.
   const rows = await withTenantReads(prisma, organizationId, (tx) =>
