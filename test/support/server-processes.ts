@@ -26,6 +26,8 @@ export interface SubgraphProcess extends ServerProcess {
   releaseDatabase(): void;
   /** Statements waiting since `holdDatabase()`. */
   held(): number;
+  /** POST requests the process received since the hold began (held-database.mjs). */
+  received(): number;
 }
 
 /** What every process gets: the test secrets, the instant embedder, no background indexing, budgets no test reaches. */
@@ -81,20 +83,24 @@ export async function startSubgraphProcess(name: string, options: { dataDir: str
   const env = baseEnv(options.nodeEnv, { [portVariable]: "0", PGLITE_DATA_DIR: options.dataDir, ...options.env });
   const server = await launch(["--import", "./test/support/held-database.mjs", "scripts/start-subgraph.ts", name], env, new RegExp(`${name} subgraph listening on (\\S+)`), true);
   let held = 0;
-  server.child.on("message", (message: { held?: number }) => {
+  let received = 0;
+  server.child.on("message", (message: { held?: number; received?: number }) => {
     if (typeof message.held === "number") held = message.held;
+    if (typeof message.received === "number") received = message.received;
   });
   return {
     ...server,
     name,
     holdDatabase() {
       held = 0;
+      received = 0;
       server.child.send({ hold: true });
     },
     releaseDatabase() {
       if (server.child.connected) server.child.send({ hold: false });
     },
     held: () => held,
+    received: () => received,
   };
 }
 
