@@ -102,18 +102,19 @@ export function highlightStatementSql(query: string, passages: Prisma.Sql): Pris
       FROM unnest(to_tsvector('english'::regconfig, ${query}))
     ),
     passages AS MATERIALIZED (${passages}),
+    -- Stemming keeps a word's first letter (lowercased), so only tokens that start like a
+    -- query lexeme can match: most of a page's tokens are dropped as they are parsed, before
+    -- they are kept, grouped or sent to a dictionary.
     tokens AS MATERIALIZED (
       SELECT p.key, p.ord, t.tokid, t.token
-      FROM passages p, ts_parse('default', p.text) t
+      FROM passages p, ts_parse('default', p.text) t, query_terms q
       WHERE t.tokid = ANY(${Prisma.raw(`'{${[...STEMMED_TOKEN_TYPES, ...SIMPLE_TOKEN_TYPES].join(",")}}'::int[]`)})
+        AND left(lower(t.token), 1) = ANY(q.initials)
     ),
     matching AS MATERIALIZED (
       SELECT d.tokid, d.token
       FROM (SELECT DISTINCT tokid, token FROM tokens) d, query_terms q
-      -- Stemming keeps a word's first letter (lowercased), so only tokens that start like a
-      -- query lexeme go to a dictionary: most of a page's distinct tokens never do.
-      WHERE left(lower(d.token), 1) = ANY(q.initials)
-        AND CASE WHEN d.tokid = ANY(${Prisma.raw(`'{${STEMMED_TOKEN_TYPES.join(",")}}'::int[]`)})
+      WHERE CASE WHEN d.tokid = ANY(${Prisma.raw(`'{${STEMMED_TOKEN_TYPES.join(",")}}'::int[]`)})
                  THEN ts_lexize('english_stem'::regdictionary, d.token)
                  ELSE ts_lexize('simple'::regdictionary, d.token) END && q.lexemes
     ),
@@ -127,14 +128,19 @@ export function highlightStatementSql(query: string, passages: Prisma.Sql): Pris
 }
 
 /**
- * How often the query's lexemes occur in `text` (as to_tsvector counts them): for a domain to
- * rank its candidate passages inside the statement. Needs `query_terms` in scope.
+ * How often the query's lexemes occur in a passage, given its tsvector (as to_tsvector counts
+ * them): for a domain to rank its candidate passages inside the statement without parsing them
+ * (conversations keep each message's vector: messages.passage_vector). Needs `query_terms` in scope.
  */
-export function queryTermOccurrencesSql(text: Prisma.Sql): Prisma.Sql {
+export function queryTermOccurrencesSql(vector: Prisma.Sql): Prisma.Sql {
+  // Most passages hold none of the query's lexemes: the overlap test skips counting them.
   return Prisma.sql`(
-    SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)::int
-    FROM unnest(to_tsvector('english'::regconfig, ${text})) u, query_terms q
-    WHERE u.lexeme = ANY(q.lexemes)
+    SELECT CASE WHEN NOT (tsvector_to_array(${vector}) && q.lexemes) THEN 0 ELSE (
+      SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)::int
+      FROM unnest(${vector}) u
+      WHERE u.lexeme = ANY(q.lexemes)
+    ) END
+    FROM query_terms q
   )`;
 }
 

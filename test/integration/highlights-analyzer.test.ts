@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { Prisma } from "../../generated/prisma/client.js";
-import { highlightStatementSql, SIMPLE_TOKEN_TYPES, STEMMED_TOKEN_TYPES } from "../../lib/retrieval/highlights.js";
+import { highlightStatementSql, MAX_PASSAGE_SCAN, SIMPLE_TOKEN_TYPES, STEMMED_TOKEN_TYPES } from "../../lib/retrieval/highlights.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
 let db: TestDatabase;
@@ -47,5 +47,31 @@ describe("the highlights analyzer", () => {
       if (query === "deadlock") expect([...row!.tokens].sort()).toEqual(["DEADLOCKING", "Deadlocked", "deadlock", "deadlocks"]);
       if (query === "the of and") expect(row!.tokens).toEqual([]);
     }
+  });
+
+  it("keeps each message's passage vector as to_tsvector of the text highlights read, on insert and on edit", async () => {
+    const prisma = db.database.prisma;
+    await prisma.$executeRawUnsafe(`INSERT INTO organizations (id, name) VALUES ('passages', 'Passages')`);
+    await prisma.$executeRawUnsafe(`INSERT INTO users (organization_id, id) VALUES ('passages', 'pat')`);
+    const conversation = await prisma.conversation.create({ data: { organizationId: "passages", userId: "pat", title: "Vectors" } });
+    // Past the scan bound, so a vector of the whole content would differ.
+    const long = `${"deadlocks happen ".repeat(300)}tail-only-word`;
+    await prisma.message.createMany({
+      data: [
+        { conversationId: conversation.id, organizationId: "passages", position: 0, role: "user", content: long, tokenCount: 1 },
+        { conversationId: conversation.id, organizationId: "passages", position: 1, role: "assistant", content: "Retry the transaction.", tokenCount: 1 },
+      ],
+    });
+    const mismatched = () =>
+      prisma.$queryRaw<{ position: number }[]>`
+        SELECT position FROM messages WHERE organization_id = 'passages'
+          AND passage_vector IS DISTINCT FROM to_tsvector('english'::regconfig, left(content, ${MAX_PASSAGE_SCAN}::int))`;
+    expect(await mismatched()).toEqual([]);
+    const [before] = await prisma.$queryRaw<{ tail: boolean }[]>`SELECT passage_vector @@ to_tsquery('english', 'tail') AS tail FROM messages WHERE organization_id = 'passages' AND position = 0`;
+    expect(before!.tail).toBe(false);
+    await prisma.$executeRaw`UPDATE messages SET content = 'Deadlocked again.' WHERE organization_id = 'passages' AND position = 1`;
+    expect(await mismatched()).toEqual([]);
+    const [edited] = await prisma.$queryRaw<{ matches: boolean }[]>`SELECT passage_vector @@ to_tsquery('english', 'deadlock') AS matches FROM messages WHERE organization_id = 'passages' AND position = 1`;
+    expect(edited!.matches).toBe(true);
   });
 });

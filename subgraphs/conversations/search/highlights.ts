@@ -5,6 +5,10 @@
  * of whose read messages matches (a semantic-only hit, or one whose title alone matched) gets its
  * opening message: the question that usually states what it is about.
  *
+ * Messages are ranked by the lexemes each keeps from when it was written (messages.passage_vector,
+ * the lexemes of the same first MAX_PASSAGE_SCAN characters): only the passages returned are
+ * parsed for their words.
+ *
  * Bounded per hit: a conversation's messages are read in order, each up to MAX_PASSAGE_SCAN
  * characters, until MAX_CONVERSATION_SCAN characters or MAX_MESSAGES_SCANNED messages were read;
  * later messages are not highlighted. The positions come from the (conversation_id, position)
@@ -30,13 +34,17 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
     FROM (
       SELECT s.*, row_number() OVER (PARTITION BY s.conversation_id ORDER BY s.occurrences DESC, s.position) AS n
       FROM (
-        SELECT w.*, ${queryTermOccurrencesSql(Prisma.raw("w.text"))} AS occurrences
+        SELECT w.*, ${queryTermOccurrencesSql(Prisma.raw("w.vector"))} AS occurrences
         FROM (
           SELECT m.conversation_id, m.id, m.role, m.position, left(m.content, ${MAX_PASSAGE_SCAN}::int) AS text,
+                 -- Kept at write time for this text (the message_passage_vectors migration).
+                 coalesce(m.passage_vector, to_tsvector('english'::regconfig, left(m.content, ${MAX_PASSAGE_SCAN}::int))) AS vector,
                  sum(least(octet_length(m.content), ${MAX_PASSAGE_SCAN}::int)) OVER (PARTITION BY m.conversation_id ORDER BY m.position)
                    - least(octet_length(m.content), ${MAX_PASSAGE_SCAN}::int) AS read_before
           FROM messages m
-          JOIN conversations c ON c.id = m.conversation_id AND c.organization_id = ${organizationId} AND c.deleted_at IS NULL
+          -- The ids on both sides: the planner then reads the page's conversations by primary key
+          -- rather than hashing every conversation of the organization.
+          JOIN conversations c ON c.id = m.conversation_id AND c.id = ANY(${ids}::uuid[]) AND c.organization_id = ${organizationId} AND c.deleted_at IS NULL
           WHERE m.conversation_id = ANY(${ids}::uuid[]) AND m.organization_id = ${organizationId} AND m.position < ${MAX_MESSAGES_SCANNED}::int
         ) w
         WHERE w.read_before < ${MAX_CONVERSATION_SCAN}::int
