@@ -26,7 +26,7 @@ export interface StackOptions {
   config: Config;
   database: Database;
   logger: Logger;
-  gateway?: Partial<Pick<GatewayOptions, "graphiqlHeaders" | "graphiqlQuery" | "deduplicateInflightRequests" | "runtimeLogLevel" | "mcp">>;
+  gateway?: Partial<Pick<GatewayOptions, "graphiqlHeaders" | "graphiqlQuery" | "deduplicateInflightRequests" | "runtimeLogLevel" | "mcp" | "webApp">>;
 }
 
 export async function startStack({ config, database, logger, gateway: gatewayExtras }: StackOptions): Promise<RunningStack> {

@@ -42,6 +42,7 @@ import { SharedAnswer } from "../lib/graphql/readiness.js";
 import { apiSchemaOf } from "./mcp/api-schema.js";
 import { persistedOperations, type PersistedOperationsOptions } from "./persisted-operations.js";
 import { readPersistedQueryManifest, type PersistedDocumentIds } from "./persisted-query-manifest.js";
+import { loadWebApp, type WebAppOptions } from "./web-app.js";
 
 export interface GatewayOptions {
   supergraphSdl: string;
@@ -90,6 +91,8 @@ export interface GatewayOptions {
    * checked at start, and automatic persisted queries; absent or null means neither.
    */
   persistedOperations?: (Omit<PersistedOperationsOptions, "manifest"> & { manifestPath: string | null; ids: PersistedDocumentIds }) | null;
+  /** The web app (web/dist) at `/` (web-app.ts); absent, null or not built: `/` goes to GraphiQL. */
+  webApp?: WebAppOptions | null;
 }
 
 export interface RunningGateway {
@@ -298,6 +301,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       })
     : null;
 
+  const webApp = options.webApp ? loadWebApp(options.webApp) : null;
+  if (options.webApp && !webApp) logger.warn(`the web app is not built (no ${options.webApp.directory}/index.html): run npm run build:web; / goes to GraphiQL until then`);
+
+  /** Paths the gateway answers itself, whatever a browser accepts. */
+  const SERVER_PATHS = new Set([GRAPHQL_PATH, MCP_PATH, METRICS_PATH, "/healthz", "/readyz"]);
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
     // Probes and scrapes keep their answers while draining; work that arrives now is told to retry.
@@ -308,6 +316,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         if (!response.headersSent) sendJson(response, 500, { jsonrpc: "2.0", error: { code: -32603, message: "Internal server error" }, id: null });
       });
     }
+    // The app's pages are GETs that accept HTML; `/documents` is also the upload endpoint, which takes only POST.
+    if (webApp && path && !SERVER_PATHS.has(path) && webApp.wants(request, path)) return webApp.serve(request, response, path);
     if (path === DOCUMENT_UPLOAD_PATH && upload) {
       return void upload(request, response).catch((error: unknown) => {
         logger.error("document upload failed", error);

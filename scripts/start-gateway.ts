@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { gatewayOptionsFrom, startGateway } from "../gateway/server.js";
+import { WEB_APP_DIRECTORY } from "../gateway/web-app.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { createLogger } from "../lib/logger.js";
 import { exitOnSignals, runMain } from "../lib/shutdown.js";
@@ -25,6 +26,6 @@ runMain(async () => {
     throw new ConfigError("--supergraph / SUPERGRAPH_PATH", `points to ${supergraphPath}, which does not exist (run npm run compose first)`);
   }
   const logger = createLogger("gateway", config.logLevel);
-  const gateway = await startGateway({ ...gatewayOptionsFrom(config), supergraphSdl: fs.readFileSync(supergraphPath, "utf8"), logger });
+  const gateway = await startGateway({ ...gatewayOptionsFrom(config), supergraphSdl: fs.readFileSync(supergraphPath, "utf8"), logger, webApp: { directory: WEB_APP_DIRECTORY } });
   exitOnSignals(() => gateway.stop(), logger, { drainTimeoutMs: config.shutdown.drainTimeoutMs });
 });

@@ -13,6 +13,7 @@ import { createLogger } from "../lib/logger.js";
 import { exitOnSignals, runMain } from "../lib/shutdown.js";
 import { closeWorkerPools } from "../lib/workers/pool.js";
 import { signToken } from "../lib/tenancy/token.js";
+import { WEB_APP_DIRECTORY } from "../gateway/web-app.js";
 
 const EXAMPLE_QUERY = `query RecentConversations {
   conversations(first: 5) {
@@ -90,6 +91,7 @@ runMain(async () => {
     logger,
     gateway: {
       ...(devToken ? { graphiqlHeaders: { Authorization: `Bearer ${devToken}` } } : {}),
+      webApp: { directory: WEB_APP_DIRECTORY, devToken },
       graphiqlQuery: `${EXAMPLE_QUERY}\n\n${SEARCH_QUERY}\n`,
     },
   });
@@ -108,6 +110,7 @@ runMain(async () => {
   const lines = [
     "",
     `Context search supergraph is up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
+    `  web app: ${url.replace(/\/graphql$/, "/")}`,
     `  GraphQL endpoint + GraphiQL: ${url}`,
     `  health: ${url.replace("/graphql", "/healthz")}   readiness: ${url.replace("/graphql", "/readyz")}`,
     `  MCP server for agents (Streamable HTTP, same bearer token): ${url.replace(/\/graphql$/, "/mcp")}`,

@@ -1,0 +1,61 @@
+/**
+ * The web app's shell in real Chromium (issue 21): the gateway serves the built app at `/` with a
+ * strict CSP and every page of it loads without a browser error or a request to another origin,
+ * answers keyboard navigation, and has no serious or critical accessibility violation (axe-core).
+ * Pages' own behaviour: the other files of test/browser.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
+
+const describeInBrowser = browserAvailable ? describe : describe.skip;
+let web: WebStack;
+
+beforeAll(async () => {
+  if (browserAvailable) web = await startWebStack();
+}, 180_000);
+afterAll(async () => web?.stop());
+
+describeInBrowser("the web app's shell", () => {
+  it("serves the app at / with a strict CSP; GraphiQL stays at /graphql", async () => {
+    const app = await fetch(`${web.origin}/`, { headers: { accept: "text/html" } });
+    expect(app.status).toBe(200);
+    expect(app.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(await app.text()).toContain('<div id="root">');
+    const graphiql = await fetch(`${web.origin}/graphql`, { headers: { accept: "text/html" } });
+    expect(await graphiql.text()).toMatch(/graphiql/i);
+    // A path the build does not hold is never read from disk.
+    expect((await fetch(`${web.origin}/assets/..%2f..%2fpackage.json`)).status).not.toBe(200);
+  });
+
+  it.each(["/", "/documents", "/saved", "/credits", "/analytics"])("loads %s with no browser error, no outside request and no serious accessibility violation", async (route) => {
+    const context = await web.context(web.demoToken);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(`console: ${message.text()}`);
+    });
+    page.on("request", (request) => {
+      if (!request.url().startsWith(web.origin) && !request.url().startsWith("data:")) problems.push(`outside request: ${request.url()}`);
+    });
+    await page.goto(route);
+    await page.waitForLoadState("networkidle");
+    await page.getByRole("main").waitFor();
+    expect(await page.getByRole("heading", { level: 1 }).count()).toBeGreaterThanOrEqual(1);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await screenshot(page, `shell${route === "/" ? "-search" : route.replace(/\//g, "-")}`);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it("is usable from the keyboard: the skip link moves focus to the page's content", async () => {
+    const context = await web.context(web.demoToken);
+    const page = await context.newPage();
+    await page.goto("/credits");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
+    await context.close();
+  });
+});
