@@ -8,12 +8,19 @@
  * when opened, so the search page's JavaScript stays small (the chart library is on the
  * dashboard's and credits' chunks only).
  */
+import { createRequire } from "node:module";
+import path from "node:path";
 import { defineConfig } from "vite";
+
+const require = createRequire(import.meta.url);
+/** React Router's package maps every import condition to its development build (extra checks and warnings); a build takes the production one. */
+const reactRouterProduction = path.join(path.dirname(require.resolve("react-router/package.json")), "dist/production/index.mjs");
 
 export default defineConfig({
   root: import.meta.dirname,
   base: "/",
   publicDir: "public",
+  resolve: { alias: [{ find: /^react-router$/, replacement: reactRouterProduction }] },
   oxc: { jsx: { runtime: "automatic", importSource: "react" } },
   build: {
     outDir: "dist",
