@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from "@apollo/client";
 import { PersistedQueryLink } from "@apollo/client/link/persisted-queries";
 import { addTypenameToDocument, print } from "@apollo/client/utilities";
-import { generatePersistedQueryIdsFromManifest } from "@apollo/persisted-query-lists";
+import { createRequire } from "node:module";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -25,6 +25,11 @@ import { silentLogger } from "../../lib/logger.js";
 import { startTestStack, type TestStack } from "../support/stack.js";
 import { graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
+
+// Loaded by Node's own require, not through the test's ES module graph: the package is CommonJS
+// and requires @apollo/client/core, which Node 22+ resolves to the ES build ("module-sync") that
+// this file's graph is still evaluating, and Node refuses a require(esm) in a cycle.
+const { generatePersistedQueryIdsFromManifest } = createRequire(import.meta.url)("@apollo/persisted-query-lists") as typeof import("@apollo/persisted-query-lists");
 
 const SEARCH = `query Search($query: String!) {
   search(input: { query: $query, limit: 5, alpha: 1 }) {
