@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { randomBytes } from "node:crypto";
 import type { Page } from "playwright-core";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
+import { tokenFor } from "../support/tenants.js";
 import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
@@ -53,8 +54,8 @@ interface OpenedPage {
  * answers an operation's first hash with 404 PERSISTED_QUERY_NOT_FOUND and the client sends the
  * document (Chromium logs each such 404 on the console as well).
  */
-async function openPage(path: string): Promise<OpenedPage> {
-  const context = await web.context(web.demoToken);
+async function openPage(path: string, token = web.demoToken): Promise<OpenedPage> {
+  const context = await web.context(token);
   const page = await context.newPage();
   const opened: OpenedPage = { page, problems: [], pending: [] };
   page.on("pageerror", (error) => opened.problems.push(`page error: ${error.message}`));
@@ -301,6 +302,43 @@ describeInBrowser("the search page", () => {
     console.log(`@defer: first (LOCAL) hits shown ${(seen.webHit! - seen.firstHit!).toFixed(0)} ms before the web hits (the stand-in waits ${WEB_DELAY_MS} ms)`);
     expect(await problemsOf(opened)).toEqual([]);
     await page.context().close();
+  }, 120_000);
+
+  it("shows a provider that failed in its chip, with its reason, and the other providers' results", async () => {
+    serper.fault = "server-error";
+    try {
+      const opened = await openPage("/?q=terraform%20state%20drift");
+      const { page } = opened;
+      const chip = page.getByRole("list", { name: "Search providers" }).getByRole("listitem").filter({ hasText: "web.serper" });
+      await chip.filter({ hasText: /Failed|Timed out/ }).waitFor(WAIT);
+      const text = (await chip.textContent())!;
+      console.log(`failed provider's chip: ${text}`);
+      // The reason is in words, after the status.
+      expect(text).toMatch(/web\.serper: (Failed|Timed out) — \S+/);
+      await hits(page).first().waitFor(WAIT);
+      expect(await kindsShown(page)).not.toContain("WebResult");
+      expect(await problemsOf(opened)).toEqual([]);
+      await page.context().close();
+    } finally {
+      serper.fault = null;
+    }
+  }, 120_000);
+
+  it("says when nothing matched (another organization sees none of the demo's conversations) and when the token is refused", async () => {
+    const other = await tokenFor("org-other", "someone");
+    const opened = await openPage("/?q=deadlock&kind=CONVERSATION", other);
+    const { page } = opened;
+    await page.getByText("Nothing matched “deadlock”.").waitFor(WAIT);
+    expect(await page.getByRole("status").filter({ hasText: "No results" }).count()).toBe(1);
+    expect(await hits(page).count()).toBe(0);
+    expect(await problemsOf(opened)).toEqual([]);
+    await page.context().close();
+
+    const refused = await web.context("not-a-token");
+    const refusedPage = await refused.newPage();
+    await refusedPage.goto("/?q=deadlock");
+    await refusedPage.getByRole("alert").filter({ hasText: "Your token was refused" }).waitFor(WAIT);
+    await refused.close();
   }, 120_000);
 
   it("measures the time from the keystroke to the first results", async () => {
