@@ -105,7 +105,6 @@ describeInBrowser("the search page", () => {
     const opened = await openPage("/");
     const { page } = opened;
     await page.getByRole("heading", { level: 1, name: "Search" }).waitFor(WAIT);
-    await screenshot(page, "search-page");
     // Tab from the top of the page until the search box has focus.
     for (let presses = 0; presses < 20; presses++) {
       await page.keyboard.press("Tab");
@@ -121,6 +120,7 @@ describeInBrowser("the search page", () => {
     await listbox.waitFor({ state: "visible", ...WAIT });
     expect(await box.getAttribute("aria-expanded")).toBe("true");
     expect(await box.getAttribute("aria-controls")).toBe(await listbox.getAttribute("id"));
+    await screenshot(page, "search-page");
     const options = await listbox.getByRole("option").allTextContents();
     expect(options.length).toBeGreaterThan(0);
     // Every suggestion completes what was typed (at its start or at a later word).
@@ -230,6 +230,25 @@ describeInBrowser("the search page", () => {
     await page.context().close();
   }, 120_000);
 
+  it("balances keyword and meaning with the alpha slider, kept in the URL, and goes back to the default", async () => {
+    const opened = await openPage("/?q=kafka%20consumer%20lag");
+    const { page } = opened;
+    await waitForCompleteResults(page);
+    const slider = page.getByRole("slider", { name: /alpha/i });
+    expect(await page.locator(".alpha-slider output").textContent()).toMatch(/^default/);
+    const start = Number(await slider.inputValue());
+    await slider.focus();
+    await page.keyboard.press(start > 0 ? "ArrowLeft" : "ArrowRight");
+    const moved = start > 0 ? start - 0.05 : 0.05;
+    await page.waitForURL((url) => Math.abs(Number(url.searchParams.get("alpha")) - moved) < 1e-9 && url.searchParams.get("q") === "kafka consumer lag", WAIT);
+    expect(await page.locator(".alpha-slider output").textContent()).toBe(moved.toFixed(2));
+    await waitForCompleteResults(page);
+    await page.getByRole("button", { name: "Use the default" }).click();
+    await page.waitForURL((url) => !url.searchParams.has("alpha"), WAIT);
+    expect(await problemsOf(opened)).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+
   it('offers "did you mean" for a misspelled word and runs the corrected query', async () => {
     const opened = await openPage("/?q=deadlcok");
     const { page } = opened;
@@ -289,7 +308,8 @@ describeInBrowser("the search page", () => {
     });
     const answered: number[] = [];
     serper.onAnswer = () => answered.push(Date.now());
-    await searchBox(page).fill("kafka consumer lag");
+    // A query no other test asks: the external-search service keeps web answers for a day.
+    await searchBox(page).fill("slow consumer rebalancing");
     await page.keyboard.press("Enter");
     await page.locator('ol.hit-list [data-kind="WebResult"]').first().waitFor(WAIT);
     serper.onAnswer = null;

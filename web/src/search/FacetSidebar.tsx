@@ -5,7 +5,8 @@
  * fused candidate window the page was cut from (`SearchFacets.window`), not over everything.
  */
 import { useId } from "react";
-import type { SearchFacets, SearchItemKind } from "./operations";
+import { skipToken, useQuery } from "@apollo/client/react";
+import { KNOWLEDGE_BASE_NAMES, type SearchFacets, type SearchItemKind } from "./operations";
 import type { ListFilter, SearchFilters } from "./search-url";
 
 export const KIND_LABELS: Record<SearchItemKind, string> = {
@@ -66,7 +67,15 @@ export function FacetSidebar({ facets, filters, onToggle, onMonth, onClear }: Fa
   );
   const providers = withSelected((facets?.providers ?? []).map((facet) => ({ value: facet.provider, label: facet.provider, count: facet.count })), filters.providers);
   const categories = withSelected((facets?.categories ?? []).map((facet) => ({ value: facet.value, label: facet.value, count: facet.count })), filters.categories);
-  const knowledgeBases = withSelected((facets?.knowledgeBases ?? []).map((facet) => ({ value: facet.value, label: facet.value, count: facet.count })), filters.knowledgeBases);
+  // The facet counts knowledge bases by id: their names, when the caller may list them.
+  const anyKnowledgeBase = (facets?.knowledgeBases.length ?? 0) + filters.knowledgeBases.length > 0;
+  const { data: knowledgeBaseNames } = useQuery(KNOWLEDGE_BASE_NAMES, anyKnowledgeBase ? { errorPolicy: "all" } : skipToken);
+  const knowledgeBaseName = (id: string) => knowledgeBaseNames?.knowledgeBases?.nodes.find((knowledgeBase) => knowledgeBase.id === id)?.name ?? id;
+  const knowledgeBases = withSelected(
+    (facets?.knowledgeBases ?? []).map((facet) => ({ value: facet.value, label: knowledgeBaseName(facet.value), count: facet.count })),
+    filters.knowledgeBases,
+    knowledgeBaseName,
+  );
   const months = withSelected(
     (facets?.months ?? []).map((facet) => ({ value: facet.month, label: facet.month, count: facet.count })),
     filters.month ? [filters.month] : [],

@@ -229,3 +229,15 @@ export const SEARCH_SUGGESTIONS: TypedDocumentNode<{ searchSuggestions: SearchSu
     }
   }
 `;
+
+/** Names for the knowledge-base facet, whose values are ids (asked only when that facet has values). */
+export const KNOWLEDGE_BASE_NAMES: TypedDocumentNode<{ knowledgeBases: { nodes: { id: string; name: string }[] } | null }, Record<string, never>> = gql`
+  query SearchFacetKnowledgeBaseNames {
+    knowledgeBases(first: 100) {
+      nodes {
+        id
+        name
+      }
+    }
+  }
+`;
