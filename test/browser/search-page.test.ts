@@ -152,6 +152,42 @@ describeInBrowser("the search page", () => {
     await page.context().close();
   }, 120_000);
 
+  it("ignores suggestions that answer a prefix the box no longer holds", async () => {
+    const opened = await openPage("/");
+    const { page } = opened;
+    // The answer for "dead" is held until the answer for "deadlock" has been shown.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let heldSent!: () => void;
+    const held = new Promise<void>((resolve) => (heldSent = resolve));
+    await page.route("**/graphql", async (route) => {
+      const body = route.request().postDataJSON() as { variables?: { prefix?: string } } | null;
+      if (body?.variables?.prefix === "dead") {
+        heldSent();
+        await released;
+      }
+      await route.continue();
+    });
+    const box = searchBox(page);
+    await box.waitFor(WAIT);
+    await box.click();
+    await page.keyboard.type("dead", { delay: 20 });
+    await held;
+    await page.keyboard.type("lock", { delay: 20 });
+    const listbox = page.getByRole("listbox", { name: "Suggestions" });
+    await listbox.waitFor({ state: "visible", ...WAIT });
+    const fresh = await listbox.locator(".suggestion-text").allTextContents();
+    for (const text of fresh) expect(text.toLowerCase()).toMatch(/(^|\s)deadlock/);
+    const staleAnswer = page.waitForResponse((response) => (response.request().postDataJSON() as { variables?: { prefix?: string } } | null)?.variables?.prefix === "dead", WAIT);
+    release();
+    await staleAnswer;
+    // Two frames for the client to have read the stale answer, had it used it.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    expect(await listbox.locator(".suggestion-text").allTextContents()).toEqual(fresh);
+    expect(await problemsOf(opened)).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+
   it("shows highlighted results from conversations and documents, each linked where it lives; axe finds nothing serious", async () => {
     const opened = await openPage("/?q=deadlock");
     const { page } = opened;
