@@ -244,10 +244,12 @@ describeInBrowser("the search page", () => {
     const filtered = await kindsShown(page);
     expect(new Set(filtered)).toEqual(new Set(["DocumentChunk"]));
     expect(filtered).not.toEqual(before);
-    // The facet counts the window's documents; a page of 20 holds them all when there are fewer.
+    // The facet counts the documents in the unfiltered search's candidate window; the filtered
+    // search finds at least those (the filter runs inside each provider, so it may reach
+    // documents past that window). A page of 20 holds them all when there are fewer.
     const more = await page.getByRole("button", { name: "Load more results" }).count();
     console.log(`facet "Documents" counted ${facetCount} in the window; the filtered search shows ${filtered.length}${more ? " and has more" : ""}`);
-    if (facetCount <= 20 && !more) expect(filtered.length).toBe(facetCount);
+    if (facetCount <= 20 && !more) expect(filtered.length).toBeGreaterThanOrEqual(facetCount);
     const filteredTitles = await titlesShown(page);
 
     await page.reload();
