@@ -1,8 +1,153 @@
-/** Placeholder: built in the issue-21 work that owns this page. */
+/**
+ * The search page (`/`): a search box with suggestions as you type, results with highlighted
+ * passages and a link to where each lives, facet filters, the keyword/meaning balance (alpha),
+ * how each provider did, "did you mean", and more results as the list scrolls. The URL holds the
+ * query and filters (search-url.ts), so a search can be shared and reloaded.
+ *
+ * Operations: `SearchPageStreamed` (the LOCAL providers' page first, every provider's page
+ * deferred), `SearchPageNext` (later pages), `SearchBoxSuggestions` (as the user types) and
+ * `SearchPageDefaultAlpha` (the alpha a search without one uses). Files: web/src/search/.
+ */
+import { useCallback, useEffect, useMemo, useRef } from "react";
+import { Link, useSearchParams } from "react-router";
+import { ErrorMessage } from "../components/ErrorMessage";
+import { SaveSearchButton } from "../components/SaveSearchButton";
+import { AlphaSlider } from "../search/AlphaSlider";
+import { FacetSidebar } from "../search/FacetSidebar";
+import { ProviderChips } from "../search/ProviderChips";
+import { SearchBox } from "../search/SearchBox";
+import { SearchHitCard } from "../search/SearchHitCard";
+import { NO_FILTERS, readUrlSearch, searchInputOf, writeUrlSearch, type ListFilter, type UrlSearch } from "../search/search-url";
+import { useSearchResults, type SearchResults } from "../search/useSearchResults";
+import "./SearchPage.css";
+
 export function SearchPage() {
+  const [params, setParams] = useSearchParams();
+  const search = useMemo(() => readUrlSearch(params), [params]);
+  const input = useMemo(() => (search.query ? searchInputOf(search) : null), [search]);
+  const results = useSearchResults(input);
+
+  // Every change is a history entry, so back and forward walk the searches made.
+  const go = useCallback((next: UrlSearch) => setParams(writeUrlSearch(next)), [setParams]);
+  const onSearch = useCallback(
+    // A new query starts without the facet filters of the previous one (its facets were
+    // counted for another query); the alpha chosen stays.
+    (query: string) => go({ query, alpha: search.alpha, filters: query === search.query ? search.filters : NO_FILTERS }),
+    [go, search],
+  );
+  const onToggle = (filter: ListFilter, value: string, selected: boolean) => {
+    const values = search.filters[filter] as string[];
+    go({ ...search, filters: { ...search.filters, [filter]: selected ? [...values, value] : values.filter((existing) => existing !== value) } });
+  };
+
+  useEffect(() => {
+    document.title = search.query ? `${search.query} – Search` : "Search";
+  }, [search.query]);
+
+  const suggestion = results.first?.suggestion;
   return (
-    <section aria-labelledby="page-title">
+    <section aria-labelledby="page-title" className="search-page">
       <h1 id="page-title">Search</h1>
+      <SearchBox query={search.query} onSearch={onSearch} />
+      <p role="status" className="search-status">
+        {statusText(search.query, results)}
+      </p>
+      {search.query ? (
+        <div className="search-layout">
+          <FacetSidebar
+            facets={results.page?.facets ?? null}
+            filters={search.filters}
+            onToggle={onToggle}
+            onMonth={(month) => go({ ...search, filters: { ...search.filters, month } })}
+            onClear={() => go({ ...search, filters: NO_FILTERS })}
+          />
+          <div className="search-results" aria-labelledby="results-title">
+            <h2 id="results-title" className="visually-hidden">
+              Results
+            </h2>
+            <div className="search-controls">
+              <AlphaSlider alpha={search.alpha} onChange={(alpha) => go({ ...search, alpha })} />
+              <SaveSearchButton query={search.query} alpha={search.alpha} />
+            </div>
+            {results.page ? <ProviderChips providers={results.page.providers} /> : null}
+            {suggestion ? (
+              <p className="did-you-mean">
+                Did you mean{" "}
+                <Link to={`/?${writeUrlSearch({ ...search, query: suggestion })}`}>
+                  <strong>{suggestion}</strong>
+                </Link>
+                ?
+              </p>
+            ) : null}
+            {results.error ? <ErrorMessage error={results.error} /> : null}
+            <ResultList query={search.query} results={results} />
+          </div>
+        </div>
+      ) : (
+        <div className="search-empty card">
+          <p>Search your organization's conversations and documents, and the web and Slack where they are configured.</p>
+          <p className="hint">Suggestions appear as you type: use the arrow keys to pick one and Enter to search.</p>
+        </div>
+      )}
     </section>
+  );
+}
+
+/** What the live region says: screen readers hear when results arrive, stream in and grow. */
+function statusText(query: string, results: SearchResults): string {
+  if (!query) return "";
+  if (results.loading) return "Searching…";
+  const count = results.hits.length;
+  const found = count === 0 ? `No results for “${query}”.` : `${count}${results.hasNextPage ? "+" : ""} result${count === 1 ? "" : "s"} for “${query}”.`;
+  if (results.streaming) return `${found} Web results arriving…`;
+  if (results.loadingMore) return `${found} Loading more results…`;
+  return found;
+}
+
+function ResultList({ query, results }: { query: string; results: SearchResults }) {
+  const sentinel = useRef<HTMLDivElement>(null);
+  const { hasNextPage, loadingMore, loadMore, loadMoreError } = results;
+
+  // Infinite scroll: the next page loads when the end of the list comes into view. The observer
+  // is made again after each page, so a sentinel still in view asks for one more.
+  useEffect(() => {
+    const element = sentinel.current;
+    if (!element || !hasNextPage || loadingMore || loadMoreError || typeof IntersectionObserver === "undefined") return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) loadMore();
+    }, { rootMargin: "200px" });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [hasNextPage, loadingMore, loadMoreError, loadMore, results.hits.length]);
+
+  if (results.loading) return null;
+  if (!results.hits.length) {
+    return results.error ? null : (
+      <div className="search-zero card">
+        <p>Nothing matched “{query}”.</p>
+        <p className="hint">Try other words, fewer filters, or move the balance toward meaning to find related text.</p>
+      </div>
+    );
+  }
+  return (
+    <>
+      <ol className="hit-list" aria-label={`Results for ${query}`}>
+        {results.hits.map((hit, index) => (
+          <li key={`${hit.item?.__typename ?? "gone"}:${hit.item?.id ?? index}`}>
+            <SearchHitCard hit={hit} query={query} />
+          </li>
+        ))}
+      </ol>
+      {loadMoreError ? <ErrorMessage error={loadMoreError} /> : null}
+      <div ref={sentinel} className="load-more">
+        {hasNextPage ? (
+          <button type="button" onClick={loadMore} disabled={loadingMore}>
+            {loadingMore ? "Loading more results…" : "Load more results"}
+          </button>
+        ) : results.streaming ? null : (
+          <p className="hint">End of results.</p>
+        )}
+      </div>
+    </>
   );
 }

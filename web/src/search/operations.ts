@@ -1,0 +1,243 @@
+/**
+ * The search page's operations and the shapes it reads from them. Only the fields the page
+ * renders are asked; each hit's item is one of `SearchItem`'s members (supergraph.graphql).
+ */
+import { gql, type TypedDocumentNode } from "@apollo/client";
+
+// What one page of results shows: hits with their highlights, how each provider did, where the
+// page ends, "did you mean" and the facet counts of the candidate window.
+const SEARCH_RESULT_FIELDS = gql`
+  fragment SearchPageResult on SearchResult {
+    hits {
+      score
+      item {
+        __typename
+        ... on Conversation {
+          id
+          title
+        }
+        ... on DocumentChunk {
+          id
+          headingPath
+          page
+          document {
+            id
+            fileName
+          }
+        }
+        ... on KnowledgeBasePassage {
+          id
+          uri
+          page
+          knowledgeBase {
+            id
+            name
+          }
+        }
+        ... on WebResult {
+          id
+          title
+          url
+        }
+        ... on SlackMessage {
+          id
+          author
+          channelName
+          permalink
+        }
+      }
+      highlights(limit: 3) {
+        text
+        matches {
+          start
+          end
+        }
+        truncatedBefore
+        truncatedAfter
+        messageId
+        role
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+    providers {
+      name
+      kind
+      status
+      tookMs
+      returned
+      error
+    }
+    suggestion
+    facets {
+      window
+      kinds {
+        kind
+        count
+      }
+      providers {
+        provider
+        count
+      }
+      months {
+        month
+        from
+        to
+        count
+      }
+      categories {
+        value
+        count
+      }
+      knowledgeBases {
+        value
+        count
+      }
+    }
+  }
+`;
+
+export type SearchItemKind = "CONVERSATION" | "DOCUMENT_CHUNK" | "KNOWLEDGE_BASE_PASSAGE" | "WEB_RESULT" | "SLACK_MESSAGE";
+export type ProviderStatus = "OK" | "TIMEOUT" | "ERROR" | "SKIPPED";
+
+export interface TextRange {
+  start: number;
+  end: number;
+}
+
+export interface SearchHighlight {
+  text: string;
+  matches: TextRange[];
+  truncatedBefore: boolean;
+  truncatedAfter: boolean;
+  messageId: string | null;
+  role: string | null;
+}
+
+export type SearchItem =
+  | { __typename: "Conversation"; id: string; title: string }
+  | { __typename: "DocumentChunk"; id: string; headingPath: string[]; page: number | null; document: { id: string; fileName: string } }
+  | { __typename: "KnowledgeBasePassage"; id: string; uri: string | null; page: number | null; knowledgeBase: { id: string; name: string } | null }
+  | { __typename: "WebResult"; id: string; title: string; url: string }
+  | { __typename: "SlackMessage"; id: string; author: string | null; channelName: string | null; permalink: string | null };
+
+export interface SearchHit {
+  score: number;
+  item: SearchItem | null;
+  highlights: SearchHighlight[] | null;
+}
+
+export interface ProviderReport {
+  name: string;
+  kind: "KEYWORD" | "SEMANTIC";
+  status: ProviderStatus;
+  tookMs: number;
+  returned: number;
+  error: string | null;
+}
+
+export interface SearchFacets {
+  window: number;
+  kinds: { kind: SearchItemKind; count: number }[];
+  providers: { provider: string; count: number }[];
+  months: { month: string; from: string; to: string; count: number }[];
+  categories: { value: string; count: number }[];
+  knowledgeBases: { value: string; count: number }[];
+}
+
+export interface SearchResultPage {
+  hits: SearchHit[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  providers: ProviderReport[];
+  suggestion: string | null;
+  facets: SearchFacets | null;
+}
+
+export interface SearchInput {
+  query: string;
+  limit: number;
+  alpha?: number;
+  after?: string;
+  providers?: string[];
+  latency?: "LOCAL";
+  filter?: {
+    kinds?: SearchItemKind[];
+    created?: { from: string; to: string };
+    categories?: string[];
+    knowledgeBases?: string[];
+  };
+}
+
+/**
+ * The first page, streamed: the LOCAL providers' page (`fast`) arrives at once, the page of every
+ * provider (`all`) when the slow ones (web, Slack, remote knowledge bases) answer. README: "Slow
+ * providers streamed (`@defer`)". `$local` is `$input` plus `latency: LOCAL`.
+ */
+export const STREAMED_SEARCH: TypedDocumentNode<
+  { fast: SearchResultPage | null; all?: SearchResultPage | null },
+  { input: SearchInput; local: SearchInput }
+> = gql`
+  query SearchPageStreamed($input: SearchInput!, $local: SearchInput!) {
+    fast: search(input: $local) {
+      ...SearchPageResult
+    }
+    ... @defer(label: "all") {
+      all: search(input: $input) {
+        ...SearchPageResult
+      }
+    }
+  }
+  ${SEARCH_RESULT_FIELDS}
+`;
+
+/** A later page of the `all` list: `$input.after` is the previous page's `endCursor`. */
+export const NEXT_SEARCH_PAGE: TypedDocumentNode<{ search: SearchResultPage | null }, { input: SearchInput }> = gql`
+  query SearchPageNext($input: SearchInput!) {
+    search(input: $input) {
+      ...SearchPageResult
+    }
+  }
+  ${SEARCH_RESULT_FIELDS}
+`;
+
+/** The alpha a search without one uses, to show on the slider. */
+export const DEFAULT_ALPHA: TypedDocumentNode<{ searchIndexStatus: { defaultAlpha: { alpha: number } } | null }, Record<string, never>> = gql`
+  query SearchPageDefaultAlpha {
+    searchIndexStatus {
+      defaultAlpha {
+        alpha
+      }
+    }
+  }
+`;
+
+export type SuggestionSource = "MY_QUERY" | "ORGANIZATION_QUERY" | "CONVERSATION_TITLE" | "DOCUMENT_NAME";
+
+export interface SearchSuggestion {
+  text: string;
+  source: SuggestionSource;
+}
+
+/** Completions for the search box as the user types. */
+export const SEARCH_SUGGESTIONS: TypedDocumentNode<{ searchSuggestions: SearchSuggestion[] | null }, { prefix: string; limit: number }> = gql`
+  query SearchBoxSuggestions($prefix: String!, $limit: Int!) {
+    searchSuggestions(prefix: $prefix, limit: $limit) {
+      text
+      source
+    }
+  }
+`;
+
+/** Names for the knowledge-base facet, whose values are ids (asked only when that facet has values). */
+export const KNOWLEDGE_BASE_NAMES: TypedDocumentNode<{ knowledgeBases: { nodes: { id: string; name: string }[] } | null }, Record<string, never>> = gql`
+  query SearchFacetKnowledgeBaseNames {
+    knowledgeBases(first: 100) {
+      nodes {
+        id
+        name
+      }
+    }
+  }
+`;

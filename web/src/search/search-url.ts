@@ -1,0 +1,90 @@
+/**
+ * The search as the URL holds it, so a search can be shared, reloaded and walked with back and
+ * forward: `/?q=deadlock&alpha=0.5&kind=CONVERSATION&provider=…&month=2026-10&category=…&kb=…`.
+ * Every facet a person ticks is a `SearchInput.filter` field (or `providers`), as the README's
+ * "Filters and facets" maps them.
+ */
+import type { SearchInput, SearchItemKind } from "./operations";
+
+export const PAGE_SIZE = 20;
+
+const KINDS: readonly SearchItemKind[] = ["CONVERSATION", "DOCUMENT_CHUNK", "KNOWLEDGE_BASE_PASSAGE", "WEB_RESULT", "SLACK_MESSAGE"];
+
+export interface SearchFilters {
+  kinds: SearchItemKind[];
+  providers: string[];
+  /** One creation month, `YYYY-MM` (UTC): `filter.created` is a single range. */
+  month: string | null;
+  categories: string[];
+  knowledgeBases: string[];
+}
+
+export interface UrlSearch {
+  query: string;
+  /** Null: the deployment's default alpha. */
+  alpha: number | null;
+  filters: SearchFilters;
+}
+
+/** The URL parameter of each list filter. */
+export const FILTER_PARAMETERS = { kinds: "kind", providers: "provider", categories: "category", knowledgeBases: "kb" } as const;
+export type ListFilter = keyof typeof FILTER_PARAMETERS;
+
+export function readUrlSearch(params: URLSearchParams): UrlSearch {
+  const alphaText = params.get("alpha");
+  const alpha = alphaText === null || alphaText === "" ? NaN : Number(alphaText);
+  const month = params.get("month");
+  return {
+    query: (params.get("q") ?? "").trim(),
+    alpha: Number.isFinite(alpha) && alpha >= 0 && alpha <= 1 ? alpha : null,
+    filters: {
+      kinds: params.getAll("kind").filter((kind): kind is SearchItemKind => (KINDS as readonly string[]).includes(kind)),
+      providers: params.getAll("provider").filter(Boolean),
+      month: month && /^\d{4}-(0[1-9]|1[0-2])$/.test(month) ? month : null,
+      categories: params.getAll("category").filter(Boolean),
+      knowledgeBases: params.getAll("kb").filter(Boolean),
+    },
+  };
+}
+
+export function writeUrlSearch(search: UrlSearch): URLSearchParams {
+  const params = new URLSearchParams();
+  if (search.query) params.set("q", search.query);
+  if (search.alpha !== null) params.set("alpha", String(search.alpha));
+  for (const [filter, parameter] of Object.entries(FILTER_PARAMETERS) as [ListFilter, string][]) {
+    for (const value of search.filters[filter]) params.append(parameter, value);
+  }
+  if (search.filters.month) params.set("month", search.filters.month);
+  return params;
+}
+
+export const NO_FILTERS: SearchFilters = { kinds: [], providers: [], month: null, categories: [], knowledgeBases: [] };
+
+export function filterCount(filters: SearchFilters): number {
+  return filters.kinds.length + filters.providers.length + (filters.month ? 1 : 0) + filters.categories.length + filters.knowledgeBases.length;
+}
+
+/** The first and last millisecond of a UTC month, as the month facet's `from` and `to` give them. */
+export function monthRange(month: string): { from: string; to: string } {
+  const [year, monthNumber] = month.split("-").map(Number) as [number, number];
+  const from = new Date(Date.UTC(year, monthNumber - 1, 1));
+  const to = new Date(Date.UTC(year, monthNumber, 1) - 1);
+  return { from: from.toISOString(), to: to.toISOString() };
+}
+
+/** The `SearchInput` of the URL's search (first page). */
+export function searchInputOf(search: UrlSearch): SearchInput {
+  const { filters } = search;
+  const filter: NonNullable<SearchInput["filter"]> = {};
+  if (filters.kinds.length) filter.kinds = filters.kinds;
+  if (filters.month) filter.created = monthRange(filters.month);
+  if (filters.categories.length) filter.categories = filters.categories;
+  if (filters.knowledgeBases.length) filter.knowledgeBases = filters.knowledgeBases;
+  return {
+    query: search.query,
+    limit: PAGE_SIZE,
+    ...(search.alpha !== null ? { alpha: search.alpha } : {}),
+    ...(filters.providers.length ? { providers: filters.providers } : {}),
+    ...(Object.keys(filter).length ? { filter } : {}),
+  };
+}
