@@ -6,8 +6,8 @@
  */
 import { useId, useRef, useState, type DragEvent } from "react";
 import { Link } from "react-router";
-import { ErrorMessage } from "../components/ErrorMessage";
 import { formatBytes } from "./format";
+import { UploadError } from "./UploadError";
 import { uploadDocumentFile, type UploadedDocument } from "./upload";
 
 /** What the knowledge base reads; a hint for the file chooser only, the server decides. */
@@ -147,7 +147,7 @@ function UploadRow({ upload, status }: { upload: FileUpload; status: string | un
           </>
         ) : null}
       </p>
-      {upload.state === "failed" ? <ErrorMessage error={upload.error} /> : null}
+      {upload.state === "failed" ? <UploadError error={upload.error} /> : null}
     </li>
   );
 }
