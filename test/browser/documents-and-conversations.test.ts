@@ -48,6 +48,19 @@ function uniqueWord(prefix: string): string {
   return prefix + Array.from({ length: 8 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join("");
 }
 
+/**
+ * Browser errors on the page: uncaught exceptions and console errors. Chromium logs every answer
+ * of 4xx as "Failed to load resource", which a refused upload is meant to get, so those are left out.
+ */
+function watchForBrowserErrors(page: Page): string[] {
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) problems.push(`console: ${message.text()}`);
+  });
+  return problems;
+}
+
 async function expectAccessible(page: Page): Promise<void> {
   expect(await seriousAccessibilityViolations(page)).toEqual([]);
 }
@@ -77,6 +90,7 @@ describeInBrowser("the conversation view", () => {
 
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
+    const problems = watchForBrowserErrors(page);
     const started = performance.now();
     await page.goto(`/conversations/${conversation.id}?message=${target.id}&q=${encodeURIComponent(word)}`);
     await waitForFocus(page, `message-${target.id}`);
@@ -94,6 +108,7 @@ describeInBrowser("the conversation view", () => {
     expect(await page.locator("article.message-target").count()).toBe(1);
     await expectAccessible(page);
     await screenshot(page, "conversation-view");
+    expect(problems).toEqual([]);
     await context.close();
   }, 120_000);
 
@@ -101,11 +116,13 @@ describeInBrowser("the conversation view", () => {
     const data = await graphql<{ conversations: { nodes: { id: string }[] } }>(`query OneConversation { conversations(first: 1) { nodes { id } } }`);
     const other = await web.context(await tokenFor("org-other", "someone"));
     const page = await other.newPage();
+    const problems = watchForBrowserErrors(page);
     await page.goto(`/conversations/${data.conversations.nodes[0]!.id}`);
     await page.getByRole("heading", { level: 1, name: "Conversation not found" }).waitFor(WAIT);
     await page.goto(`/conversations/00000000-0000-4000-8000-000000000000`);
     await page.getByRole("heading", { level: 1, name: "Conversation not found" }).waitFor(WAIT);
     await expectAccessible(page);
+    expect(problems).toEqual([]);
     await other.close();
   }, 60_000);
 });
@@ -114,6 +131,7 @@ describeInBrowser("the documents page and the document view", () => {
   it("uploads through the file input and by drop, shows the status turn READY, and the document view marks the chunk search found", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
+    const problems = watchForBrowserErrors(page);
     await page.goto("/documents");
     await page.getByRole("heading", { level: 1, name: "Documents" }).waitFor(WAIT);
     await page.locator("table.documents-table tbody tr").first().waitFor(WAIT);
@@ -138,7 +156,7 @@ describeInBrowser("the documents page and the document view", () => {
     await page.getByLabel("Choose files to upload").setInputFiles({ name: fileName, mimeType: "text/markdown", buffer: Buffer.from(markdown) });
     const row = page.locator(`li.upload[data-file-name="${fileName}"]`);
     await row.getByText("Uploaded.").waitFor(WAIT);
-    console.log(`upload: stored ${Math.round(performance.now() - uploadStarted)} ms after the file was chosen`);
+    console.log(`upload: stored ${Math.round(performance.now() - uploadStarted)} ms after the file was chosen, status then "${await row.locator(".status").textContent()}"`);
     await row.locator(".status-ready").waitFor(INDEXING_WAIT);
     console.log(`upload: READY on the page ${Math.round(performance.now() - uploadStarted)} ms after the file was chosen`);
     // The list's row shows it too, by the same polling.
@@ -186,12 +204,14 @@ describeInBrowser("the documents page and the document view", () => {
     expect(await chunk.textContent()).toContain("Promote the replica");
     await expectAccessible(page);
     await screenshot(page, "document-view");
+    expect(problems).toEqual([]);
     await context.close();
   }, 300_000);
 
   it("shows the server's message and code for a file that is too large and for one it cannot read", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
+    const problems = watchForBrowserErrors(page);
     await page.goto("/documents");
     const input = page.getByLabel("Choose files to upload");
     await input.waitFor(WAIT);
@@ -212,12 +232,14 @@ describeInBrowser("the documents page and the document view", () => {
     expect(unsupportedText).toContain('"diagram.png" is a PNG image');
     expect(unsupportedText).not.toContain("input.contentBase64");
     await expectAccessible(page);
+    expect(problems).toEqual([]);
     await context.close();
   }, 120_000);
 
   it("shows an upload's progress while it is sent (upload throttled through the DevTools protocol)", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
+    const problems = watchForBrowserErrors(page);
     await page.goto("/documents");
     const input = page.getByLabel("Choose files to upload");
     await input.waitFor(WAIT);
@@ -238,12 +260,14 @@ describeInBrowser("the documents page and the document view", () => {
     await page.locator(`li.upload[data-file-name="${fileName}"]`).getByText("Uploaded.").waitFor(WAIT);
     console.log(`upload progress: ${Math.round(performance.now() - started)} ms to send ~100 KB at 64 KB/s, partial progress seen`);
     await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    expect(problems).toEqual([]);
     await context.close();
   }, 120_000);
 
   it("pages through the documents and says a document is not found", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
+    const problems = watchForBrowserErrors(page);
     await page.goto("/documents");
     const firstRow = page.locator("table.documents-table tbody tr").first();
     await firstRow.waitFor(WAIT);
@@ -261,6 +285,7 @@ describeInBrowser("the documents page and the document view", () => {
     await page.goto("/documents/00000000-0000-4000-8000-000000000000");
     await page.getByRole("heading", { level: 1, name: "Document not found" }).waitFor(WAIT);
     await expectAccessible(page);
+    expect(problems).toEqual([]);
     await context.close();
   }, 60_000);
 });

@@ -94,6 +94,7 @@ const DOCUMENT_VIEW = gql`
 `;
 
 const STATUS_WORDS: Record<DocumentStatus, string> = { PENDING: "Pending", INDEXING: "Indexing", READY: "Ready", FAILED: "Failed" };
+const FORMAT_WORDS: Record<string, string> = { TEXT: "Text", MARKDOWN: "Markdown", PDF: "PDF", DOCX: "Word" };
 
 export default function DocumentPage() {
   const { id = "" } = useParams();
@@ -193,7 +194,7 @@ export default function DocumentPage() {
         <div>
           <dt>Format</dt>
           <dd>
-            {doc.format} <span className="hint">({doc.mediaType})</span>
+            {FORMAT_WORDS[doc.format] ?? doc.format} <span className="hint">({doc.mediaType})</span>
           </dd>
         </div>
         <div>
