@@ -123,6 +123,45 @@ describeInBrowser("the conversation view", () => {
     await context.close();
   }, 120_000);
 
+  it("loads pages of messages until the linked one is there, keeps line breaks, and shows markup as text", async () => {
+    const first = Array.from({ length: 100 }, (_, index) => ({ role: index % 2 ? "ASSISTANT" : "USER", content: `Message ${index}: about the deploy window.` }));
+    const created = await graphql<{ createConversation: { id: string } }>(
+      `mutation StartLongConversation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`,
+      { input: { title: "A long conversation", messages: first } },
+    );
+    const id = created.createConversation.id;
+    const more = Array.from({ length: 30 }, (_, index) => ({ role: "ASSISTANT", content: `Message ${100 + index}:\nfirst line\nsecond line <b>not bold</b>` }));
+    const appended = await graphql<{ appendMessages: { conversation: { messageCount: number } } }>(
+      `mutation AppendToLongConversation($id: ID!, $messages: [MessageInput!]!) { appendMessages(conversationId: $id, messages: $messages) { conversation { messageCount } } }`,
+      { id, messages: more },
+    );
+    expect(appended.appendMessages.conversation.messageCount).toBe(130);
+    // Message 125 is on the second page of 100: the view has to load it on its own.
+    const all = await graphql<{ conversation: { messages: { pageInfo: { endCursor: string } } } }>(`query Cursor($id: ID!) { conversation(id: $id) { messages(first: 100) { pageInfo { endCursor } } } }`, { id });
+    const second = await graphql<{ conversation: { messages: { nodes: { id: string; position: number }[] } } }>(
+      `query SecondPage($id: ID!, $after: String) { conversation(id: $id) { messages(first: 100, after: $after) { nodes { id position } } } }`,
+      { id, after: all.conversation.messages.pageInfo.endCursor },
+    );
+    const target = second.conversation.messages.nodes.find((message) => message.position === 125)!;
+
+    const context = await web.context(web.demoToken);
+    const page = await context.newPage();
+    const problems = watchForBrowserErrors(page);
+    await page.goto(`/conversations/${id}?message=${target.id}&q=second`);
+    await waitForFocus(page, `message-${target.id}`);
+    expect(await isInViewport(page, `#message-${target.id}`)).toBe(true);
+    expect(await page.locator("article.message").count()).toBe(130);
+    const text = page.locator(`#message-${target.id} .message-text`);
+    expect(await text.innerText()).toBe("Message 125:\nfirst line\nsecond line <b>not bold</b>");
+    expect(await text.locator("b").count()).toBe(0);
+    expect(await text.locator("mark").allTextContents()).toEqual(["second"]);
+    // Every page is loaded: nothing more to load.
+    expect(await page.getByRole("button", { name: /Load more messages/ }).count()).toBe(0);
+    await expectAccessible(page);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
   it("says a conversation is not found, for an unknown id and for another organization's", async () => {
     const data = await graphql<{ conversations: { nodes: { id: string }[] } }>(`query OneConversation { conversations(first: 1) { nodes { id } } }`);
     const other = await web.context(await tokenFor("org-other", "someone"));
