@@ -266,7 +266,10 @@ describeInBrowser("the documents page and the document view", () => {
     const input = page.getByLabel("Choose files to upload");
     await input.waitFor(WAIT);
 
-    await input.setInputFiles({ name: "huge.md", mimeType: "text/markdown", buffer: Buffer.alloc(MAX_DOCUMENT_BYTES * 2, "a") });
+    // Chosen from the keyboard: the file input takes focus and opens the file chooser with Space.
+    await input.focus();
+    const [chooser] = await Promise.all([page.waitForEvent("filechooser", WAIT), page.keyboard.press("Space")]);
+    await chooser.setFiles({ name: "huge.md", mimeType: "text/markdown", buffer: Buffer.alloc(MAX_DOCUMENT_BYTES * 2, "a") });
     const tooLarge = page.locator('li.upload[data-file-name="huge.md"]').getByRole("alert");
     await tooLarge.waitFor(WAIT);
     expect(await tooLarge.textContent()).toMatch(/200,000 bytes/);
@@ -282,6 +285,7 @@ describeInBrowser("the documents page and the document view", () => {
     expect(unsupportedText).toContain('"diagram.png" is a PNG image');
     expect(unsupportedText).not.toContain("input.contentBase64");
     await expectAccessible(page);
+    await screenshot(page, "documents-upload-errors");
     expect(problems).toEqual([]);
     await context.close();
   }, 120_000);

@@ -4,7 +4,7 @@
  * category, and one row per file with its progress bar, then its document's status (as the
  * documents list reports it, live) or the server's error in words and code.
  */
-import { useId, useRef, useState, type DragEvent } from "react";
+import { useEffect, useId, useRef, useState, type DragEvent } from "react";
 import { Link } from "react-router";
 import { formatBytes } from "./format";
 import { UploadError } from "./UploadError";
@@ -38,6 +38,20 @@ export function UploadPanel({ onUploaded, statusOf }: UploadPanelProps) {
   const [category, setCategory] = useState("");
   const [dragging, setDragging] = useState(false);
   const nextKey = useRef(0);
+
+  // A file dropped beside the zone would make the browser open it, leaving the page and its
+  // uploads in progress: files dropped anywhere else on the page are ignored instead.
+  useEffect(() => {
+    const ignoreFiles = (event: globalThis.DragEvent) => {
+      if (event.dataTransfer?.types.includes("Files")) event.preventDefault();
+    };
+    window.addEventListener("dragover", ignoreFiles);
+    window.addEventListener("drop", ignoreFiles);
+    return () => {
+      window.removeEventListener("dragover", ignoreFiles);
+      window.removeEventListener("drop", ignoreFiles);
+    };
+  }, []);
 
   function update(key: number, change: Partial<FileUpload>) {
     setUploads((current) => current.map((upload) => (upload.key === key ? { ...upload, ...change } : upload)));
