@@ -1,8 +1,218 @@
-/** Placeholder: built in the issue-21 work that owns this page. */
+/**
+ * One conversation: its title, owner and dates, and its messages oldest first, in pages of 100
+ * ("Load more messages"). A link from search names a message (`?message=<id>`) and the query
+ * (`?q=`): pages are loaded until that message is there, then it is scrolled into view, marked,
+ * focused (so a screen reader starts there) and the query's words in it are marked.
+ *
+ * Sends `ConversationView` (the conversation and a page of its messages), again with `after`
+ * for each further page. A conversation that does not exist, was deleted or belongs to another
+ * organization is null: the page says so, the same in all three cases, as the API does.
+ */
+import { gql } from "@apollo/client";
+import { useQuery } from "@apollo/client/react";
+import { useEffect, useRef, useState } from "react";
+import { Link, useParams, useSearchParams } from "react-router";
+import { ErrorMessage } from "../components/ErrorMessage";
+import { MarkedWords, queryWords } from "../conversations/MarkedWords";
+import { useRevealTarget } from "../conversations/reveal";
+import { formatDateTime } from "../documents/format";
+import "./ConversationPage.css";
+
+const MESSAGES_PER_PAGE = 100;
+/** How many pages are loaded on their own to reach a linked message (10,000 messages). */
+const MAX_PAGES_TO_TARGET = 100;
+
+type MessageRole = "USER" | "ASSISTANT" | "SYSTEM";
+
+interface ConversationViewData {
+  conversation: {
+    id: string;
+    title: string;
+    ownerId: string;
+    createdAt: string;
+    updatedAt: string;
+    messageCount: number;
+    messages: {
+      nodes: { id: string; role: MessageRole; content: string; position: number; createdAt: string }[];
+      pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    };
+  } | null;
+}
+
+interface ConversationViewVariables {
+  id: string;
+  first: number;
+  after?: string | null;
+}
+
+const CONVERSATION_VIEW = gql`
+  query ConversationView($id: ID!, $first: Int!, $after: String) {
+    conversation(id: $id) {
+      id
+      title
+      ownerId
+      createdAt
+      updatedAt
+      messageCount
+      messages(first: $first, after: $after) {
+        nodes {
+          id
+          role
+          content
+          position
+          createdAt
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+      }
+    }
+  }
+`;
+
+const ROLE_LABELS: Record<MessageRole, string> = { USER: "User", ASSISTANT: "Assistant", SYSTEM: "System" };
+
 export default function ConversationPage() {
+  const { id = "" } = useParams();
+  const [searchParams] = useSearchParams();
+  const targetMessageId = searchParams.get("message");
+  const words = queryWords(searchParams.get("q"));
+  const [loadingMore, setLoadingMore] = useState(false);
+  const [moreError, setMoreError] = useState<unknown>(null);
+  const pagesFetched = useRef(1);
+
+  const { data, loading, error, fetchMore } = useQuery<ConversationViewData, ConversationViewVariables>(CONVERSATION_VIEW, {
+    variables: { id, first: MESSAGES_PER_PAGE },
+    errorPolicy: "all",
+  });
+  const conversation = data?.conversation ?? null;
+  const messages = conversation?.messages.nodes ?? [];
+  const pageInfo = conversation?.messages.pageInfo;
+  const targetLoaded = targetMessageId !== null && messages.some((message) => message.id === targetMessageId);
+
+  async function loadMore() {
+    if (!pageInfo?.endCursor || loadingMore) return;
+    setLoadingMore(true);
+    setMoreError(null);
+    try {
+      pagesFetched.current += 1;
+      await fetchMore({
+        variables: { after: pageInfo.endCursor },
+        // The next page joins the messages already shown (the cache keeps one list per `after`).
+        updateQuery: (previous, { fetchMoreResult }) => {
+          if (!previous.conversation || !fetchMoreResult.conversation) return previous;
+          return {
+            conversation: {
+              ...fetchMoreResult.conversation,
+              messages: {
+                ...fetchMoreResult.conversation.messages,
+                nodes: [...previous.conversation.messages.nodes, ...fetchMoreResult.conversation.messages.nodes],
+              },
+            },
+          };
+        },
+      });
+    } catch (caught) {
+      setMoreError(caught);
+    } finally {
+      setLoadingMore(false);
+    }
+  }
+
+  // A linked message further down than the first page: load pages until it is there.
+  useEffect(() => {
+    if (targetMessageId && !targetLoaded && pageInfo?.hasNextPage && !loadingMore && !moreError && pagesFetched.current < MAX_PAGES_TO_TARGET) void loadMore();
+  });
+
+  useRevealTarget(targetMessageId, () => (targetMessageId ? document.getElementById(`message-${targetMessageId}`) : null), targetLoaded);
+
+  useEffect(() => {
+    document.title = conversation ? `${conversation.title} · Context search` : "Conversation · Context search";
+  }, [conversation]);
+
+  if (loading && !data) return <p role="status">Loading the conversation…</p>;
+  if (!conversation) {
+    return (
+      <section aria-labelledby="page-title">
+        <h1 id="page-title">{error ? "The conversation could not be loaded" : "Conversation not found"}</h1>
+        {error ? (
+          <ErrorMessage error={error} />
+        ) : (
+          <p>There is no such conversation in your organization: it may have been deleted, or the link may be for another organization.</p>
+        )}
+        <p>
+          <Link to="/">Go to search</Link>
+        </p>
+      </section>
+    );
+  }
+
+  const searchingForTarget = targetMessageId !== null && !targetLoaded && (pageInfo?.hasNextPage ?? false) && !moreError;
   return (
-    <section aria-labelledby="page-title">
-      <h1 id="page-title">ConversationPage</h1>
+    <section aria-labelledby="page-title" className="conversation-view">
+      <h1 id="page-title">{conversation.title}</h1>
+      <dl className="conversation-meta">
+        <div>
+          <dt>Owner</dt>
+          <dd>{conversation.ownerId}</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>
+            <time dateTime={conversation.createdAt}>{formatDateTime(conversation.createdAt)}</time>
+          </dd>
+        </div>
+        <div>
+          <dt>Last activity</dt>
+          <dd>
+            <time dateTime={conversation.updatedAt}>{formatDateTime(conversation.updatedAt)}</time>
+          </dd>
+        </div>
+        <div>
+          <dt>Messages</dt>
+          <dd>{conversation.messageCount.toLocaleString()}</dd>
+        </div>
+      </dl>
+      {error ? <ErrorMessage error={error} /> : null}
+
+      <div role="status" className="hint">
+        {searchingForTarget ? "Loading messages up to the linked one…" : null}
+        {targetMessageId && !targetLoaded && !searchingForTarget && !loadingMore ? "The linked message is not in this conversation (it may have been deleted)." : null}
+      </div>
+
+      <ol className="messages" aria-label="Messages">
+        {messages.map((message) => {
+          const isTarget = message.id === targetMessageId;
+          return (
+            <li key={message.id}>
+              <article
+                id={`message-${message.id}`}
+                className={`message message-${message.role.toLowerCase()}${isTarget ? " message-target" : ""}`}
+                tabIndex={isTarget ? -1 : undefined}
+                aria-current={isTarget ? "true" : undefined}
+                aria-labelledby={`message-${message.id}-heading`}
+              >
+                <p className="message-heading" id={`message-${message.id}-heading`}>
+                  <span className="message-role">{ROLE_LABELS[message.role] ?? message.role}</span>
+                  {isTarget ? <span className="message-target-badge">Linked message</span> : null}
+                  <time dateTime={message.createdAt}>{formatDateTime(message.createdAt)}</time>
+                </p>
+                <p className="message-text">{isTarget ? <MarkedWords text={message.content} words={words} /> : message.content}</p>
+              </article>
+            </li>
+          );
+        })}
+      </ol>
+
+      {moreError ? <ErrorMessage error={moreError} /> : null}
+      {pageInfo?.hasNextPage ? (
+        <p>
+          <button type="button" onClick={() => void loadMore()} disabled={loadingMore}>
+            {loadingMore ? "Loading messages…" : `Load more messages (${messages.length} of ${conversation.messageCount} shown)`}
+          </button>
+        </p>
+      ) : null}
     </section>
   );
 }
