@@ -14,6 +14,7 @@ import { DEMO_ORGANIZATION } from "../../lib/demo-data/organization.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
+import { watchForProblems } from "./support/page-problems.js";
 import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
@@ -56,25 +57,6 @@ async function waitForCount(locator: Locator, count: number): Promise<void> {
     if (Date.now() > deadline) throw new Error(`expected ${count} of ${locator}, found ${await locator.count()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/**
- * Collects what should never happen on a page: a script error, a console error, a failed
- * request. One failure is expected and left out: automatic persisted queries answer an operation
- * the gateway has not seen yet with 404 PERSISTED_QUERY_NOT_FOUND (gateway/persisted-operations.ts),
- * the client then sends the document, and Chromium logs that 404 as a console error.
- */
-function watchForProblems(page: Page, problems: string[]): void {
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error" && !/^Failed to load resource: the server responded with a status of 404/.test(message.text())) problems.push(`console: ${message.text()}`);
-  });
-  page.on("response", async (response) => {
-    if (response.status() < 400) return;
-    const body = await response.text().catch(() => "");
-    if (response.status() === 404 && body.includes("PERSISTED_QUERY_NOT_FOUND")) return;
-    problems.push(`HTTP ${response.status()} from ${response.url()}: ${body.slice(0, 300)}`);
-  });
 }
 
 function savedSearchCard(page: Page, name: string): Locator {
