@@ -104,6 +104,8 @@ describeInBrowser("saved searches", () => {
     await renamed.locator(".run-result").getByRole("link", { name: "Descaling the office espresso machine" }).waitFor(WAIT);
     console.log(`first run shown ${Date.now() - started} ms after the click`);
     await renamed.getByText("This is its first run").waitFor(WAIT);
+    // The busy button stays enabled (aria-disabled), so keyboard focus stays on it through the run.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Run");
     expect(await renamed.getByText("Never").count()).toBe(0);
 
     // A matching conversation appears; the next run shows it, and only it, as new since the last run.
@@ -142,6 +144,8 @@ describeInBrowser("saved searches", () => {
     await renamed.getByRole("group", { name: "Delete Espresso descaling?" }).getByRole("button", { name: "Delete" }).click();
     await waitForCount(savedSearchCard(page, "Espresso descaling"), 0);
     await page.getByText("Deleted “Espresso descaling”.").waitFor(WAIT);
+    // The focused button went with its row: focus moves to the page's heading, not to nowhere.
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe("H1");
     const kettle = savedSearchCard(page, "Kettle descaling");
     await kettle.getByRole("button", { name: "Delete" }).click();
     await kettle.getByRole("group").getByRole("button", { name: "Delete" }).click();

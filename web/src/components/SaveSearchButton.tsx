@@ -24,7 +24,8 @@ export function SaveSearchButton({ query, alpha }: SaveSearchButtonProps) {
   const opener = useRef<HTMLButtonElement>(null);
   const [save, { loading, error, reset }] = useSaveSearch();
   const hasAlpha = typeof alpha === "number";
-  const defaultAlpha = useDefaultAlpha(!open || hasAlpha);
+  // Saving waits for the default alpha, so a search without one is not saved with the server's 0.5.
+  const { defaultAlpha, loading: defaultAlphaLoading } = useDefaultAlpha(!open || hasAlpha);
   const savable = query.trim().length > 0;
 
   // A new search on the page is a new thing to save: forget the last confirmation.
@@ -32,25 +33,30 @@ export function SaveSearchButton({ query, alpha }: SaveSearchButtonProps) {
     setSavedName(null);
   }, [query, alpha]);
 
+  // Focus follows the form: into the name when it opens, back to the button when it closes
+  // (after the render that brings the button back), so keyboard users keep their place.
+  const wasOpen = useRef(false);
   useEffect(() => {
     if (open) nameField.current?.focus();
+    else if (wasOpen.current) opener.current?.focus();
+    wasOpen.current = open;
   }, [open]);
 
   function close() {
     setOpen(false);
     reset();
-    opener.current?.focus();
   }
 
   async function submit(event: React.FormEvent) {
     event.preventDefault();
+    if (loading) return;
     const effectiveAlpha = hasAlpha ? alpha : defaultAlpha;
     const { data } = await save({
       variables: { input: { name: name.trim(), query, ...(effectiveAlpha !== null && effectiveAlpha !== undefined ? { alpha: effectiveAlpha } : {}) } },
     }).catch(() => ({ data: undefined }));
     if (data?.saveSearch) {
       setSavedName(data.saveSearch.name);
-      setOpen(false);
+      close();
     }
   }
 
@@ -70,7 +76,14 @@ export function SaveSearchButton({ query, alpha }: SaveSearchButtonProps) {
           Save this search
         </button>
       ) : (
-        <form className="save-search-form" aria-label="Save this search" onSubmit={submit}>
+        <form
+          className="save-search-form"
+          aria-label="Save this search"
+          onSubmit={submit}
+          onKeyDown={(event) => {
+            if (event.key === "Escape") close();
+          }}
+        >
           <label htmlFor={nameId}>Name</label>
           <input
             id={nameId}
@@ -79,12 +92,9 @@ export function SaveSearchButton({ query, alpha }: SaveSearchButtonProps) {
             maxLength={MAX_NAME_LENGTH}
             required
             onChange={(event) => setName(event.target.value)}
-            onKeyDown={(event) => {
-              if (event.key === "Escape") close();
-            }}
           />
           <div className="save-search-actions">
-            <button type="submit" className="primary" disabled={loading || name.trim() === ""}>
+            <button type="submit" className="primary" disabled={defaultAlphaLoading || name.trim() === ""} aria-disabled={loading}>
               {loading ? "Saving…" : "Save"}
             </button>
             <button type="button" onClick={close}>

@@ -5,7 +5,7 @@
  * Sends: SavedSearches, SearchDefaultAlpha, SaveSearch, RenameSavedSearch, DeleteSavedSearch,
  * RunSavedSearch.
  */
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { Link } from "react-router";
 import { useQuery } from "@apollo/client/react";
 import { ErrorMessage } from "../components/ErrorMessage";
@@ -18,12 +18,16 @@ export default function SavedSearchesPage() {
   const { data, loading, error } = useQuery(SAVED_SEARCHES, { variables: { first: SAVED_SEARCHES_PAGE_SIZE }, errorPolicy: "all" });
   // What just changed, announced to screen readers (a deleted row takes its own messages with it).
   const [announcement, setAnnouncement] = useState("");
+  const title = useRef<HTMLHeadingElement>(null);
   const savedSearches = data?.savedSearches?.nodes ?? [];
 
   return (
     <section className="saved-searches-page" aria-labelledby="page-title">
-      <h1 id="page-title">Saved searches</h1>
+      <h1 id="page-title" ref={title} tabIndex={-1}>
+        Saved searches
+      </h1>
       <p className="hint">Your own saved searches: nobody else in your organization sees them. Run one to see its hits and what is new since its last run.</p>
+      <p className="hint">A run asks every source the search was saved with; web sources spend credits unless their answer is cached (see Credits).</p>
       <p role="status" className="page-status">
         {announcement}
       </p>
@@ -40,7 +44,12 @@ export default function SavedSearchesPage() {
       {savedSearches.length > 0 ? (
         <ul className="saved-search-list" aria-label="Your saved searches">
           {savedSearches.map((savedSearch) => (
-            <SavedSearchItem key={savedSearch.id} savedSearch={savedSearch} onDeleted={(name) => setAnnouncement(`Deleted “${name}”.`)} />
+            <SavedSearchItem key={savedSearch.id} savedSearch={savedSearch} onDeleted={(name) => {
+                setAnnouncement(`Deleted “${name}”.`);
+                // Its row, and the button that had focus, are gone: the page's start is the next place to be.
+                title.current?.focus();
+              }}
+            />
           ))}
         </ul>
       ) : null}

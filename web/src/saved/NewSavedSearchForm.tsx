@@ -3,7 +3,7 @@
  * search"): a name, the query, and the keyword/semantic balance, which starts at the
  * deployment's default alpha so the saved search ranks as a search without one does.
  */
-import { useId, useState } from "react";
+import { useId, useRef, useState } from "react";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { MAX_NAME_LENGTH, nameFromQuery, useDefaultAlpha, useSaveSearch } from "./useSaveSearch";
 
@@ -11,8 +11,9 @@ export function NewSavedSearchForm({ onSaved }: { onSaved(name: string): void })
   const [query, setQuery] = useState("");
   const [name, setName] = useState("");
   const [alpha, setAlpha] = useState<string | null>(null);
-  const defaultAlpha = useDefaultAlpha(false);
+  const { defaultAlpha } = useDefaultAlpha(false);
   const [save, { loading, error, reset }] = useSaveSearch();
+  const queryField = useRef<HTMLInputElement>(null);
   const queryId = useId();
   const nameId = useId();
   const alphaId = useId();
@@ -21,6 +22,7 @@ export function NewSavedSearchForm({ onSaved }: { onSaved(name: string): void })
 
   async function submit(event: React.FormEvent) {
     event.preventDefault();
+    if (loading) return;
     const parsedAlpha = shownAlpha === "" ? undefined : Number(shownAlpha);
     const { data } = await save({
       variables: { input: { name: (name.trim() || nameFromQuery(query)).trim(), query, ...(parsedAlpha !== undefined ? { alpha: parsedAlpha } : {}) } },
@@ -30,6 +32,8 @@ export function NewSavedSearchForm({ onSaved }: { onSaved(name: string): void })
       setQuery("");
       setName("");
       setAlpha(null);
+      // The emptied form disables its button: focus goes back to the start of the form, for the next one.
+      queryField.current?.focus();
     }
   }
 
@@ -40,6 +44,7 @@ export function NewSavedSearchForm({ onSaved }: { onSaved(name: string): void })
         <label htmlFor={queryId}>Query</label>
         <input
           id={queryId}
+          ref={queryField}
           value={query}
           required
           maxLength={1000}
@@ -61,7 +66,7 @@ export function NewSavedSearchForm({ onSaved }: { onSaved(name: string): void })
         </p>
       </div>
       <div>
-        <button type="submit" className="primary" disabled={loading || query.trim() === ""}>
+        <button type="submit" className="primary" disabled={query.trim() === ""} aria-disabled={loading}>
           {loading ? "Saving…" : "Save search"}
         </button>
       </div>

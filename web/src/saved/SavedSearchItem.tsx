@@ -56,17 +56,21 @@ export function SavedSearchItem({ savedSearch, onDeleted }: { savedSearch: Saved
 
   async function submitRename(event: React.FormEvent) {
     event.preventDefault();
+    if (renameState.loading) return;
     const { data } = await rename({ variables: { id: savedSearch.id, name: newName.trim() } }).catch(() => ({ data: undefined }));
     if (data?.renameSavedSearch) backToView(renameButton);
   }
 
+  // Busy buttons stay enabled (aria-disabled): disabling the focused button would drop keyboard focus.
   async function confirmDelete() {
+    if (removeState.loading) return;
     const name = savedSearch.name;
     const { data } = await remove({ variables: { id: savedSearch.id } }).catch(() => ({ data: undefined }));
     if (data?.deleteSavedSearch) onDeleted(name);
   }
 
   async function runNow() {
+    if (runState.loading) return;
     setPreviousRunAt(savedSearch.lastRunAt);
     await run({ variables: { id: savedSearch.id, limit: RUN_LIMIT } }).catch(() => undefined);
   }
@@ -113,7 +117,7 @@ export function SavedSearchItem({ savedSearch, onDeleted }: { savedSearch: Saved
               if (event.key === "Escape") backToView(renameButton);
             }}
           />
-          <button type="submit" className="primary" disabled={renameState.loading || newName.trim() === ""}>
+          <button type="submit" className="primary" disabled={newName.trim() === ""} aria-disabled={renameState.loading}>
             {renameState.loading ? "Renaming…" : "Save name"}
           </button>
           <button type="button" onClick={() => backToView(renameButton)}>
@@ -126,7 +130,7 @@ export function SavedSearchItem({ savedSearch, onDeleted }: { savedSearch: Saved
           <p>
             Delete “{savedSearch.name}”? This cannot be undone.
           </p>
-          <button type="button" className="danger" disabled={removeState.loading} onClick={confirmDelete}>
+          <button type="button" className="danger" aria-disabled={removeState.loading} onClick={confirmDelete}>
             {removeState.loading ? "Deleting…" : "Delete"}
           </button>
           <button type="button" ref={cancelDelete} onClick={() => backToView(deleteButton)}>
@@ -136,7 +140,7 @@ export function SavedSearchItem({ savedSearch, onDeleted }: { savedSearch: Saved
         </div>
       ) : (
         <div className="saved-search-actions">
-          <button type="button" className="primary" disabled={runState.loading} onClick={runNow} aria-describedby={headingId}>
+          <button type="button" className="primary" aria-disabled={runState.loading} onClick={runNow} aria-describedby={headingId}>
             {runState.loading ? "Running…" : "Run"}
           </button>
           <Link to={searchPageHref(savedSearch.query, savedSearch.alpha)} aria-describedby={headingId}>

@@ -25,9 +25,9 @@ export function useSaveSearch() {
 /**
  * The deployment's default alpha. A search run without an alpha ranks with it, while a saved
  * search always stores one (0.5 when left out): saving with the default keeps the ranking the
- * person saw. Null until known, or when the search service cannot say.
+ * person saw. Null while loading, or when the search service cannot say (the server's 0.5 then).
  */
-export function useDefaultAlpha(skip: boolean): number | null {
-  const { data } = useQuery(DEFAULT_ALPHA, { skip, errorPolicy: "all" });
-  return data?.searchIndexStatus?.defaultAlpha.alpha ?? null;
+export function useDefaultAlpha(skip: boolean): { defaultAlpha: number | null; loading: boolean } {
+  const { data, loading } = useQuery(DEFAULT_ALPHA, { skip, errorPolicy: "all" });
+  return { defaultAlpha: data?.searchIndexStatus?.defaultAlpha.alpha ?? null, loading };
 }
