@@ -5,6 +5,7 @@
  * Pages' own behaviour: the other files of test/browser.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { watchForProblems } from "./support/page-problems.js";
 import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
@@ -31,10 +32,7 @@ describeInBrowser("the web app's shell", () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
     const problems: string[] = [];
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-    page.on("console", (message) => {
-      if (message.type() === "error") problems.push(`console: ${message.text()}`);
-    });
+    watchForProblems(page, problems);
     page.on("request", (request) => {
       if (!request.url().startsWith(web.origin) && !request.url().startsWith("data:")) problems.push(`outside request: ${request.url()}`);
     });
