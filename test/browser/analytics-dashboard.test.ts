@@ -24,6 +24,43 @@ const ANALYTICS = `query Analytics($from: DateTime!, $to: DateTime!) { knowledge
 /** Queries that match the demo handbook (lib/demo-data/documents.json), the first asked most. */
 const ASKED = ["postgres deadlock runbook", "postgres deadlock runbook", "postgres deadlock runbook", "kubernetes autoscaling", "kubernetes autoscaling", "graphql federation gateway", "flaky tests policy"];
 
+/** A BEDROCK knowledge base (never asked here: only the past weeks' log rows below name it). */
+async function createBedrockKnowledgeBase(): Promise<string> {
+  const created = await graphql(web.origin, web.demoToken, `mutation CreateSupportArticles($input: CreateKnowledgeBaseInput!) { createKnowledgeBase(input: $input) { id } }`, {
+    input: { name: "Support articles", scope: "COMPANY", backend: "BEDROCK", region: "us-east-1", bedrockKnowledgeBaseId: "KBDEMO0001", credentialMode: "PLATFORM" },
+  });
+  expect(created.errors).toBeUndefined();
+  return created.data!.createKnowledgeBase.id;
+}
+
+/**
+ * The past four weeks of the demo organization's knowledge queries, written straight into the
+ * log (as its writer does): the dashboard then has days, a second provider and failures to draw.
+ * Deterministic; none of these texts is one the test asks, so its own counts stay exact.
+ */
+async function seedPastWeeks(postmortems: string, supportArticles: string): Promise<void> {
+  const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T12:00:00Z`);
+  const documentQueries = ["rotate jwt signing keys", "terraform drift detection", "redis cache invalidation", "docker image size limits"];
+  const bedrockQueries = ["refund policy for annual plans", "enterprise support sla"];
+  const rows = [];
+  for (let daysAgo = 1; daysAgo <= 27; daysAgo++) {
+    const createdAt = new Date(today - daysAgo * 86_400_000);
+    const weekday = createdAt.getUTCDay() !== 0 && createdAt.getUTCDay() !== 6;
+    const documents = (weekday ? 4 : 1) + ((daysAgo * 5) % 7);
+    for (let n = 0; n < documents; n++) {
+      const query = documentQueries[(daysAgo + n) % documentQueries.length]!;
+      rows.push({ organizationId: "org_demo", userId: "user_grace", knowledgeBaseId: null, query, results: 5, topScore: 0.03, provider: "documents", status: "OK", credits: 0, latencyMs: 35 + ((daysAgo * 13 + n * 29) % 90), createdAt });
+    }
+    rows.push({ organizationId: "org_demo", userId: "user_alan", knowledgeBaseId: postmortems, query: "kafka consumer lag", results: 0, topScore: null, provider: "documents", status: "OK", credits: 0, latencyMs: 20 + (daysAgo % 15), createdAt });
+    for (let n = 0; n < (weekday ? 3 : 1); n++) {
+      // About one Bedrock call in eight times out.
+      const timedOut = (daysAgo + n) % 8 === 0;
+      rows.push({ organizationId: "org_demo", userId: "user_barbara", knowledgeBaseId: supportArticles, query: bedrockQueries[(daysAgo + n) % 2]!, results: timedOut ? 0 : 4, topScore: timedOut ? null : 0.7, provider: "bedrock", status: timedOut ? "TIMEOUT" : "OK", credits: 0, latencyMs: timedOut ? 5000 : 240 + ((daysAgo * 37 + n * 53) % 400), createdAt });
+    }
+  }
+  await web.test.db.database.prisma.knowledgeQuery.createMany({ data: rows });
+}
+
 describeInBrowser("the analytics dashboard", () => {
   let zeroResultQuery: string;
 
@@ -44,6 +81,7 @@ describeInBrowser("the analytics dashboard", () => {
       expect(answer.errors).toBeUndefined();
       expect(answer.data!.queryKnowledgeBase.passages.length).toBeGreaterThan(0);
     }
+    await seedPastWeeks(postmortems, await createBedrockKnowledgeBase());
     zeroResultQuery = "zyxwvut quokka postmortem";
     const nothing = await graphql(web.origin, web.demoToken, ASK, { input: { query: zeroResultQuery, limit: 5, knowledgeBaseId: postmortems } });
     expect(nothing.data?.queryKnowledgeBase.passages).toEqual([]);
@@ -89,11 +127,17 @@ describeInBrowser("the analytics dashboard", () => {
     await zero.getByRole("link", { name: zeroResultQuery }).waitFor({ timeout: 30_000 });
     expect(await zero.getByRole("link", { name: "postgres deadlock runbook" }).count()).toBe(0);
 
-    // Latency per provider and failure rates: the documents provider answered every query here.
+    // Latency per provider and failure rates: the documents provider answered every query.
     const latency = page.getByRole("region", { name: "Latency per provider" });
     expect(await latency.getByRole("img", { name: /^Bar chart/ }).getAttribute("aria-label")).toMatch(/documents p50 [\d.,]+ ms, p95 [\d.,]+ ms, p99 [\d.,]+ ms/);
     const failures = page.getByRole("region", { name: "Provider failure rate" });
-    expect(await failures.getByRole("img", { name: /^Bar chart/ }).getAttribute("aria-label")).toMatch(/documents 0% \(0 of \d+\)/);
+    const failureSummary = await failures.getByRole("img", { name: /^Bar chart/ }).getAttribute("aria-label");
+    expect(failureSummary).toMatch(/documents 0% \(0 of \d+\)/);
+    // The past weeks' Bedrock timeouts (seedPastWeeks) count as failures.
+    expect(failureSummary).toMatch(/bedrock [1-9][\d.]*% \([1-9]\d* of \d+\)/);
+    const perBase = await page.getByRole("region", { name: "Latency per knowledge base" }).getByRole("img", { name: /^Bar chart/ }).getAttribute("aria-label");
+    expect(perBase).toMatch(/Engineering handbook p50 [\d.,]+ ms/);
+    expect(perBase).toMatch(/Support articles p50 [\d.,]+ ms, p95 [\d.,]+ ms, p99 5,000 ms/);
     // The numbers as a table: hidden until asked for, then visible.
     const toggle = failures.getByRole("button", { name: "Show table" });
     await toggle.click();

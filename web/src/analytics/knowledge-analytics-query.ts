@@ -98,5 +98,5 @@ export const KNOWLEDGE_ANALYTICS_DASHBOARD: TypedDocumentNode<KnowledgeAnalytics
 /** What a knowledge base row is called: its name, or why it has none. */
 export function knowledgeBaseLabel(usage: KnowledgeBaseUsage): string {
   if (usage.knowledgeBase) return usage.knowledgeBase.name;
-  return usage.knowledgeBaseId ? "A deleted knowledge base" : "Members' own documents";
+  return usage.knowledgeBaseId ? `Deleted knowledge base ${usage.knowledgeBaseId.slice(0, 8)}` : "Members' own documents";
 }
