@@ -134,6 +134,7 @@ export class KnowledgeQueries {
         results: passages.length,
         topScore: passages.length > 0 ? Math.max(...passages.map((passage) => passage.score)) : null,
         provider: report.provider,
+        status: report.status,
         credits: 0,
         latencyMs: report.tookMs,
       });

@@ -25,6 +25,8 @@ export interface KnowledgeQueryEntry {
   topScore: number | null;
   /** `documents`, `bedrock`, … */
   provider: string;
+  /** How the source answered (a KnowledgeSourceStatus); OK when not given. */
+  status?: string;
   /** Cost of the call; 0 until pricing exists. */
   credits: number;
   latencyMs: number;
@@ -50,6 +52,7 @@ function toRow(entry: KnowledgeQueryEntry) {
     results: clampInt(entry.results),
     topScore: finiteOrNull(entry.topScore),
     provider: plain(entry.provider),
+    status: plain(entry.status ?? "OK"),
     credits: Number.isFinite(entry.credits) ? entry.credits : 0,
     latencyMs: clampInt(entry.latencyMs),
   };

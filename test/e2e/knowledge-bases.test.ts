@@ -249,7 +249,9 @@ describe("knowledge bases", () => {
   it("logs every knowledge query, counts them per knowledge base, and sums them up in knowledgeAnalytics", async () => {
     const analytics = `query($from: DateTime!, $to: DateTime!) { knowledgeAnalytics(from: $from, to: $to) {
       totalQueries topQueries { query count } zeroResultQueries { query count }
-      knowledgeBases { knowledgeBaseId knowledgeBase { name } queries zeroResultQueries latencyP50Ms latencyP95Ms } } }`;
+      knowledgeBases { knowledgeBaseId knowledgeBase { name } queries zeroResultQueries latencyP50Ms latencyP95Ms latencyP99Ms }
+      queriesPerDay { day queries zeroResultQueries failedQueries }
+      providers { provider queries failedQueries latencyP50Ms latencyP95Ms latencyP99Ms } } }`;
     const range = { from: startedAt.toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
     // Sources asked so far: 3 capability queries × 2 knowledge bases, and 3 queryKnowledgeBase calls of one source each.
     let result: Record<string, any> | undefined;
@@ -269,6 +271,15 @@ describe("knowledge bases", () => {
     expect(byBase[ids.team!]).toMatchObject({ queries: 1, zeroResultQueries: 1 });
     expect(byBase.documents).toMatchObject({ queries: 1, zeroResultQueries: 0, knowledgeBase: null });
     expect(byBase[ids.local!].latencyP95Ms).toBeGreaterThanOrEqual(byBase[ids.local!].latencyP50Ms);
+    expect(byBase[ids.local!].latencyP99Ms).toBeGreaterThanOrEqual(byBase[ids.local!].latencyP95Ms);
+    // Per UTC day (the test may straddle midnight) and per provider: the throttled Bedrock call is the one failure.
+    expect(result!.queriesPerDay.reduce((sum: number, day: { queries: number }) => sum + day.queries, 0)).toBe(9);
+    expect(result!.queriesPerDay.reduce((sum: number, day: { failedQueries: number }) => sum + day.failedQueries, 0)).toBe(1);
+    expect(result!.queriesPerDay.every((day: { day: string }) => /^\d{4}-\d{2}-\d{2}$/.test(day.day))).toBe(true);
+    const byProvider = Object.fromEntries(result!.providers.map((row: Record<string, any>) => [row.provider, row]));
+    expect(byProvider.documents).toMatchObject({ queries: 6, failedQueries: 0 });
+    expect(byProvider.bedrock).toMatchObject({ queries: 3, failedQueries: 1 });
+    expect(byProvider.bedrock.latencyP99Ms).toBeGreaterThanOrEqual(byProvider.bedrock.latencyP50Ms);
 
     const rows = await db.database.prisma.knowledgeQuery.findMany({ where: { organizationId: "org-kb" } });
     expect(rows).toHaveLength(9);
