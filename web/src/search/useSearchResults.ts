@@ -35,7 +35,8 @@ interface LaterPages {
 export function useSearchResults(input: SearchInput | null): SearchResults {
   const client = useApolloClient();
   const key = input ? JSON.stringify(input) : "";
-  const variables = useMemo(() => (input ? { input, local: { ...input, latency: "LOCAL" as const } } : undefined), [key]); // eslint-disable-line react-hooks/exhaustive-deps
+  // Keyed by the input's JSON: a new object for the same search (a re-render) is the same search.
+  const variables = useMemo(() => (input ? { input, local: { ...input, latency: "LOCAL" as const } } : undefined), [key]);
   const { data: streamed, error, loading, dataState } = useQuery(STREAMED_SEARCH, variables ? { variables, errorPolicy: "all" } : skipToken);
   // Apollo types streamed data as partial throughout; each part here is whole: `fast` arrives
   // complete in the first part, `all` complete in the deferred one (or not at all).
