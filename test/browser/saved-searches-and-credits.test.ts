@@ -4,10 +4,10 @@
  * run (its hits, then "new since last run" after a matching conversation is added), a duplicate
  * name is refused readably, one saved from the page's form joins the list without a reload, a
  * colleague's page does not list them, and deleting (after a confirmation) leaves the list and
- * finally the empty state. Credits: with a
- * budget set and two paid web searches (a Serper stand-in), the page shows the budget, spent and
- * balance, the usage chart and the same numbers in a table; a period without spending says so;
- * a member sees the budget and a readable FORBIDDEN instead of the usage. axe on every page.
+ * finally the empty state. Credits: with a budget set and two paid web searches (a Serper
+ * stand-in), the page shows the budget, spent and balance, the usage chart and the same numbers
+ * in a table; a period without spending says so; a member sees the budget and a readable
+ * FORBIDDEN instead of the usage. axe on every page.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Locator, Page } from "playwright-core";
