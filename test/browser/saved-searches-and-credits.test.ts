@@ -2,11 +2,12 @@
  * Saved searches (/saved) and credits (/credits) in real Chromium against the whole product
  * (issue 21). Saved searches: one saved through the API is listed, renamed from the keyboard,
  * run (its hits, then "new since last run" after a matching conversation is added), a duplicate
- * name is refused readably, one saved from the page's form joins the list without a reload, and
- * deleting (after a confirmation) leaves the list and finally the empty state. Credits: with a
- * budget set and two paid web searches (a Serper stand-in), the page shows the budget, spent and
- * balance, the usage chart and the same numbers in a table; a period without spending says so;
- * a member sees the budget and a readable FORBIDDEN instead of the usage. axe on every page.
+ * name is refused readably, one saved from the page's form joins the list without a reload, a
+ * colleague's page does not list them, and deleting (after a confirmation) leaves the list and
+ * finally the empty state. Credits: with a budget set and two paid web searches (a Serper
+ * stand-in), the page shows the budget, spent and balance, the usage chart and the same numbers
+ * in a table; a period without spending says so; a member sees the budget and a readable
+ * FORBIDDEN instead of the usage. axe on every page.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Locator, Page } from "playwright-core";
@@ -136,6 +137,14 @@ describeInBrowser("saved searches", () => {
     await page.getByRole("button", { name: "Save search" }).click();
     await savedSearchCard(page, "Kettle descaling").waitFor(WAIT);
     expect(await page.locator("li.saved-search h2").allTextContents()).toEqual(["Kettle descaling", "Espresso descaling"]);
+
+    // Saved searches are their owner's: a colleague's page does not list Ada's.
+    const colleague = await web.context(await tokenFor(DEMO_ORGANIZATION.id, "user_grace", [], "member"));
+    const colleaguePage = await colleague.newPage();
+    await colleaguePage.goto("/saved");
+    await colleaguePage.getByRole("heading", { name: "No saved searches yet" }).waitFor(WAIT);
+    expect(await colleaguePage.locator("li.saved-search").count()).toBe(0);
+    await colleague.close();
 
     // Delete asks first; keeping it changes nothing, confirming removes it from the list.
     await renamed.getByRole("button", { name: "Delete" }).click();
