@@ -267,8 +267,12 @@ describeInBrowser("the documents page and the document view", () => {
     await input.waitFor(WAIT);
 
     // Chosen from the keyboard: the file input takes focus and opens the file chooser with Space.
+    // Playwright's pattern: listen for the chooser before the key that opens it.
+    const chooserOpened = page.waitForEvent("filechooser", WAIT);
     await input.focus();
-    const [chooser] = await Promise.all([page.waitForEvent("filechooser", WAIT), page.keyboard.press("Space")]);
+    expect(await input.evaluate((element) => element === document.activeElement)).toBe(true);
+    await page.keyboard.press("Space");
+    const chooser = await chooserOpened;
     await chooser.setFiles({ name: "huge.md", mimeType: "text/markdown", buffer: Buffer.alloc(MAX_DOCUMENT_BYTES * 2, "a") });
     const tooLarge = page.locator('li.upload[data-file-name="huge.md"]').getByRole("alert");
     await tooLarge.waitFor(WAIT);
