@@ -10,17 +10,15 @@
  */
 import { gql } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
-import { useEffect, useRef, useState } from "react";
+import { useEffect } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { MarkedWords, queryWords } from "../conversations/MarkedWords";
-import { useRevealTarget } from "../conversations/reveal";
+import { useLinkedPages } from "../conversations/reveal";
 import { formatDateTime } from "../documents/format";
 import "./ConversationPage.css";
 
 const MESSAGES_PER_PAGE = 100;
-/** How many pages are loaded on their own to reach a linked message (10,000 messages). */
-const MAX_PAGES_TO_TARGET = 100;
 
 type MessageRole = "USER" | "ASSISTANT" | "SYSTEM";
 
@@ -78,10 +76,6 @@ export default function ConversationPage() {
   const [searchParams] = useSearchParams();
   const targetMessageId = searchParams.get("message");
   const words = queryWords(searchParams.get("q"));
-  const [loadingMore, setLoadingMore] = useState(false);
-  const [moreError, setMoreError] = useState<unknown>(null);
-  const pagesFetched = useRef(1);
-
   const { data, loading, error, fetchMore } = useQuery<ConversationViewData, ConversationViewVariables>(CONVERSATION_VIEW, {
     variables: { id, first: MESSAGES_PER_PAGE },
     errorPolicy: "all",
@@ -89,16 +83,14 @@ export default function ConversationPage() {
   const conversation = data?.conversation ?? null;
   const messages = conversation?.messages.nodes ?? [];
   const pageInfo = conversation?.messages.pageInfo;
-  const targetLoaded = targetMessageId !== null && messages.some((message) => message.id === targetMessageId);
-
-  async function loadMore() {
-    if (!pageInfo?.endCursor || loadingMore) return;
-    setLoadingMore(true);
-    setMoreError(null);
-    try {
-      pagesFetched.current += 1;
-      await fetchMore({
-        variables: { after: pageInfo.endCursor },
+  const { loadMore, loadingMore, moreError, targetLoaded, searchingForTarget } = useLinkedPages({
+    nodes: messages,
+    pageInfo,
+    targetId: targetMessageId,
+    elementId: (messageId) => `message-${messageId}`,
+    fetchNext: (after) =>
+      fetchMore({
+        variables: { after },
         // The next page joins the messages already shown (the cache keeps one list per `after`).
         updateQuery: (previous, { fetchMoreResult }) => {
           if (!previous.conversation || !fetchMoreResult.conversation) return previous;
@@ -112,20 +104,8 @@ export default function ConversationPage() {
             },
           };
         },
-      });
-    } catch (caught) {
-      setMoreError(caught);
-    } finally {
-      setLoadingMore(false);
-    }
-  }
-
-  // A linked message further down than the first page: load pages until it is there.
-  useEffect(() => {
-    if (targetMessageId && !targetLoaded && pageInfo?.hasNextPage && !loadingMore && !moreError && pagesFetched.current < MAX_PAGES_TO_TARGET) void loadMore();
+      }),
   });
-
-  useRevealTarget(targetMessageId, () => (targetMessageId ? document.getElementById(`message-${targetMessageId}`) : null), targetLoaded);
 
   useEffect(() => {
     document.title = conversation ? `${conversation.title} · Context search` : "Conversation · Context search";
@@ -148,7 +128,6 @@ export default function ConversationPage() {
     );
   }
 
-  const searchingForTarget = targetMessageId !== null && !targetLoaded && (pageInfo?.hasNextPage ?? false) && !moreError;
   return (
     <section aria-labelledby="page-title" className="conversation-view">
       <h1 id="page-title">{conversation.title}</h1>

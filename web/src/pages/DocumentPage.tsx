@@ -13,18 +13,16 @@
  */
 import { gql } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
-import { useEffect, useRef, useState } from "react";
+import { useEffect } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { MarkedWords, queryWords } from "../conversations/MarkedWords";
-import { useRevealTarget } from "../conversations/reveal";
+import { useLinkedPages } from "../conversations/reveal";
 import { formatBytes, formatDateTime } from "../documents/format";
 import "../documents/status.css";
 import "./DocumentPage.css";
 
 const CHUNKS_PER_PAGE = 50;
-/** How many pages are loaded on their own to reach a linked chunk (5,000 chunks). */
-const MAX_PAGES_TO_TARGET = 100;
 const POLL_INTERVAL_MS = 2000;
 
 type DocumentStatus = "PENDING" | "INDEXING" | "READY" | "FAILED";
@@ -101,10 +99,6 @@ export default function DocumentPage() {
   const [searchParams] = useSearchParams();
   const targetChunkId = searchParams.get("chunk");
   const words = queryWords(searchParams.get("q"));
-  const [loadingMore, setLoadingMore] = useState(false);
-  const [moreError, setMoreError] = useState<unknown>(null);
-  const pagesFetched = useRef(1);
-
   const { data, loading, error, fetchMore, startPolling, stopPolling } = useQuery<DocumentViewData, DocumentViewVariables>(DOCUMENT_VIEW, {
     variables: { id, first: CHUNKS_PER_PAGE },
     errorPolicy: "all",
@@ -113,7 +107,6 @@ export default function DocumentPage() {
   const doc = data?.document ?? null;
   const chunks = doc?.chunks.nodes ?? [];
   const pageInfo = doc?.chunks.pageInfo;
-  const targetLoaded = targetChunkId !== null && chunks.some((chunk) => chunk.id === targetChunkId);
   const indexing = doc !== null && (doc.status === "PENDING" || doc.status === "INDEXING");
 
   useEffect(() => {
@@ -122,14 +115,16 @@ export default function DocumentPage() {
     return () => stopPolling();
   }, [indexing, startPolling, stopPolling]);
 
-  async function loadMore() {
-    if (!pageInfo?.endCursor || loadingMore) return;
-    setLoadingMore(true);
-    setMoreError(null);
-    try {
-      pagesFetched.current += 1;
-      await fetchMore({
-        variables: { after: pageInfo.endCursor },
+  const { loadMore, loadingMore, moreError, targetLoaded, searchingForTarget } = useLinkedPages({
+    nodes: chunks,
+    pageInfo,
+    targetId: targetChunkId,
+    elementId: (chunkId) => `chunk-${chunkId}`,
+    // Only the first page is shown while indexing, so polling cannot drop loaded pages.
+    paused: indexing,
+    fetchNext: (after) =>
+      fetchMore({
+        variables: { after },
         // The next page joins the chunks already shown (the cache keeps one list per `after`).
         updateQuery: (previous, { fetchMoreResult }) => {
           if (!previous.document || !fetchMoreResult.document) return previous;
@@ -140,20 +135,8 @@ export default function DocumentPage() {
             },
           };
         },
-      });
-    } catch (caught) {
-      setMoreError(caught);
-    } finally {
-      setLoadingMore(false);
-    }
-  }
-
-  // A linked chunk further on than the first page: load pages until it is there.
-  useEffect(() => {
-    if (targetChunkId && !targetLoaded && pageInfo?.hasNextPage && !indexing && !loadingMore && !moreError && pagesFetched.current < MAX_PAGES_TO_TARGET) void loadMore();
+      }),
   });
-
-  useRevealTarget(targetChunkId, () => (targetChunkId ? document.getElementById(`chunk-${targetChunkId}`) : null), targetLoaded);
 
   useEffect(() => {
     document.title = doc ? `${doc.fileName} · Context search` : "Document · Context search";
@@ -176,7 +159,6 @@ export default function DocumentPage() {
     );
   }
 
-  const searchingForTarget = targetChunkId !== null && !targetLoaded && (pageInfo?.hasNextPage ?? false) && !moreError;
   return (
     <section aria-labelledby="page-title" className="document-view">
       <p className="breadcrumb">
