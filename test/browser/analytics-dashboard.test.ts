@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { tokenFor } from "../support/tenants.js";
 import { eventually, graphql } from "./support/graphql-client.js";
+import { watchForProblems } from "./support/page-problems.js";
 import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
@@ -106,8 +107,7 @@ describeInBrowser("the analytics dashboard", () => {
   it("shows the queries just asked: a chart of queries per day, the top and the zero-result queries", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems: string[] = [];
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    const problems = watchForProblems(page);
     const opened = Date.now();
     await page.goto("/analytics");
     const perDay = page.getByRole("region", { name: "Queries per day" });
@@ -147,7 +147,7 @@ describeInBrowser("the analytics dashboard", () => {
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await failures.getByRole("button", { name: "Hide table" }).click();
     await screenshot(page, "analytics-dashboard");
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
   });
 

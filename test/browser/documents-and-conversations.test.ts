@@ -15,6 +15,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Page } from "playwright-core";
 import { tokenFor } from "../support/tenants.js";
+import { watchForProblems } from "./support/page-problems.js";
 import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
@@ -48,30 +49,6 @@ function uniqueWord(prefix: string): string {
   return prefix + Array.from({ length: 8 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join("");
 }
 
-/**
- * What should never happen on a page: an uncaught exception, a console error, an answer of 400 or
- * more. Two answers are part of the protocol and left out: automatic persisted queries answer an
- * operation the gateway has not seen yet with 404 PERSISTED_QUERY_NOT_FOUND (the client then
- * sends the document), and, where a test means it, a refused upload (`allowRefusedUploads`).
- * Chromium logs every such answer as "Failed to load resource" without saying which, so those
- * console lines are left to the response listener, which reads each failed answer.
- */
-function watchForBrowserErrors(page: Page, options: { allowRefusedUploads?: boolean } = {}): string[] {
-  const problems: string[] = [];
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) problems.push(`console: ${message.text()}`);
-  });
-  page.on("response", async (response) => {
-    if (response.status() < 400) return;
-    if (options.allowRefusedUploads && new URL(response.url()).pathname === "/documents" && response.request().method() === "POST") return;
-    const body = await response.text().catch(() => "");
-    if (response.status() === 404 && body.includes("PERSISTED_QUERY_NOT_FOUND")) return;
-    problems.push(`HTTP ${response.status()} from ${response.url()}: ${body.slice(0, 300)}`);
-  });
-  return problems;
-}
-
 async function expectAccessible(page: Page): Promise<void> {
   expect(await seriousAccessibilityViolations(page)).toEqual([]);
 }
@@ -101,7 +78,7 @@ describeInBrowser("the conversation view", () => {
 
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems = watchForBrowserErrors(page);
+    const problems = watchForProblems(page);
     const started = performance.now();
     await page.goto(`/conversations/${conversation.id}?message=${target.id}&q=${encodeURIComponent(word)}`);
     await waitForFocus(page, `message-${target.id}`);
@@ -119,7 +96,7 @@ describeInBrowser("the conversation view", () => {
     expect(await page.locator("article.message-target").count()).toBe(1);
     await expectAccessible(page);
     await screenshot(page, "conversation-view");
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
   }, 120_000);
 
@@ -146,7 +123,7 @@ describeInBrowser("the conversation view", () => {
 
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems = watchForBrowserErrors(page);
+    const problems = watchForProblems(page);
     await page.goto(`/conversations/${id}?message=${target.id}&q=second`);
     await waitForFocus(page, `message-${target.id}`);
     expect(await isInViewport(page, `#message-${target.id}`)).toBe(true);
@@ -158,7 +135,7 @@ describeInBrowser("the conversation view", () => {
     // Every page is loaded: nothing more to load.
     expect(await page.getByRole("button", { name: /Load more messages/ }).count()).toBe(0);
     await expectAccessible(page);
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
   }, 120_000);
 
@@ -166,13 +143,13 @@ describeInBrowser("the conversation view", () => {
     const data = await graphql<{ conversations: { nodes: { id: string }[] } }>(`query OneConversation { conversations(first: 1) { nodes { id } } }`);
     const other = await web.context(await tokenFor("org-other", "someone"));
     const page = await other.newPage();
-    const problems = watchForBrowserErrors(page);
+    const problems = watchForProblems(page);
     await page.goto(`/conversations/${data.conversations.nodes[0]!.id}`);
     await page.getByRole("heading", { level: 1, name: "Conversation not found" }).waitFor(WAIT);
     await page.goto(`/conversations/00000000-0000-4000-8000-000000000000`);
     await page.getByRole("heading", { level: 1, name: "Conversation not found" }).waitFor(WAIT);
     await expectAccessible(page);
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await other.close();
   }, 60_000);
 });
@@ -181,7 +158,7 @@ describeInBrowser("the documents page and the document view", () => {
   it("uploads through the file input and by drop, shows the status turn READY, and the document view marks the chunk search found", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems = watchForBrowserErrors(page);
+    const problems = watchForProblems(page);
     await page.goto("/documents");
     await page.getByRole("heading", { level: 1, name: "Documents" }).waitFor(WAIT);
     await page.locator("table.documents-table tbody tr").first().waitFor(WAIT);
@@ -254,14 +231,14 @@ describeInBrowser("the documents page and the document view", () => {
     expect(await chunk.textContent()).toContain("Promote the replica");
     await expectAccessible(page);
     await screenshot(page, "document-view");
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
   }, 300_000);
 
   it("shows the server's message and code for a file that is too large and for one it cannot read", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems = watchForBrowserErrors(page, { allowRefusedUploads: true });
+    const problems = watchForProblems(page, { allowRefusedUploads: true });
     await page.goto("/documents");
     const input = page.getByLabel("Choose files to upload");
     await input.waitFor(WAIT);
@@ -290,14 +267,14 @@ describeInBrowser("the documents page and the document view", () => {
     expect(unsupportedText).not.toContain("input.contentBase64");
     await expectAccessible(page);
     await screenshot(page, "documents-upload-errors");
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
   }, 120_000);
 
   it("shows an upload's progress while it is sent (upload throttled through the DevTools protocol)", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems = watchForBrowserErrors(page);
+    const problems = watchForProblems(page);
     await page.goto("/documents");
     const input = page.getByLabel("Choose files to upload");
     await input.waitFor(WAIT);
@@ -318,14 +295,14 @@ describeInBrowser("the documents page and the document view", () => {
     await page.locator(`li.upload[data-file-name="${fileName}"]`).getByText("Uploaded.").waitFor(WAIT);
     console.log(`upload progress: ${Math.round(performance.now() - started)} ms to send ~100 KB at 64 KB/s, partial progress seen`);
     await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
   }, 120_000);
 
   it("pages through the documents and says a document is not found", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems = watchForBrowserErrors(page);
+    const problems = watchForProblems(page);
     await page.goto("/documents");
     const firstRow = page.locator("table.documents-table tbody tr").first();
     await firstRow.waitFor(WAIT);
@@ -343,7 +320,7 @@ describeInBrowser("the documents page and the document view", () => {
     await page.goto("/documents/00000000-0000-4000-8000-000000000000");
     await page.getByRole("heading", { level: 1, name: "Document not found" }).waitFor(WAIT);
     await expectAccessible(page);
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
   }, 60_000);
 });

@@ -73,8 +73,7 @@ describeInBrowser("saved searches", () => {
 
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems: string[] = [];
-    watchForProblems(page, problems);
+    const problems = watchForProblems(page);
     const opened = Date.now();
     await page.goto("/saved");
     await savedSearchCard(page, "Descaling notes").waitFor(WAIT);
@@ -161,7 +160,7 @@ describeInBrowser("saved searches", () => {
     await page.getByRole("heading", { name: "No saved searches yet" }).waitFor(WAIT);
     expect((await api(web.demoToken, `query { savedSearches { nodes { id } } }`)).savedSearches.nodes).toEqual([]);
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
   });
 });
@@ -182,8 +181,7 @@ describeInBrowser("credits", () => {
 
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
-    const problems: string[] = [];
-    watchForProblems(page, problems);
+    const problems = watchForProblems(page);
     const opened = Date.now();
     await page.goto("/credits");
     const figures = page.locator(".credit-figures");
@@ -211,14 +209,13 @@ describeInBrowser("credits", () => {
     expect(await page.getByRole("button", { name: "Show" }).isDisabled()).toBe(true);
     await page.getByRole("button", { name: "This month" }).click();
     await table.getByRole("cell", { name: "Serper" }).waitFor(WAIT);
-    expect(problems).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
     await context.close();
 
     // A member reads the month's figures; the usage is for admins, and the page says so.
     const member = await web.context(await tokenFor(DEMO_ORGANIZATION.id, "user_grace", [], "member"));
     const memberPage = await member.newPage();
-    const memberProblems: string[] = [];
-    watchForProblems(memberPage, memberProblems);
+    const memberProblems = watchForProblems(memberPage);
     await memberPage.goto("/credits");
     await memberPage.getByText("Usage by day and provider is for administrators.").waitFor(WAIT);
     expect(await memberPage.locator(".credit-figures dd").allTextContents()).toEqual(["100", spent, String(credits.balance)]);
@@ -226,7 +223,7 @@ describeInBrowser("credits", () => {
     expect(await memberPage.locator(".usage-chart").count()).toBe(0);
     expect(await seriousAccessibilityViolations(memberPage)).toEqual([]);
     await screenshot(memberPage, "credits-member");
-    expect(memberProblems).toEqual([]);
+    expect(await memberProblems.settled()).toEqual([]);
     await member.close();
   });
 });

@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import type { Page } from "playwright-core";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { tokenFor } from "../support/tenants.js";
+import { watchForProblems, type PageProblems } from "./support/page-problems.js";
 import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
@@ -44,45 +45,20 @@ afterAll(async () => {
 interface OpenedPage {
   page: Page;
   /** Browser errors and failed requests, read once the test is done (`problemsOf`). */
-  problems: string[];
-  pending: Promise<void>[];
+  problems: PageProblems;
 }
 
-/**
- * Opens `path` as the demo admin, noting every page error, console error and failed request. One
- * failure is expected and left out: the persisted-query handshake (apollo.ts), where the gateway
- * answers an operation's first hash with 404 PERSISTED_QUERY_NOT_FOUND and the client sends the
- * document (Chromium logs each such 404 on the console as well).
- */
+/** Opens `path` as the demo admin, noting every page error, console error and failed request (page-problems.ts). */
 async function openPage(path: string, token = web.demoToken): Promise<OpenedPage> {
   const context = await web.context(token);
   const page = await context.newPage();
-  const opened: OpenedPage = { page, problems: [], pending: [] };
-  page.on("pageerror", (error) => opened.problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() !== "error") return;
-    if (/status of 404/.test(message.text()) && new URL(message.location().url || web.origin).pathname === "/graphql") return;
-    opened.problems.push(`console: ${message.text()}`);
-  });
-  page.on("response", (response) => {
-    if (response.status() < 400) return;
-    opened.pending.push(
-      response.text().then(
-        (body) => {
-          if (response.status() === 404 && new URL(response.url()).pathname === "/graphql" && body.includes("PERSISTED_QUERY_NOT_FOUND")) return;
-          opened.problems.push(`${response.status()} ${response.request().method()} ${response.url()}: ${body.slice(0, 200)}`);
-        },
-        () => undefined,
-      ),
-    );
-  });
+  const opened: OpenedPage = { page, problems: watchForProblems(page) };
   await page.goto(path);
   return opened;
 }
 
-async function problemsOf(opened: OpenedPage): Promise<string[]> {
-  await Promise.all(opened.pending);
-  return opened.problems;
+function problemsOf(opened: OpenedPage): Promise<string[]> {
+  return opened.problems.settled();
 }
 
 const hits = (page: Page) => page.locator("ol.hit-list > li");

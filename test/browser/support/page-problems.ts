@@ -1,25 +1,52 @@
 /**
  * What should never happen on a page of the app, collected as the page runs: a script error, a
- * console error, a request that failed. One failure is part of the protocol and left out:
- * automatic persisted queries answer an operation the gateway has not seen yet with HTTP 404
- * PERSISTED_QUERY_NOT_FOUND (gateway/persisted-operations.ts, as Apollo Server does); the client
- * then sends the document and is served. Chromium still logs that 404 as a console error
- * ("Failed to load resource"), without saying which request it was, so console 404s are left to
+ * console error, an answer of 400 or more. Left out, because they are the protocol working:
+ * - automatic persisted queries answer an operation the gateway has not seen yet with HTTP 404
+ *   PERSISTED_QUERY_NOT_FOUND at `/graphql` (gateway/persisted-operations.ts, as Apollo Server
+ *   does); the client then sends the document and is served;
+ * - with `allowRefusedUploads`, a refused `POST /documents` (a test that means to be refused).
+ * Chromium also logs each failed answer on the console ("Failed to load resource: the server
+ * responded with a status of …") without saying which request it was, so those lines are left to
  * the response listener, which reads each failed answer and keeps every other one.
  */
 import type { Page } from "playwright-core";
 
-const RESOURCE_404 = /^Failed to load resource: the server responded with a status of 404/;
+const FAILED_ANSWER_ON_CONSOLE = /^Failed to load resource: the server responded with a status of \d+/;
 
-export function watchForProblems(page: Page, problems: string[]): void {
+export interface WatchOptions {
+  allowRefusedUploads?: boolean;
+}
+
+export interface PageProblems {
+  /** Every problem noted so far, once the failed answers' bodies have been read. */
+  settled(): Promise<string[]>;
+}
+
+export function watchForProblems(page: Page, options: WatchOptions = {}): PageProblems {
+  const problems: string[] = [];
+  const pending: Promise<void>[] = [];
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   page.on("console", (message) => {
-    if (message.type() === "error" && !RESOURCE_404.test(message.text())) problems.push(`console: ${message.text()}`);
+    if (message.type() === "error" && !FAILED_ANSWER_ON_CONSOLE.test(message.text())) problems.push(`console: ${message.text()}`);
   });
-  page.on("response", async (response) => {
+  page.on("response", (response) => {
     if (response.status() < 400) return;
-    const body = await response.text().catch(() => "");
-    if (response.status() === 404 && body.includes("PERSISTED_QUERY_NOT_FOUND")) return;
-    problems.push(`HTTP ${response.status()} from ${response.url()}: ${body.slice(0, 300)}`);
+    const path = new URL(response.url()).pathname;
+    if (options.allowRefusedUploads && path === "/documents" && response.request().method() === "POST") return;
+    pending.push(
+      response
+        .text()
+        .catch(() => "")
+        .then((body) => {
+          if (response.status() === 404 && path === "/graphql" && body.includes("PERSISTED_QUERY_NOT_FOUND")) return;
+          problems.push(`HTTP ${response.status()} ${response.request().method()} ${response.url()}: ${body.slice(0, 300)}`);
+        }),
+    );
   });
+  return {
+    async settled() {
+      await Promise.all(pending);
+      return problems;
+    },
+  };
 }
