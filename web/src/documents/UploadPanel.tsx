@@ -6,7 +6,7 @@
  */
 import { useEffect, useId, useRef, useState, type DragEvent } from "react";
 import { Link } from "react-router";
-import { formatBytes } from "./format";
+import { formatBytes, statusWords } from "./format";
 import { UploadError } from "./UploadError";
 import { uploadDocumentFile, type UploadedDocument } from "./upload";
 
@@ -133,7 +133,6 @@ export function UploadPanel({ onUploaded, statusOf }: UploadPanelProps) {
   );
 }
 
-const STATUS_WORDS: Record<string, string> = { PENDING: "Pending", INDEXING: "Indexing", READY: "Ready", FAILED: "Failed" };
 
 function UploadRow({ upload, status }: { upload: FileUpload; status: string | undefined }) {
   const progressId = useId();
@@ -156,7 +155,7 @@ function UploadRow({ upload, status }: { upload: FileUpload; status: string | un
       <p role="status" className="upload-result">
         {upload.state === "uploaded" && upload.document ? (
           <>
-            Uploaded. Status: <span className={`status status-${(status ?? "").toLowerCase()}`}>{STATUS_WORDS[status ?? ""] ?? status}</span>{" "}
+            Uploaded. Status: <span className={`status status-${(status ?? "").toLowerCase()}`}>{status ? statusWords(status) : null}</span>{" "}
             <Link to={`/documents/${upload.document.id}`}>Open {upload.document.fileName}</Link>
           </>
         ) : null}

@@ -1,4 +1,4 @@
-/** How the document and conversation views show sizes and times. */
+/** How the document and conversation views show sizes, times, document statuses and formats. */
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MB`;
   if (bytes >= 1024) return `${(bytes / 1024).toFixed(1).replace(/\.0$/, "")} KB`;
@@ -10,4 +10,20 @@ const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", time
 export function formatDateTime(iso: string): string {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : DATE_TIME.format(date);
+}
+
+/** A document's status as the knowledge-base subgraph names it. */
+export type DocumentStatus = "PENDING" | "INDEXING" | "READY" | "FAILED";
+
+const STATUS_WORDS: Record<string, string> = { PENDING: "Pending", INDEXING: "Indexing", READY: "Ready", FAILED: "Failed" };
+const FORMAT_WORDS: Record<string, string> = { TEXT: "Text", MARKDOWN: "Markdown", PDF: "PDF", DOCX: "Word" };
+
+/** The status in words (status.css colours it by `status-<status>`; the word is what is read); an unknown one as it is. */
+export function statusWords(status: string): string {
+  return STATUS_WORDS[status] ?? status;
+}
+
+/** The format in words ("Word", not DOCX). */
+export function formatWords(format: string): string {
+  return FORMAT_WORDS[format] ?? format;
 }

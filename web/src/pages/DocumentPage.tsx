@@ -18,14 +18,13 @@ import { Link, useParams, useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { MarkedWords, queryWords } from "../conversations/MarkedWords";
 import { useLinkedPages } from "../conversations/reveal";
-import { formatBytes, formatDateTime } from "../documents/format";
+import { formatBytes, formatDateTime, formatWords, statusWords, type DocumentStatus } from "../documents/format";
 import "../documents/status.css";
 import "./DocumentPage.css";
 
 const CHUNKS_PER_PAGE = 50;
 const POLL_INTERVAL_MS = 2000;
 
-type DocumentStatus = "PENDING" | "INDEXING" | "READY" | "FAILED";
 
 interface DocumentViewData {
   document: {
@@ -91,8 +90,6 @@ const DOCUMENT_VIEW = gql`
   }
 `;
 
-const STATUS_WORDS: Record<DocumentStatus, string> = { PENDING: "Pending", INDEXING: "Indexing", READY: "Ready", FAILED: "Failed" };
-const FORMAT_WORDS: Record<string, string> = { TEXT: "Text", MARKDOWN: "Markdown", PDF: "PDF", DOCX: "Word" };
 
 export default function DocumentPage() {
   const { id = "" } = useParams();
@@ -169,14 +166,14 @@ export default function DocumentPage() {
         <div>
           <dt>Status</dt>
           <dd>
-            <span className={`status status-${doc.status.toLowerCase()}`}>{STATUS_WORDS[doc.status] ?? doc.status}</span>
+            <span className={`status status-${doc.status.toLowerCase()}`}>{statusWords(doc.status)}</span>
             {doc.status === "INDEXING" && doc.progress.totalChunks > 0 ? ` (${doc.progress.indexedChunks} of ${doc.progress.totalChunks} chunks)` : null}
           </dd>
         </div>
         <div>
           <dt>Format</dt>
           <dd>
-            {FORMAT_WORDS[doc.format] ?? doc.format} <span className="hint">({doc.mediaType})</span>
+            {formatWords(doc.format)} <span className="hint">({doc.mediaType})</span>
           </dd>
         </div>
         <div>

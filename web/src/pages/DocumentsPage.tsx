@@ -16,7 +16,7 @@ import { useQuery } from "@apollo/client/react";
 import { useCallback, useEffect, useState } from "react";
 import { Link } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
-import { formatBytes, formatDateTime } from "../documents/format";
+import { formatBytes, formatDateTime, formatWords, statusWords, type DocumentStatus } from "../documents/format";
 import { UploadPanel } from "../documents/UploadPanel";
 import "../documents/status.css";
 import "./DocumentsPage.css";
@@ -25,7 +25,6 @@ const DOCUMENTS_PER_PAGE = 20;
 const POLL_INTERVAL_MS = 2000;
 const FINAL_STATUSES = new Set(["READY", "FAILED"]);
 
-type DocumentStatus = "PENDING" | "INDEXING" | "READY" | "FAILED";
 
 interface DocumentsListData {
   documents: {
@@ -69,8 +68,6 @@ const DOCUMENTS_LIST = gql`
   }
 `;
 
-const FORMAT_WORDS: Record<string, string> = { TEXT: "Text", MARKDOWN: "Markdown", PDF: "PDF", DOCX: "Word" };
-const STATUS_WORDS: Record<DocumentStatus, string> = { PENDING: "Pending", INDEXING: "Indexing", READY: "Ready", FAILED: "Failed" };
 
 export default function DocumentsPage() {
   // The cursors of the pages before this one (Previous pops one); null is the first page.
@@ -152,9 +149,9 @@ export default function DocumentsPage() {
                     <Link to={`/documents/${document.id}`}>{document.fileName}</Link>
                   </td>
                   <td>{document.category ?? <span className="hint">None</span>}</td>
-                  <td>{FORMAT_WORDS[document.format] ?? document.format}</td>
+                  <td>{formatWords(document.format)}</td>
                   <td>
-                    <span className={`status status-${document.status.toLowerCase()}`}>{STATUS_WORDS[document.status] ?? document.status}</span>
+                    <span className={`status status-${document.status.toLowerCase()}`}>{statusWords(document.status)}</span>
                     {document.status === "INDEXING" && document.progress.totalChunks > 0 ? (
                       <span className="hint">
                         {" "}
