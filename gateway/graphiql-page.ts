@@ -7,9 +7,8 @@
  * answered with an ETag so a reload costs a 304. It carries the dev token in its default headers,
  * so it is `private`: no shared cache may keep it.
  */
-import { createHash } from "node:crypto";
 import type http from "node:http";
-import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
+import { compressBody, sendCompressed, type CompressedBody } from "./compressed-body.js";
 
 export interface GraphiQLPage {
   /** Whether this request is a browser asking for the page (a GET that accepts HTML). */
@@ -17,25 +16,9 @@ export interface GraphiQLPage {
   serve(request: http.IncomingMessage, response: http.ServerResponse): Promise<void>;
 }
 
-interface PreparedPage {
-  variants: Record<"br" | "gzip" | "identity", Buffer>;
-  etag: string;
-}
-
 export function graphiQLPage(render: () => Promise<Response>): GraphiQLPage {
-  let prepared: Promise<PreparedPage> | null = null;
-  const prepare = async (): Promise<PreparedPage> => {
-    const rendered = await render();
-    const html = Buffer.from(await rendered.arrayBuffer());
-    return {
-      variants: {
-        br: brotliCompressSync(html, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 9, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: html.length } }),
-        gzip: gzipSync(html, { level: 9 }),
-        identity: html,
-      },
-      etag: `"${createHash("sha256").update(html).digest("base64url").slice(0, 27)}"`,
-    };
-  };
+  let prepared: Promise<CompressedBody> | null = null;
+  const prepare = async (): Promise<CompressedBody> => compressBody(Buffer.from(await (await render()).arrayBuffer()));
 
   return {
     wants: (request) => request.method === "GET" && (request.headers.accept ?? "").includes("text/html"),
@@ -44,23 +27,7 @@ export function graphiQLPage(render: () => Promise<Response>): GraphiQLPage {
         prepared = null;
         throw error;
       });
-      const { variants, etag } = await prepared;
-      const headers: Record<string, string> = {
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": "private, no-cache",
-        etag,
-        vary: "Accept, Accept-Encoding",
-      };
-      if (request.headers["if-none-match"] === etag) {
-        response.writeHead(304, headers);
-        response.end();
-        return;
-      }
-      const accepted = String(request.headers["accept-encoding"] ?? "");
-      const encoding = /\bbr\b/.test(accepted) ? "br" : /\bgzip\b/.test(accepted) ? "gzip" : "identity";
-      const body = variants[encoding];
-      response.writeHead(200, { ...headers, ...(encoding !== "identity" ? { "content-encoding": encoding } : {}), "content-length": String(body.length) });
-      response.end(body);
+      sendCompressed(request, response, await prepared, { "content-type": "text/html; charset=utf-8", "cache-control": "private, no-cache", vary: "Accept, Accept-Encoding" });
     },
   };
 }

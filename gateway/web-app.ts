@@ -16,12 +16,11 @@
  * Security headers: a Content-Security-Policy that allows only this origin (scripts, styles,
  * fetches, images and fonts), no framing, no MIME sniffing, no referrer to other sites.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
+import { compressBody, sendCompressed, type CompressedBody } from "./compressed-body.js";
 
 export interface WebAppOptions {
   /** The built app (web/dist). */
@@ -41,8 +40,7 @@ export interface WebApp {
 interface Served {
   contentType: string;
   cacheControl: string;
-  etag: string;
-  variants: Partial<Record<"br" | "gzip", Buffer>> & { identity: Buffer };
+  body: CompressedBody;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -78,20 +76,10 @@ function escapeAttribute(value: string): string {
 }
 
 function prepare(body: Buffer, extension: string, cacheControl: string): Served {
-  const compressible = COMPRESSIBLE.has(extension) && body.length > 512;
   return {
     contentType: CONTENT_TYPES[extension] ?? "application/octet-stream",
     cacheControl,
-    etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`,
-    variants: {
-      identity: body,
-      ...(compressible
-        ? {
-            br: brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 9, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-            gzip: gzipSync(body, { level: 9 }),
-          }
-        : {}),
-    },
+    body: compressBody(body, COMPRESSIBLE.has(extension) && body.length > 512),
   };
 }
 
@@ -127,25 +115,12 @@ export function loadWebApp(options: WebAppOptions): WebApp | null {
     },
     serve(request, response, urlPath) {
       const served = files.get(urlPath) ?? index;
-      const headers: Record<string, string> = {
+      sendCompressed(request, response, served.body, {
         ...WEB_APP_SECURITY_HEADERS,
         "content-type": served.contentType,
         "cache-control": served.cacheControl,
-        etag: served.etag,
         vary: "Accept-Encoding",
-      };
-      if (request.headers["if-none-match"] === served.etag) {
-        response.writeHead(304, headers);
-        response.end();
-        return;
-      }
-      const accepted = String(request.headers["accept-encoding"] ?? "");
-      const encoding = served.variants.br && /\bbr\b/.test(accepted) ? "br" : served.variants.gzip && /\bgzip\b/.test(accepted) ? "gzip" : "identity";
-      const body = served.variants[encoding]!;
-      if (encoding !== "identity") headers["content-encoding"] = encoding;
-      headers["content-length"] = String(body.length);
-      response.writeHead(200, headers);
-      response.end(request.method === "HEAD" ? undefined : body);
+      });
     },
   };
 }
