@@ -18,10 +18,14 @@ afterAll(async () => web?.stop());
 
 describeInBrowser("the web app's shell", () => {
   it("serves the app at / with a strict CSP; GraphiQL stays at /graphql", async () => {
-    const app = await fetch(`${web.origin}/`, { headers: { accept: "text/html" } });
+    const app = await fetch(`${web.origin}/`, { headers: { accept: "text/html", "accept-encoding": "br, gzip" } });
     expect(app.status).toBe(200);
     expect(app.headers.get("content-security-policy")).toContain("script-src 'self'");
     expect(await app.text()).toContain('<div id="root">');
+    // Compressed once at start (compressed-body.ts): the client's encoding, and 304 for a current copy.
+    expect(app.headers.get("content-encoding")).toBe("br");
+    const revalidated = await fetch(`${web.origin}/`, { headers: { accept: "text/html", "if-none-match": app.headers.get("etag")! } });
+    expect(revalidated.status).toBe(304);
     const graphiql = await fetch(`${web.origin}/graphql`, { headers: { accept: "text/html" } });
     expect(await graphiql.text()).toMatch(/graphiql/i);
     // A path the build does not hold is never read from disk.
