@@ -62,6 +62,7 @@ export async function startWebStack(env: Record<string, string> = {}): Promise<W
   const test = await startTestStack(env, { gateway: { webApp: { directory: WEB_APP_DIRECTORY } } });
   try {
     await seedDemoOrganization(test.db.database);
+    await demoDocumentsIndexed(test);
     const user = DEMO_USERS[0];
     const teams = DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(user.id)).map((team) => team.id);
     const demoToken = await tokenFor(DEMO_ORGANIZATION.id, user.id, teams, "admin");
@@ -88,6 +89,31 @@ export async function startWebStack(env: Record<string, string> = {}): Promise<W
   } catch (error) {
     await test.stop();
     throw error;
+  }
+}
+
+/**
+ * The seed stores the demo documents PENDING and the stack's indexer makes them READY off the
+ * request path. Tests that ask the handbook must not race it (a loaded CI machine once answered
+ * the first knowledge query before one chunk was indexed), so the stack is ready only once
+ * every demo document is; a FAILED one fails the stack with its reason.
+ */
+async function demoDocumentsIndexed(test: TestStack, timeoutMs = 120_000): Promise<void> {
+  const { prisma } = test.db.database;
+  const started = Date.now();
+  const deadline = started + timeoutMs;
+  let first: number | undefined;
+  for (;;) {
+    const waiting = await prisma.document.findMany({ where: { organizationId: DEMO_ORGANIZATION.id, status: { not: "READY" } }, select: { fileName: true, status: true, failureReason: true } });
+    const failed = waiting.find((document) => document.status === "FAILED");
+    if (failed) throw new Error(`demo document ${failed.fileName} failed to index: ${failed.failureReason}`);
+    first ??= waiting.length;
+    if (waiting.length === 0) {
+      if (first > 0) console.log(`web stack: ${first} demo documents were still being indexed after the seed; all READY ${Date.now() - started} ms later`);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`${waiting.length} demo documents still not READY after ${timeoutMs} ms: ${waiting.map((document) => `${document.fileName} ${document.status}`).join(", ")}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
