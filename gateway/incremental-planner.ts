@@ -10,13 +10,16 @@
  * runtime executes with graphql-tools' executor, which delivers deferred fragments as later
  * parts (`multipart/mixed` or `text/event-stream`). Both share the gateway's subgraph transport,
  * so header propagation, HMAC signing, timeouts, in-flight merging and outage handling are the
- * same for either. The cost of the JavaScript path for a deferred search is measured by
- * `npm run bench -- defer` (README).
+ * same for either. With the Rust planner configured, `@defer` on fragments of the query's root
+ * (the streamed search's shape) is split into operations the Rust planner answers one by one
+ * (root-defer.ts); only the shapes a split cannot answer go to the stitching runtime. The cost
+ * is measured by `npm run bench -- --scenario defer` (README).
  */
 import { handleFederationSupergraph, type UnifiedGraphHandler } from "@graphql-mesh/fusion-runtime";
 import { createDefaultExecutor } from "@graphql-mesh/transport-common";
 import { unifiedGraphHandler as rustPlannerHandler } from "@graphql-hive/router-runtime";
 import { BREAK, visit, type DocumentNode } from "graphql";
+import { executeRootDefer, splitRootDefer } from "./root-defer.js";
 
 const INCREMENTAL_DIRECTIVES = new Set(["defer", "stream"]);
 
@@ -48,7 +51,14 @@ export function plannerPerOperation(wholeAnswers: "rust" | "js"): UnifiedGraphHa
       unifiedGraph: whole.unifiedGraph,
       getSubgraphSchema: whole.getSubgraphSchema,
       ...(whole.overrideLabels ? { overrideLabels: whole.overrideLabels } : {}),
-      executor: (request) => (asksForIncrementalDelivery(request.document) ? streamingExecutor().then((execute) => execute(request)) : wholeExecutor(request)),
+      executor: (request) => {
+        if (!asksForIncrementalDelivery(request.document)) return wholeExecutor(request);
+        // @defer at the root stays on the Rust plan, one operation per part (root-defer.ts); the
+        // JavaScript planner configured streams through its own executor, as below.
+        const split = wholeAnswers === "rust" ? splitRootDefer(request.document, request.operationName) : null;
+        if (split) return executeRootDefer(split, request, wholeExecutor);
+        return streamingExecutor().then((execute) => execute(request));
+      },
     };
   };
 }

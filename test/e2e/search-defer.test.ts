@@ -111,6 +111,31 @@ describe("search with @defer through the gateway", () => {
     expect(all.hits.find((hit) => hit.item?.__typename === "WebResult")!.item!.url).toMatch(/^https:\/\//);
   });
 
+  it("answers each part with an operation of its own on the Rust plan, both sent to the search subgraph at once", async () => {
+    const search = test.stack.subgraphs.find((subgraph) => subgraph.name === "search")!;
+    search.operations.reset();
+    events = [];
+    await streamed("espresso descaling machine");
+    expect(events).toEqual(["first part read", "web answered", "deferred part read"]);
+    // The Rust plan keeps the client's aliases in the subgraph operation; the stitching runtime
+    // sends `search(...)` under its own variable names. One search per part, nothing batched.
+    expect(search.operations.count).toBe(2);
+    expect(search.operations.recent.map((document) => /(\w+): search\(/.exec(document)?.[1]).sort()).toEqual(["all", "fast"]);
+  });
+
+  it("streams a @defer it does not split (here one with if:) through the JavaScript planner, first part first", async () => {
+    const search = test.stack.subgraphs.find((subgraph) => subgraph.name === "search")!;
+    search.operations.reset();
+    events = [];
+    const conditional = DEFERRED.replace("$local: SearchInput!)", "$local: SearchInput!, $stream: Boolean!)").replace('@defer(label: "all")', '@defer(label: "all", if: $stream)');
+    const response = await post(test.stack.gateway.url, conditional, { ...inputs("espresso grinder calibration"), stream: true }, "multipart/mixed");
+    const parts = await readParts(response, (part) => events.push(part.incremental ? "deferred part read" : "first part read"));
+    expect(events).toEqual(["first part read", "web answered", "deferred part read"]);
+    expect(types(parts[1]!.incremental![0]!.data!.all as Page)).toEqual(new Set(["Conversation", "WebResult"]));
+    // The stitching runtime's subgraph operations: `search(...)` without the client's aliases.
+    expect(search.operations.recent.some((document) => /\w+: search\(/.test(document))).toBe(false);
+  });
+
   it("streams the first part first with the JavaScript planner configured too", async () => {
     const gateway = await startGateway({ ...gatewayOptionsFrom(test.config), port: 0, queryPlanner: "js", supergraphSdl: test.stack.supergraphSdl, mcp: null, logger: silentLogger, runtimeLogLevel: false });
     try {
