@@ -1,18 +1,23 @@
 /**
  * Streamed search (`@defer`): how soon the first part, the page of the LOCAL providers, reaches
  * a client, against a search that asks only the LOCAL providers and no more. Through the gateway
- * over HTTP, one request at a time, the two alternating query by query (so drift hits both
+ * over HTTP, one request at a time, the operations alternating query by query (so drift hits all
  * alike), in one process:
  *
  * - baseline: `search(input: { ..., latency: LOCAL })`, one JSON answer, on the Rust planner
  *   (today's path);
  * - streamed: `fast: search(LOCAL) ... @defer { all: search(every provider) }` as
- *   multipart/mixed, on the JavaScript planner without batching (gateway/incremental-planner.ts):
- *   the time until its first part is complete, and until its last.
+ *   multipart/mixed through the same gateway: each part an operation of its own on the Rust plan
+ *   (gateway/root-defer.ts); the time until its first part is complete, and until its last;
+ * - the same two through a gateway configured with the JavaScript planner: the local-only search
+ *   on it, and the streamed one on Hive's stitching runtime (unbatched), which is how every
+ *   `@defer` ran before root-defer.ts. They say what the JavaScript planner alone costs, and what
+ *   the split saves, in the same process.
  *
  * The remote providers are not configured here (they answer SKIPPED at once), so the deferred
  * part costs what the local work of a second search costs: its calls are shared with the first
- * (subgraphs/search/shared-provider-calls.ts). Search result cache off, so every search runs.
+ * while they run (subgraphs/search/shared-provider-calls.ts). Search result cache off, so every
+ * search runs.
  */
 import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
 import { queryPool } from "../corpus.js";
@@ -35,8 +40,10 @@ export interface DeferEntry extends EntryBase {
   local: LatencySummary;
   firstPart: LatencySummary;
   lastPart: LatencySummary;
-  /** streamed first part / local-only search. */
-  ratios: { firstPartP50: number; firstPartP99: number; lastPartP50: number };
+  /** The local-only search and the streamed one's first part through a gateway configured with the JavaScript planner (absent in entries measured before it was). */
+  jsPlanner?: { local: LatencySummary; firstPart: LatencySummary };
+  /** Over the local-only search on the Rust planner: the streamed first part (p50, p99), its last part, and the two JavaScript-planner measurements. */
+  ratios: { firstPartP50: number; firstPartP99: number; lastPartP50: number; jsLocalP50?: number; jsFirstPartP50?: number };
   errors: number;
 }
 
@@ -74,11 +81,14 @@ export const deferScenario: Scenario<DeferEntry> = {
     const queries = queryPool(context.size, 1_000);
     const subgraphs = await startBenchSubgraphs(context.bench.database, config);
     const gateway = await startBenchGateway(subgraphs, { queryPlanner: "rust", deduplicateInflightRequests: false });
+    const jsGateway = await startBenchGateway(subgraphs, { queryPlanner: "js", deduplicateInflightRequests: false });
     try {
       const measure = async (count: number, seconds: number) => {
         const local: number[] = [];
         const first: number[] = [];
         const last: number[] = [];
+        const jsLocal: number[] = [];
+        const jsFirst: number[] = [];
         let errors = 0;
         const deadline = performance.now() + seconds * 1000;
         for (let index = 0; index < count || performance.now() < deadline; index++) {
@@ -86,41 +96,39 @@ export const deferScenario: Scenario<DeferEntry> = {
           const query = queries[index % queries.length]!;
           const input = { query, alpha: ALPHA, limit: PAGE };
           const variables = { local: { ...input, latency: "LOCAL" }, input };
-          const runLocal = async () => {
-            const outcome = await timeLocal(gateway.url, token, JSON.stringify({ query: LOCAL_SEARCH, variables: { local: variables.local } }));
-            local.push(outcome.ms);
+          const localBody = JSON.stringify({ query: LOCAL_SEARCH, variables: { local: variables.local } });
+          const streamedBody = JSON.stringify({ query: STREAMED_SEARCH, variables });
+          const runLocal = (url: string, into: number[]) => async () => {
+            const outcome = await timeLocal(url, token, localBody);
+            into.push(outcome.ms);
             if (!outcome.ok) errors += 1;
           };
-          const runStreamed = async () => {
-            const outcome = await timeParts(gateway.url, token, JSON.stringify({ query: STREAMED_SEARCH, variables }));
-            first.push(outcome.first);
-            last.push(outcome.last);
+          const runStreamed = (url: string, firsts: number[], lasts: number[] | null) => async () => {
+            const outcome = await timeParts(url, token, streamedBody);
+            firsts.push(outcome.first);
+            lasts?.push(outcome.last);
             if (!outcome.ok) errors += 1;
           };
-          // Which goes first alternates: the second search of a pair may find warmer pages.
-          if (index % 2 === 0) {
-            await runLocal();
-            await runStreamed();
-          } else {
-            await runStreamed();
-            await runLocal();
-          }
+          const operations = [runLocal(gateway.url, local), runStreamed(gateway.url, first, last), runLocal(jsGateway.url, jsLocal), runStreamed(jsGateway.url, jsFirst, null)];
+          // The order flips every query: the later searches of a round may find warmer pages.
+          for (const operation of index % 2 === 0 ? operations : operations.reverse()) await operation();
         }
-        return { local, first, last, errors };
+        return { local, first, last, jsLocal, jsFirst, errors };
       };
       await measure(20, 0); // warm-up, discarded
       const measured = await measure(100, context.options.durationSeconds);
       const local = summarizeLatencies(measured.local);
       const firstPart = summarizeLatencies(measured.first);
       const lastPart = summarizeLatencies(measured.last);
-      context.log(`  local-only p50 ${formatMs(local.p50)} p99 ${formatMs(local.p99)}; streamed first part p50 ${formatMs(firstPart.p50)} p99 ${formatMs(firstPart.p99)}, last part p50 ${formatMs(lastPart.p50)}; errors ${measured.errors}`);
+      const jsPlanner = { local: summarizeLatencies(measured.jsLocal), firstPart: summarizeLatencies(measured.jsFirst) };
+      context.log(`  local-only p50 ${formatMs(local.p50)} p99 ${formatMs(local.p99)}; streamed first part p50 ${formatMs(firstPart.p50)} p99 ${formatMs(firstPart.p99)}, last part p50 ${formatMs(lastPart.p50)}; JavaScript planner: local-only p50 ${formatMs(jsPlanner.local.p50)}, streamed first part p50 ${formatMs(jsPlanner.firstPart.p50)}; errors ${measured.errors}`);
       return {
         database: context.bench.kind,
         size: context.size,
         run: context.run,
         conditions: baseConditions(context, {
           search: `alpha ${ALPHA}, ${PAGE} hits with titles, result cache off, remote providers not configured (SKIPPED)`,
-          path: "through the gateway over HTTP, one request at a time, the two operations alternating per query; local-only on the Rust planner, streamed on the JavaScript planner (unbatched), in-flight merging off",
+          path: "through the gateway over HTTP, one request at a time, the four operations alternating per query (order flipped every query); local-only on the Rust planner, streamed split into one Rust-planned operation per part; both again through a gateway configured with the JavaScript planner (streamed: stitching runtime, unbatched); in-flight merging off",
         }),
         corpus: context.corpus,
         profiles: [],
@@ -128,15 +136,19 @@ export const deferScenario: Scenario<DeferEntry> = {
         local,
         firstPart,
         lastPart,
+        jsPlanner,
         ratios: {
           firstPartP50: ratio(firstPart.p50, local.p50, 2),
           firstPartP99: ratio(firstPart.p99, local.p99, 2),
           lastPartP50: ratio(lastPart.p50, local.p50, 2),
+          jsLocalP50: ratio(jsPlanner.local.p50, local.p50, 2),
+          jsFirstPartP50: ratio(jsPlanner.firstPart.p50, local.p50, 2),
         },
         errors: measured.errors,
       };
     } finally {
       await gateway.stop();
+      await jsGateway.stop();
       await subgraphs.stop();
     }
   },
@@ -149,9 +161,14 @@ export const deferScenario: Scenario<DeferEntry> = {
       `${formatMs(entry.firstPart.p50)} / ${formatMs(entry.firstPart.p99)}`,
       `${formatMs(entry.lastPart.p50)} / ${formatMs(entry.lastPart.p99)}`,
       `${formatRatio(entry.ratios.firstPartP50)} / ${formatRatio(entry.ratios.firstPartP99)}`,
+      entry.jsPlanner ? `${formatMs(entry.jsPlanner.local.p50)} (${formatRatio(entry.ratios.jsLocalP50)})` : "–",
+      entry.jsPlanner ? `${formatMs(entry.jsPlanner.firstPart.p50)} (${formatRatio(entry.ratios.jsFirstPartP50)})` : "–",
       String(entry.errors),
     ]);
-    const table = renderMarkdownTable(["database", "conversations", "local-only search p50 / p99", "first @defer part p50 / p99", "last part p50 / p99", "first part / local-only p50 / p99", "errors"], rows);
+    const table = renderMarkdownTable(
+      ["database", "conversations", "local-only search p50 / p99", "first @defer part p50 / p99", "last part p50 / p99", "first part / local-only p50 / p99", "JS planner: local-only p50 (/ Rust local-only)", "JS planner: first part p50 (/ Rust local-only)", "errors"],
+      rows,
+    );
     const details = file.entries.map((entry) => [`**${entryHeading(entry)}** — ${entry.searches} searches of each kind.`, "", renderConditions(entry)].join("\n"));
     return [table, "", ...details.flatMap((detail) => [detail, ""])].join("\n");
   },
