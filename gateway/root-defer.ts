@@ -17,8 +17,13 @@
  * (nested `@defer`, `@stream`, mutations, whose root fields run in order) goes to the stitching
  * runtime as before (incremental-planner.ts).
  */
-import { Kind, visit, type DefinitionNode, type DocumentNode, type FragmentDefinitionNode, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
-import { createGraphQLError, type ExecutionRequest, type ExecutionResult } from "@graphql-tools/utils";
+import { GraphQLError, Kind, visit, type DefinitionNode, type DocumentNode, type FragmentDefinitionNode, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
+import type { Executor } from "@graphql-mesh/transport-common";
+
+// The gateway executor's single-result type (graphql-tools', through the transport package we
+// depend on), its data of any type: the executor's caller picks it (TReturn).
+declare const gatewayExecutor: Executor;
+type ExecutionResult = Exclude<Awaited<ReturnType<typeof gatewayExecutor<any>>>, AsyncIterable<unknown>>;
 
 /** The operations one streamed request becomes: the first part's, and one per deferred fragment. */
 export interface RootDeferSplit {
@@ -26,7 +31,11 @@ export interface RootDeferSplit {
   deferred: Array<{ label: string | undefined; document: DocumentNode }>;
 }
 
-type Execute = (request: ExecutionRequest) => unknown;
+/** What a part's request needs of the gateway's execution request; the rest is passed on as it is. */
+interface PartRequest {
+  document: DocumentNode;
+  context?: object | undefined;
+}
 
 
 const splits = new WeakMap<DocumentNode, Map<string, RootDeferSplit | null>>();
@@ -128,7 +137,7 @@ function hasIncrementalDirective(document: DocumentNode): boolean {
  * first part has no data (the operation failed as a whole), nothing more is sent, as graphql-js
  * sends no deferred part under a null parent.
  */
-export async function* executeRootDefer(split: RootDeferSplit, request: ExecutionRequest, execute: Execute): AsyncGenerator<ExecutionResult> {
+export async function* executeRootDefer<Request extends PartRequest>(split: RootDeferSplit, request: Request, execute: (request: Request) => unknown): AsyncGenerator<ExecutionResult> {
   // A context of its own per part (reading through to the request's, so headers, signing and
   // limits see the same values): Hive batches the subgraph requests made in the same tick under
   // one context into one HTTP request, which would hold the first part back until the slowest
@@ -164,6 +173,6 @@ function singleResult(result: unknown): ExecutionResult {
   return result as ExecutionResult;
 }
 
-function asGraphQLError(error: unknown) {
-  return createGraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
+function asGraphQLError(error: unknown): GraphQLError {
+  return error instanceof GraphQLError ? error : new GraphQLError(error instanceof Error ? error.message : String(error), error instanceof Error ? { originalError: error } : {});
 }
