@@ -220,9 +220,10 @@ describe("search with @defer through the gateway", () => {
   });
 
   // Identical provider calls are shared only while in flight (a finished answer served again
-  // would skip the checks a cached page gets). Whether the deferred search arrives while the
-  // first one's local providers still run depends on timing: seen both ways here (PGlite: after;
-  // PostgreSQL: sometimes during). So each part runs its local providers at most once.
+  // would skip the checks a cached page gets). The gateway sends both searches at once, but
+  // whether the deferred one reaches the service while the first one's local providers still run
+  // depends on timing (before the split, seen both ways: PGlite after, PostgreSQL sometimes
+  // during). So each part runs its local providers at most once.
   it("runs the local providers at most once per part: between one and two searches' scoring statements", async () => {
     const scoring = () => test.db.database.statements.log.filter((sql) => sql.includes("keyword_postings")).length;
     // Warm: the organization's statistics are read on first use, then kept.
