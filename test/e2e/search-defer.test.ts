@@ -136,6 +136,19 @@ describe("search with @defer through the gateway", () => {
     expect(search.operations.recent.some((document) => /\w+: search\(/.test(document))).toBe(false);
   });
 
+  it("answers bad input in the first part with a coded error and still sends the deferred part", async () => {
+    const { input, local } = inputs("espresso machine");
+    const response = await post(test.stack.gateway.url, DEFERRED, { input, local: { ...local, limit: 0 } }, "multipart/mixed");
+    const parts = await readParts(response);
+    expect(parts[0]!.data).toEqual({ fast: null });
+    expect(parts[0]!.errors!.map((error) => error.extensions?.code)).toEqual(["BAD_USER_INPUT"]);
+    expect(parts[0]!.hasNext).toBe(true);
+    const deferred = parts.at(-1)!.incremental![0]!;
+    expect(deferred.errors).toBeUndefined();
+    expect((deferred.data!.all as Page).hits.length).toBeGreaterThan(0);
+    expect(parts.at(-1)!.hasNext).toBe(false);
+  });
+
   it("streams the first part first with the JavaScript planner configured too", async () => {
     const gateway = await startGateway({ ...gatewayOptionsFrom(test.config), port: 0, queryPlanner: "js", supergraphSdl: test.stack.supergraphSdl, mcp: null, logger: silentLogger, runtimeLogLevel: false });
     try {
