@@ -79,7 +79,7 @@ export function SearchPage() {
                 ?
               </p>
             ) : null}
-            {results.error ? <ErrorMessage error={results.error} /> : null}
+            {results.error ? <ErrorMessage error={results.error} onRetry={results.retry} /> : null}
             <ResultList query={search.query} results={results} />
           </div>
         </div>
@@ -138,7 +138,7 @@ function ResultList({ query, results }: { query: string; results: SearchResults 
           </li>
         ))}
       </ol>
-      {loadMoreError ? <ErrorMessage error={loadMoreError} /> : null}
+      {loadMoreError ? <ErrorMessage error={loadMoreError} onRetry={loadMore} /> : null}
       <div ref={sentinel} className="load-more">
         {hasNextPage ? (
           <button type="button" onClick={loadMore} disabled={loadingMore}>
