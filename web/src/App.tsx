@@ -3,7 +3,7 @@
  * main chunk (it is the page most visits open); every other page is loaded when first opened.
  */
 import { lazy, Suspense } from "react";
-import { NavLink, Route, Routes } from "react-router";
+import { NavLink, Route, Routes, useLocation } from "react-router";
 import { SearchPage } from "./pages/SearchPage";
 import { TokenControl } from "./components/TokenControl";
 import { ErrorBoundary } from "./components/ErrorBoundary";
@@ -24,6 +24,7 @@ const NAVIGATION = [
 ];
 
 export function App() {
+  const location = useLocation();
   return (
     <>
       <a className="skip-link" href="#main">
@@ -47,7 +48,8 @@ export function App() {
         <TokenControl />
       </header>
       <main id="main" tabIndex={-1}>
-        <ErrorBoundary>
+        {/* A new page starts without the last one's failure (keyed by path). */}
+        <ErrorBoundary key={location.pathname}>
           <Suspense fallback={<p role="status">Loading…</p>}>
             <Routes>
               <Route path="/" element={<SearchPage />} />

@@ -106,6 +106,8 @@ function messagesOf(errors: readonly GraphQLErrorShape[]): string {
 
 /** What browsers say when no answer came (Chromium, Firefox, Safari; a lazy page's script; upload.ts). Other TypeErrors are bugs, not the network. */
 const NO_ANSWER = /fetch|network|load failed|import|could not reach/i;
+/** A lazy page's files that did not load: Vite's preloader throws a plain Error for its CSS ("Unable to preload CSS for …"). */
+const PAGE_FILES_NOT_LOADED = /^Unable to preload (CSS|JS) for |dynamically imported module|Importing a module script failed/;
 
 export function readableError(error: unknown, context: ErrorContext = {}): ReadableError {
   const now = context.now ?? Date.now();
@@ -140,7 +142,7 @@ export function readableError(error: unknown, context: ErrorContext = {}): Reada
   }
   // fetch rejects with a TypeError when no answer came at all (the gateway is down, the network
   // is off); so does a page's code that failed to load ("Failed to fetch dynamically imported module").
-  if (error instanceof TypeError && NO_ANSWER.test(error.message)) {
+  if ((error instanceof TypeError && NO_ANSWER.test(error.message)) || (error instanceof Error && PAGE_FILES_NOT_LOADED.test(error.message))) {
     return { title: "The service cannot be reached", detail: "The gateway did not answer: check that the server is running (npm start) and your network, then try again.", code: "NETWORK_ERROR", action: "retry" };
   }
   return { title: "Something went wrong", detail: error instanceof Error ? error.message : String(error) };

@@ -70,6 +70,11 @@ describe("readableError", () => {
     }
   });
 
+  it("a lazy page whose CSS could not be preloaded (Vite throws a plain Error for it) is the service unreachable too", () => {
+    expect(readableError(new Error("Unable to preload CSS for http://127.0.0.1:4000/assets/CreditsPage-x.css"))).toMatchObject({ title: "The service cannot be reached", action: "retry" });
+    expect(readableError(new Error("Unable to read the page")).title).toBe("Something went wrong");
+  });
+
   it("a TypeError from the app's own code is a bug, not the network", () => {
     const readable = readableError(new TypeError("Cannot read properties of undefined (reading 'hits')"));
     expect(readable.title).toBe("Something went wrong");
