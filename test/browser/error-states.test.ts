@@ -163,6 +163,8 @@ describeInBrowser("errors a person can read", () => {
     const text = (await message.textContent())!;
     console.log(`rate-limited page says: ${text}`);
     expect(text).toContain("RATE_LIMITED");
+    // The live region does not claim the search found nothing.
+    expect(await page.locator(".search-status").textContent()).toBe("The search for “deadlock” did not complete.");
     // "Try again in 10 min (at 18:52:10)." or "in 42 s": the gateway's wait, not a made-up one.
     const wait = text.match(/Try again in (\d+) (s|min) \(at \d{1,2}:\d{2}:\d{2}/);
     expect(wait).not.toBeNull();

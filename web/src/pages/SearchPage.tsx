@@ -98,6 +98,8 @@ function statusText(query: string, results: SearchResults): string {
   if (!query) return "";
   if (results.loading) return "Searching…";
   const count = results.hits.length;
+  // The alert below says why; "no results" would say something untrue.
+  if (results.error && count === 0) return `The search for “${query}” did not complete.`;
   const found = count === 0 ? `No results for “${query}”.` : `${count}${results.hasNextPage ? "+" : ""} result${count === 1 ? "" : "s"} for “${query}”.`;
   if (results.streaming) return `${found} Web results arriving…`;
   if (results.loadingMore) return `${found} Loading more results…`;
