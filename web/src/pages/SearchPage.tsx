@@ -6,14 +6,16 @@
  *
  * Operations: `SearchPageStreamed` (the LOCAL providers' page first, every provider's page
  * deferred), `SearchPageNext` (later pages), `SearchBoxSuggestions` (as the user types) and
- * `SearchPageDefaultAlpha` (the alpha a search without one uses). Files: web/src/search/.
+ * `SearchPageDefaultAlpha` (the alpha a search without one uses, fetched as the page opens). Files: web/src/search/.
  */
 import { useCallback, useEffect, useMemo, useRef } from "react";
 import { Link, useSearchParams } from "react-router";
+import { useQuery } from "@apollo/client/react";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
 import { FacetSidebar } from "../search/FacetSidebar";
+import { DEFAULT_ALPHA } from "../search/operations";
 import { ProviderChips } from "../search/ProviderChips";
 import { SearchBox } from "../search/SearchBox";
 import { SearchHitCard } from "../search/SearchHitCard";
@@ -26,6 +28,10 @@ export function SearchPage() {
   const search = useMemo(() => readUrlSearch(params), [params]);
   const input = useMemo(() => (search.query ? searchInputOf(search) : null), [search]);
   const results = useSearchResults(input);
+  // The slider's default alpha, asked for as the page opens rather than when the first search
+  // mounts the slider: otherwise it goes out beside that search, and on the embedded database
+  // (one connection) its statements wait in line with the search's. The slider reads it from the cache.
+  useQuery(DEFAULT_ALPHA, { errorPolicy: "all" });
 
   // Every change is a history entry, so back and forward walk the searches made.
   const go = useCallback((next: UrlSearch) => setParams(writeUrlSearch(next)), [setParams]);
