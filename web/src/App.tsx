@@ -3,10 +3,10 @@
  * main chunk (it is the page most visits open); every other page is loaded when first opened.
  */
 import { lazy, Suspense } from "react";
-import { NavLink, Route, Routes, useLocation } from "react-router";
+import { NavLink, Route, Routes } from "react-router";
 import { SearchPage } from "./pages/SearchPage";
 import { TokenControl } from "./components/TokenControl";
-import { ErrorBoundary } from "./components/ErrorBoundary";
+import { PageErrorBoundary } from "./components/ErrorBoundary";
 
 const ConversationPage = lazy(() => import("./pages/ConversationPage"));
 const DocumentsPage = lazy(() => import("./pages/DocumentsPage"));
@@ -24,7 +24,6 @@ const NAVIGATION = [
 ];
 
 export function App() {
-  const location = useLocation();
   return (
     <>
       <a className="skip-link" href="#main">
@@ -48,8 +47,7 @@ export function App() {
         <TokenControl />
       </header>
       <main id="main" tabIndex={-1}>
-        {/* A new page starts without the last one's failure (keyed by path). */}
-        <ErrorBoundary key={location.pathname}>
+        <PageErrorBoundary>
           <Suspense fallback={<p role="status">Loading…</p>}>
             <Routes>
               <Route path="/" element={<SearchPage />} />
@@ -62,7 +60,7 @@ export function App() {
               <Route path="*" element={<NotFound />} />
             </Routes>
           </Suspense>
-        </ErrorBoundary>
+        </PageErrorBoundary>
       </main>
       <footer className="app-footer">
         <a href="/graphql">GraphQL API and GraphiQL</a>

@@ -1,4 +1,5 @@
 import { Component, type ReactNode } from "react";
+import { useLocation } from "react-router";
 import { readableError } from "../errors";
 
 /**
@@ -28,4 +29,14 @@ export class ErrorBoundary extends Component<{ children: ReactNode }, { error: E
     }
     return this.props.children;
   }
+}
+
+/**
+ * The boundary around the routed page: a new path starts without the last page's failure. Only
+ * this wrapper follows the location, so a change of search parameters does not re-render the
+ * whole app (the page under it is the same element and is left to its own hooks).
+ */
+export function PageErrorBoundary({ children }: { children: ReactNode }) {
+  const { pathname } = useLocation();
+  return <ErrorBoundary key={pathname}>{children}</ErrorBoundary>;
 }
