@@ -43,6 +43,8 @@ describeInBrowser("the web app's shell", () => {
     await page.goto(route);
     await page.waitForLoadState("networkidle");
     await page.getByRole("main").waitFor();
+    // A lazy page renders after its chunk is evaluated, which on a loaded machine can come after the network went idle.
+    await page.getByRole("heading", { level: 1 }).first().waitFor({ timeout: 30_000 });
     expect(await page.getByRole("heading", { level: 1 }).count()).toBeGreaterThanOrEqual(1);
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await screenshot(page, `shell${route === "/" ? "-search" : route.replace(/\//g, "-")}`);

@@ -6,7 +6,7 @@ import { lazy, Suspense } from "react";
 import { NavLink, Route, Routes } from "react-router";
 import { SearchPage } from "./pages/SearchPage";
 import { TokenControl } from "./components/TokenControl";
-import { ErrorBoundary } from "./components/ErrorBoundary";
+import { PageErrorBoundary } from "./components/ErrorBoundary";
 
 const ConversationPage = lazy(() => import("./pages/ConversationPage"));
 const DocumentsPage = lazy(() => import("./pages/DocumentsPage"));
@@ -47,7 +47,7 @@ export function App() {
         <TokenControl />
       </header>
       <main id="main" tabIndex={-1}>
-        <ErrorBoundary>
+        <PageErrorBoundary>
           <Suspense fallback={<p role="status">Loading…</p>}>
             <Routes>
               <Route path="/" element={<SearchPage />} />
@@ -60,7 +60,7 @@ export function App() {
               <Route path="*" element={<NotFound />} />
             </Routes>
           </Suspense>
-        </ErrorBoundary>
+        </PageErrorBoundary>
       </main>
       <footer className="app-footer">
         <a href="/graphql">GraphQL API and GraphiQL</a>

@@ -50,3 +50,19 @@ export function tokenClaims(token: string | null): { name?: string; organization
     return null;
   }
 }
+
+/**
+ * A request was refused for its token (401 UNAUTHENTICATED): whoever shows an error says so
+ * (ErrorMessage), and the token control opens its field, wherever on the page the error was.
+ */
+const TOKEN_REFUSED_EVENT = "context-search:token-refused";
+
+export function reportTokenRefused(): void {
+  window.dispatchEvent(new Event(TOKEN_REFUSED_EVENT));
+}
+
+/** Calls `listener` at each refusal; returns the function that stops listening. */
+export function onTokenRefused(listener: () => void): () => void {
+  window.addEventListener(TOKEN_REFUSED_EVENT, listener);
+  return () => window.removeEventListener(TOKEN_REFUSED_EVENT, listener);
+}

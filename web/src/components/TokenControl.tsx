@@ -3,13 +3,23 @@
  * none; in development the dev token is used until one is entered). Changing it reloads the page,
  * so no answer cached for one identity is shown to another.
  */
-import { useId, useState } from "react";
-import { currentToken, devToken, storedToken, storeToken, tokenClaims } from "../session";
+import { useEffect, useId, useState } from "react";
+import { currentToken, devToken, onTokenRefused, storedToken, storeToken, tokenClaims } from "../session";
 
 export function TokenControl() {
   const [open, setOpen] = useState(() => currentToken() === null);
   const [value, setValue] = useState("");
+  // Set once the gateway refused the token (401): the field opens and says why.
+  const [refused, setRefused] = useState(false);
   const fieldId = useId();
+  useEffect(
+    () =>
+      onTokenRefused(() => {
+        setRefused(true);
+        setOpen(true);
+      }),
+    [],
+  );
   const claims = tokenClaims(currentToken());
   const source = storedToken() ? "entered" : devToken() ? "development" : null;
 
@@ -27,6 +37,7 @@ export function TokenControl() {
             window.location.reload();
           }}
         >
+          {refused ? <p className="token-refused">The gateway refused this token: enter a new one.</p> : null}
           <label htmlFor={fieldId}>Bearer token</label>
           <input id={fieldId} type="password" autoComplete="off" value={value} onChange={(event) => setValue(event.target.value)} placeholder="eyJ…" />
           <button type="submit">Use this token</button>

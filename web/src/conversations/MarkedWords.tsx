@@ -5,7 +5,7 @@
  * highlights. The text stays text: it is cut into slices and the matching slices are wrapped in
  * <mark>, never parsed as markup.
  */
-import type { ReactNode } from "react";
+import { highlightPieces } from "../highlight-pieces";
 
 /** The query's words (letters and digits), longest first so a longer word wins at one place. */
 export function queryWords(query: string | null | undefined): string[] {
@@ -27,17 +27,10 @@ export function wordRanges(text: string, words: readonly string[]): [number, num
   return ranges;
 }
 
-/** `text`, with the slices in `ranges` (sorted, not overlapping) wrapped in <mark>. */
+/** `text`, with the slices in `ranges` wrapped in <mark> (cut by highlight-pieces.ts, as search hits are). */
 export function MarkedWords({ text, words }: { text: string; words: readonly string[] }) {
   const ranges = wordRanges(text, words);
   if (ranges.length === 0) return <>{text}</>;
-  const parts: ReactNode[] = [];
-  let at = 0;
-  for (const [start, end] of ranges) {
-    if (start > at) parts.push(text.slice(at, start));
-    parts.push(<mark key={start}>{text.slice(start, end)}</mark>);
-    at = end;
-  }
-  if (at < text.length) parts.push(text.slice(at));
-  return <>{parts}</>;
+  const pieces = highlightPieces(text, ranges.map(([start, end]) => ({ start, end })));
+  return <>{pieces.map((piece, index) => (piece.matched ? <mark key={index}>{piece.text}</mark> : piece.text))}</>;
 }

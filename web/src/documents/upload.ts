@@ -43,7 +43,7 @@ export function uploadDocumentFile(file: File, options: { category?: string; onP
     request.setRequestHeader("accept", "application/graphql-response+json, application/json");
     request.upload.onprogress = (event) => options.onProgress(event.loaded, event.lengthComputable ? event.total : file.size);
     request.onload = () => resolve(outcomeOf(request));
-    // No answer at all: readableError reads a TypeError as "the gateway cannot be reached", as fetch's.
+    // No answer at all: readableError reads this TypeError as "the service cannot be reached", as fetch's.
     request.onerror = () => resolve({ ok: false, error: new TypeError("The upload could not reach the gateway") });
     request.onabort = () => resolve({ ok: false, error: new Error("The upload was cancelled.") });
     request.send(form);

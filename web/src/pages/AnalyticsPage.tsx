@@ -43,7 +43,7 @@ export default function AnalyticsPage() {
 }
 
 function AnalyticsForRange({ range }: { range: DayRange }) {
-  const { data, loading, error } = useQuery(KNOWLEDGE_ANALYTICS_DASHBOARD, { variables: rangeVariables(range), errorPolicy: "all" });
+  const { data, loading, error, refetch } = useQuery(KNOWLEDGE_ANALYTICS_DASHBOARD, { variables: rangeVariables(range), errorPolicy: "all" });
   const analytics = data?.knowledgeAnalytics ?? null;
   const period = `${formatDay(range.from)} to ${formatDay(range.to)}`;
 
@@ -60,7 +60,7 @@ function AnalyticsForRange({ range }: { range: DayRange }) {
       <p role="status" className="analytics-status">
         {loading ? `Loading the queries from ${period}…` : analytics ? `${analytics.totalQueries.toLocaleString("en")} knowledge ${analytics.totalQueries === 1 ? "query" : "queries"} from ${period}.` : ""}
       </p>
-      {error ? <ErrorMessage error={error} /> : null}
+      {error ? <ErrorMessage error={error} onRetry={() => void refetch().catch(() => undefined)} /> : null}
       {!loading && analytics && analytics.totalQueries === 0 ? (
         <div className="analytics-empty card">
           <h2>No queries in this range</h2>

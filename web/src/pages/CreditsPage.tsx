@@ -33,7 +33,7 @@ export default function CreditsPage() {
   const problemId = useId();
   const draftCheck = checkPeriod(draft.from, draft.to);
   const period = checkPeriod(shown.from, shown.to);
-  const { data, loading, error } = useQuery(CREDITS, {
+  const { data, loading, error, refetch } = useQuery(CREDITS, {
     variables: period.ok ? { from: period.from, to: period.to } : { from: "", to: "" },
     skip: !period.ok,
     errorPolicy: "all",
@@ -48,7 +48,7 @@ export default function CreditsPage() {
       <h1 id="page-title">Credits</h1>
       <p className="hint">Web search, research and Slack calls spend credits from your organization's monthly budget (UTC calendar month). An answer from the cache is free.</p>
 
-      {error && !usageForbidden ? <ErrorMessage error={error} /> : null}
+      {error && !usageForbidden ? <ErrorMessage error={error} onRetry={() => void refetch().catch(() => undefined)} /> : null}
 
       <section aria-labelledby="month-title">
         <h2 id="month-title">This month</h2>

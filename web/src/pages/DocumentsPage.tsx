@@ -121,7 +121,7 @@ export default function DocumentsPage() {
       <UploadPanel onUploaded={onUploaded} statusOf={(id) => statuses.get(id)} />
 
       <h2 id="documents-title">Your documents</h2>
-      {error ? <ErrorMessage error={error} /> : null}
+      {error ? <ErrorMessage error={error} onRetry={() => void refetch().catch(() => undefined)} /> : null}
       <p role="status" className="hint">
         {loading && !data ? "Loading documents…" : null}
         {data && documents.length === 0 && cursors.length === 0 ? "No documents yet: upload one above." : null}

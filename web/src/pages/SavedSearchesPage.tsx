@@ -15,7 +15,7 @@ import { SavedSearchItem } from "../saved/SavedSearchItem";
 import "./SavedSearchesPage.css";
 
 export default function SavedSearchesPage() {
-  const { data, loading, error } = useQuery(SAVED_SEARCHES, { variables: { first: SAVED_SEARCHES_PAGE_SIZE }, errorPolicy: "all" });
+  const { data, loading, error, refetch } = useQuery(SAVED_SEARCHES, { variables: { first: SAVED_SEARCHES_PAGE_SIZE }, errorPolicy: "all" });
   // What just changed, announced to screen readers (a deleted row takes its own messages with it).
   const [announcement, setAnnouncement] = useState("");
   const title = useRef<HTMLHeadingElement>(null);
@@ -31,7 +31,7 @@ export default function SavedSearchesPage() {
       <p role="status" className="page-status">
         {announcement}
       </p>
-      {error ? <ErrorMessage error={error} /> : null}
+      {error ? <ErrorMessage error={error} onRetry={() => void refetch().catch(() => undefined)} /> : null}
       {loading && !data ? <p role="status">Loading saved searches…</p> : null}
       {!loading && data?.savedSearches && savedSearches.length === 0 ? (
         <div className="empty-state card">

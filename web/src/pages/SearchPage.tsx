@@ -6,14 +6,16 @@
  *
  * Operations: `SearchPageStreamed` (the LOCAL providers' page first, every provider's page
  * deferred), `SearchPageNext` (later pages), `SearchBoxSuggestions` (as the user types) and
- * `SearchPageDefaultAlpha` (the alpha a search without one uses). Files: web/src/search/.
+ * `SearchPageDefaultAlpha` (the alpha a search without one uses, fetched as the page opens). Files: web/src/search/.
  */
 import { useCallback, useEffect, useMemo, useRef } from "react";
 import { Link, useSearchParams } from "react-router";
+import { useQuery } from "@apollo/client/react";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
 import { FacetSidebar } from "../search/FacetSidebar";
+import { DEFAULT_ALPHA } from "../search/operations";
 import { ProviderChips } from "../search/ProviderChips";
 import { SearchBox } from "../search/SearchBox";
 import { SearchHitCard } from "../search/SearchHitCard";
@@ -26,6 +28,10 @@ export function SearchPage() {
   const search = useMemo(() => readUrlSearch(params), [params]);
   const input = useMemo(() => (search.query ? searchInputOf(search) : null), [search]);
   const results = useSearchResults(input);
+  // The slider's default alpha, asked for as the page opens rather than when the first search
+  // mounts the slider: otherwise it goes out beside that search, and on the embedded database
+  // (one connection) its statements wait in line with the search's. The slider reads it from the cache.
+  useQuery(DEFAULT_ALPHA, { errorPolicy: "all" });
 
   // Every change is a history entry, so back and forward walk the searches made.
   const go = useCallback((next: UrlSearch) => setParams(writeUrlSearch(next)), [setParams]);
@@ -79,7 +85,7 @@ export function SearchPage() {
                 ?
               </p>
             ) : null}
-            {results.error ? <ErrorMessage error={results.error} /> : null}
+            {results.error ? <ErrorMessage error={results.error} onRetry={results.retry} /> : null}
             <ResultList query={search.query} results={results} />
           </div>
         </div>
@@ -98,6 +104,8 @@ function statusText(query: string, results: SearchResults): string {
   if (!query) return "";
   if (results.loading) return "Searching…";
   const count = results.hits.length;
+  // The alert below says why; "no results" would say something untrue.
+  if (results.error && count === 0) return `The search for “${query}” did not complete.`;
   const found = count === 0 ? `No results for “${query}”.` : `${count}${results.hasNextPage ? "+" : ""} result${count === 1 ? "" : "s"} for “${query}”.`;
   if (results.streaming) return `${found} Web results arriving…`;
   if (results.loadingMore) return `${found} Loading more results…`;
@@ -138,7 +146,7 @@ function ResultList({ query, results }: { query: string; results: SearchResults 
           </li>
         ))}
       </ol>
-      {loadMoreError ? <ErrorMessage error={loadMoreError} /> : null}
+      {loadMoreError ? <ErrorMessage error={loadMoreError} onRetry={loadMore} /> : null}
       <div ref={sentinel} className="load-more">
         {hasNextPage ? (
           <button type="button" onClick={loadMore} disabled={loadingMore}>

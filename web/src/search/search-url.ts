@@ -30,19 +30,36 @@ export interface UrlSearch {
 export const FILTER_PARAMETERS = { kinds: "kind", providers: "provider", categories: "category", knowledgeBases: "kb" } as const;
 export type ListFilter = keyof typeof FILTER_PARAMETERS;
 
+/**
+ * URLs are shared and pasted, so anything may be in one: a value the app would not write is
+ * dropped, never thrown over or sent on. Alpha is a plain decimal in [0, 1] ("0x1", "1e0",
+ * "Infinity" are not); a list filter keeps at most MAX_FILTER_VALUES distinct values of at most
+ * MAX_FILTER_VALUE_LENGTH characters without control characters. The query is sent as typed
+ * (the server refuses one that is too long, with a message the page shows).
+ */
+export const MAX_FILTER_VALUES = 50;
+export const MAX_FILTER_VALUE_LENGTH = 200;
+const ALPHA_PATTERN = /^(?:0(?:\.\d{1,20})?|1(?:\.0{1,20})?|\.\d{1,20})$/;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+function listOf(params: URLSearchParams, name: string): string[] {
+  const values = params.getAll(name).filter((value) => value !== "" && value.length <= MAX_FILTER_VALUE_LENGTH && !CONTROL_CHARACTERS.test(value));
+  return [...new Set(values)].slice(0, MAX_FILTER_VALUES);
+}
+
 export function readUrlSearch(params: URLSearchParams): UrlSearch {
   const alphaText = params.get("alpha");
-  const alpha = alphaText === null || alphaText === "" ? NaN : Number(alphaText);
+  const alpha = alphaText !== null && ALPHA_PATTERN.test(alphaText) ? Number(alphaText) : null;
   const month = params.get("month");
   return {
     query: (params.get("q") ?? "").trim(),
-    alpha: Number.isFinite(alpha) && alpha >= 0 && alpha <= 1 ? alpha : null,
+    alpha,
     filters: {
-      kinds: params.getAll("kind").filter((kind): kind is SearchItemKind => (KINDS as readonly string[]).includes(kind)),
-      providers: params.getAll("provider").filter(Boolean),
+      kinds: listOf(params, "kind").filter((kind): kind is SearchItemKind => (KINDS as readonly string[]).includes(kind)),
+      providers: listOf(params, "provider"),
       month: month && /^\d{4}-(0[1-9]|1[0-2])$/.test(month) ? month : null,
-      categories: params.getAll("category").filter(Boolean),
-      knowledgeBases: params.getAll("kb").filter(Boolean),
+      categories: listOf(params, "category"),
+      knowledgeBases: listOf(params, "kb"),
     },
   };
 }

@@ -24,6 +24,8 @@ export interface SearchResults {
   loadingMore: boolean;
   loadMoreError: unknown;
   loadMore(): void;
+  /** Asks for the first page again (after an error: the gateway was down, a rate limit passed). */
+  retry(): void;
 }
 
 interface LaterPages {
@@ -37,7 +39,7 @@ export function useSearchResults(input: SearchInput | null): SearchResults {
   const key = input ? JSON.stringify(input) : "";
   // Keyed by the input's JSON: a new object for the same search (a re-render) is the same search.
   const variables = useMemo(() => (input ? { input, local: { ...input, latency: "LOCAL" as const } } : undefined), [key]);
-  const { data: streamed, error, loading, dataState } = useQuery(STREAMED_SEARCH, variables ? { variables, errorPolicy: "all" } : skipToken);
+  const { data: streamed, error, loading, dataState, refetch } = useQuery(STREAMED_SEARCH, variables ? { variables, errorPolicy: "all" } : skipToken);
   // Apollo types streamed data as partial throughout; each part here is whole: `fast` arrives
   // complete in the first part, `all` complete in the deferred one (or not at all).
   const data = streamed as { fast?: SearchResultPage | null; all?: SearchResultPage | null } | undefined;
@@ -110,5 +112,9 @@ export function useSearchResults(input: SearchInput | null): SearchResults {
     loadingMore,
     loadMoreError,
     loadMore,
+    retry: useCallback(() => {
+      // A refetch that fails again reports through `error`, as the first attempt did.
+      refetch().catch(() => undefined);
+    }, [refetch]),
   };
 }

@@ -1,0 +1,108 @@
+/**
+ * The search page's state in its URL (search-url.ts): what the page writes, it reads back the
+ * same; what a person or a link may put there that the app would not write is dropped, and no
+ * URL makes reading it throw.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MAX_FILTER_VALUES, NO_FILTERS, readUrlSearch, searchInputOf, writeUrlSearch, type UrlSearch } from "../src/search/search-url";
+
+const read = (query: string) => readUrlSearch(new URLSearchParams(query));
+
+describe("the search page's URL", () => {
+  it("reads the query, alpha and every filter", () => {
+    expect(read("q=%20deadlock%20&alpha=0.25&kind=CONVERSATION&kind=DOCUMENT_CHUNK&provider=web.serper&month=2026-10&category=runbooks&kb=kb_1")).toEqual({
+      query: "deadlock",
+      alpha: 0.25,
+      filters: { kinds: ["CONVERSATION", "DOCUMENT_CHUNK"], providers: ["web.serper"], month: "2026-10", categories: ["runbooks"], knowledgeBases: ["kb_1"] },
+    });
+  });
+
+  it("round-trips what it writes, for any search the page can make (property)", () => {
+    const kind = fc.constantFrom("CONVERSATION", "DOCUMENT_CHUNK", "KNOWLEDGE_BASE_PASSAGE", "WEB_RESULT", "SLACK_MESSAGE" as const);
+    const value = fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }).filter((text) => !/[\u0000-\u001f\u007f]/.test(text));
+    const search = fc.record({
+      query: fc.string({ unit: "grapheme", maxLength: 60 }).map((text) => text.trim()),
+      alpha: fc.option(fc.integer({ min: 0, max: 20 }).map((step) => step / 20)),
+      filters: fc.record({
+        kinds: fc.uniqueArray(kind, { maxLength: 5 }),
+        providers: fc.uniqueArray(value, { maxLength: 4 }),
+        month: fc.option(fc.tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 })).map(([year, month]) => `${year}-${String(month).padStart(2, "0")}`)),
+        categories: fc.uniqueArray(value, { maxLength: 4 }),
+        knowledgeBases: fc.uniqueArray(value, { maxLength: 4 }),
+      }),
+    });
+    fc.assert(
+      fc.property(search, (original) => {
+        const url = writeUrlSearch(original as UrlSearch).toString();
+        expect(read(url)).toEqual(original);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("leaves out what it does not need: an empty search is an empty URL", () => {
+    expect(writeUrlSearch({ query: "", alpha: null, filters: NO_FILTERS }).toString()).toBe("");
+    expect(read("")).toEqual({ query: "", alpha: null, filters: NO_FILTERS });
+  });
+
+  it.each(["-0.1", "1.5", "NaN", "Infinity", "1e0", "0x1", " 0.5", "0.5abc", "", "½", "0." + "5".repeat(40)])("ignores alpha=%j", (alpha) => {
+    expect(read(`q=x&alpha=${encodeURIComponent(alpha)}`).alpha).toBeNull();
+  });
+
+  it("accepts the alphas the slider writes, 0 and 1 included", () => {
+    expect([0, 0.05, 0.35, 0.5, 1].map((alpha) => read(`alpha=${alpha}`).alpha)).toEqual([0, 0.05, 0.35, 0.5, 1]);
+  });
+
+  it("drops hostile filter values: unknown kinds, bad months, control characters, huge values, repeats and floods", () => {
+    const flood = Array.from({ length: 500 }, (_, index) => `provider=p${index}`).join("&");
+    const search = read(
+      [
+        "q=x",
+        "kind=<script>",
+        "kind=conversation",
+        "kind=CONVERSATION",
+        "kind=CONVERSATION",
+        "kind=__proto__",
+        "month=2026-13",
+        "month=2026-1",
+        `category=${encodeURIComponent("a\u0000b")}`,
+        `category=${"c".repeat(10_000)}`,
+        "category=",
+        "kb=kb_1",
+        "kb=kb_1",
+        flood,
+      ].join("&"),
+    );
+    expect(search.filters.kinds).toEqual(["CONVERSATION"]);
+    expect(search.filters.month).toBeNull();
+    expect(search.filters.categories).toEqual([]);
+    expect(search.filters.knowledgeBases).toEqual(["kb_1"]);
+    expect(search.filters.providers).toHaveLength(MAX_FILTER_VALUES);
+    // The month is the first one given when repeated.
+    expect(read("month=2026-02&month=2026-03").filters.month).toBe("2026-02");
+  });
+
+  it("never throws on any URL (property)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom("q", "alpha", "kind", "provider", "month", "category", "kb", "other"), fc.string({ unit: "binary", maxLength: 50 }))), (entries) => {
+        const params = new URLSearchParams();
+        for (const [name, value] of entries) params.append(name, value);
+        const search = readUrlSearch(params);
+        expect(() => searchInputOf(search)).not.toThrow();
+        expect(search.alpha === null || (search.alpha >= 0 && search.alpha <= 1)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("turns the URL's search into the first page's SearchInput, the month as a UTC range", () => {
+    expect(searchInputOf(read("q=deadlock&alpha=0.5&kind=CONVERSATION&provider=web.serper&month=2026-02"))).toEqual({
+      query: "deadlock",
+      limit: 20,
+      alpha: 0.5,
+      providers: ["web.serper"],
+      filter: { kinds: ["CONVERSATION"], created: { from: "2026-02-01T00:00:00.000Z", to: "2026-02-28T23:59:59.999Z" } },
+    });
+  });
+});
