@@ -16,6 +16,7 @@
  * then finds them in the passage, where offsets are UTF-16 by construction.
  */
 import { Prisma } from "../../generated/prisma/client.js";
+import type { TenantReader } from "../database/tenant-reads.js";
 
 /** Most passages a hit may ask for (`SearchHit.highlights(limit:)`). */
 export const MAX_HIGHLIGHTS_PER_HIT = 10;
@@ -96,11 +97,7 @@ export const SIMPLE_TOKEN_TYPES = [3, 4, 6, 7, 8, 9, 18, 19, 20, 21, 22] as cons
  */
 export function highlightStatementSql(query: string, passages: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    WITH query_terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes,
-             coalesce(array_agg(DISTINCT left(lexeme, 1)), '{}'::text[]) AS initials
-      FROM unnest(to_tsvector('english'::regconfig, ${query}))
-    ),
+    WITH ${queryTermsSql(query)},
     passages AS MATERIALIZED (${passages}),
     -- Stemming keeps a word's first letter (lowercased), so only tokens that start like a
     -- query lexeme can match: most of a page's tokens are dropped as they are parsed, before
@@ -125,6 +122,41 @@ export function highlightStatementSql(query: string, passages: Prisma.Sql): Pris
     )
     SELECT p.key, p.ord, p.text, p.message_id, p.role, coalesce(matched.tokens, '{}'::text[]) AS tokens
     FROM passages p LEFT JOIN matched ON matched.key = p.key AND matched.ord = p.ord`;
+}
+
+/**
+ * The `query_terms` CTE: the query's lexemes as to_tsvector('english', …) gives them (what the
+ * keyword providers search for), and their first letters.
+ */
+export function queryTermsSql(query: string): Prisma.Sql {
+  return Prisma.sql`query_terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes,
+             coalesce(array_agg(DISTINCT left(lexeme, 1)), '{}'::text[]) AS initials
+      FROM unnest(to_tsvector('english'::regconfig, ${query}))
+    )`;
+}
+
+/** A passage whose words only the database can read (english-analyzer.ts), by its place in a domain's candidates. */
+export interface UndecidedPassage {
+  key: string;
+  ord: number;
+  text: string;
+}
+
+/**
+ * The tokens of each passage that stem to a query lexeme, from PostgreSQL's parser
+ * (highlightStatementSql over the given texts, which the caller already read under its own
+ * tenant rules): for the passages whose JavaScript reading disagreed with PostgreSQL's counts.
+ * Keyed `key\u0000ord`.
+ */
+export async function databaseTokens(reader: TenantReader, query: string, passages: readonly UndecidedPassage[]): Promise<Map<string, string[]>> {
+  const statement = highlightStatementSql(
+    query,
+    Prisma.sql`SELECT u.key, u.ord, u.text, NULL::text AS message_id, NULL::text AS role
+      FROM unnest(${passages.map((passage) => passage.key)}::text[], ${passages.map((passage) => passage.ord)}::int[], ${passages.map((passage) => passage.text)}::text[]) AS u(key, ord, text)`,
+  );
+  const rows = await reader.$queryRaw<{ key: string; ord: number; tokens: string[] }[]>(statement);
+  return new Map(rows.map((row) => [`${row.key}\u0000${Number(row.ord)}`, row.tokens]));
 }
 
 /**
