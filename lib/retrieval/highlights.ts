@@ -4,16 +4,19 @@
  * its own tables; this module holds what they share, so each word is matched exactly as the
  * keyword providers match it and each passage is cut the same way.
  *
- * Why PostgreSQL finds the words and JavaScript the offsets: the keyword providers index with
- * to_tsvector('english', …), so a word matches when PostgreSQL's parser and English Snowball
- * stemmer give it one of the query's lexemes ("deadlocks" matches "deadlocked"). Any stemmer in
- * JavaScript would be a second analyzer that disagrees at the edges (stop words, hyphenated
- * compounds, the parser's idea of a word). ts_headline would use the right analyzer but answers
- * with markup spliced into the text: offsets would have to be recovered by parsing our own
- * markers back out, which text that already holds those markers (or "<b>") breaks. So the one
- * statement per page asks PostgreSQL which of the passages' own tokens (ts_parse, the parser the
- * index uses) stem to a query lexeme, and returns those tokens as they are written; JavaScript
- * then finds them in the passage, where offsets are UTF-16 by construction.
+ * Why PostgreSQL decides which words match and JavaScript finds the offsets: the keyword
+ * providers index with to_tsvector('english', …), so a word matches when PostgreSQL's parser and
+ * English Snowball stemmer give it one of the query's lexemes ("deadlocks" matches
+ * "deadlocked"). ts_headline would use the right analyzer but answers with markup spliced into
+ * the text: offsets would have to be recovered by parsing our own markers back out, which text
+ * that already holds those markers (or "<b>") breaks. So a domain's one statement per page
+ * either asks PostgreSQL which of the passages' own tokens (ts_parse, the parser the index uses)
+ * stem to a query lexeme (highlightStatementSql: documents, knowledge base passages, web
+ * results), or, where each passage's tsvector is kept (conversations' messages), returns the
+ * query's lexemes and their counts in each passage, and english-analyzer.ts finds those words in
+ * JavaScript, checked against the counts, with the database's parse (databaseTokens) for a
+ * passage it reads differently. Either way JavaScript then finds the tokens in the passage,
+ * where offsets are UTF-16 by construction.
  */
 import { Prisma } from "../../generated/prisma/client.js";
 import type { TenantReader } from "../database/tenant-reads.js";

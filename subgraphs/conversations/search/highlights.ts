@@ -6,8 +6,11 @@
  * opening message: the question that usually states what it is about.
  *
  * Messages are ranked by the lexemes each keeps from when it was written (messages.passage_vector,
- * the lexemes of the same first MAX_PASSAGE_SCAN characters): only the passages returned are
- * parsed for their words.
+ * the lexemes of the same first MAX_PASSAGE_SCAN characters), and the same vector says how often
+ * each query lexeme occurs in each returned message: JavaScript finds those words
+ * (lib/retrieval/english-analyzer.ts) and uses them when it counts them alike; a message it reads
+ * differently (an address, a path or a number among the query's terms) is parsed by PostgreSQL
+ * in a second statement, for that message alone. So the database parses no text on most pages.
  *
  * Bounded per hit: a conversation's messages are read in order, each up to MAX_PASSAGE_SCAN
  * characters, until MAX_CONVERSATION_SCAN characters or MAX_MESSAGES_SCANNED messages were read;
