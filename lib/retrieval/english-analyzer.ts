@@ -37,7 +37,6 @@ export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(
 /** PostgreSQL's tsvector keeps at most this many positions of one lexeme: a count there means "at least". */
 export const MAX_COUNTED_POSITIONS = 255;
 
-const RUN = /[\p{L}\p{N}]+/gu;
 const DIGIT = /\p{N}/u;
 /** A lexeme made only of what one run holds: the only kind the runs here can produce. */
 const RUN_LEXEME = /^[\p{L}\p{N}]+$/u;
@@ -55,21 +54,72 @@ export function runLexeme(run: string): string | null {
   return stem(lower);
 }
 
-/** The passage's runs that give one of `lexemes`, as written, and how often each lexeme was given. */
-export function matchingRuns(text: string, lexemes: ReadonlySet<string>, initials: ReadonlySet<string>): { tokens: Set<string>; counts: Map<string, number> } {
-  const tokens = new Set<string>();
+/** A match: the run as written and where it is (UTF-16 code units). */
+export interface MatchedRun {
+  token: string;
+  start: number;
+  end: number;
+}
+
+/** Runs located per passage at most (the window cut later needs only those near each other). */
+const MAX_RUNS_LOCATED = 200;
+const COMBINING_MARK = /\p{M}/u;
+
+/**
+ * The passage's runs that give one of the query's lexemes, in order, and how often each lexeme
+ * was given. A run touching a combining mark is counted but not located (its letters are not the
+ * whole written word: "cafe" in "cafe\u0301"), as locateTokens would not locate it either.
+ */
+export function matchingRuns(text: string, query: QueryLexemes): { runs: MatchedRun[]; counts: Map<string, number> } {
+  const runs: MatchedRun[] = [];
   const counts = new Map<string, number>();
-  for (const match of text.matchAll(RUN)) {
-    const run = match[0];
+  const length = text.length;
+  let at = 0;
+  while (at < length) {
+    // Scanned by char code, ASCII first: a Unicode-property regular expression over every
+    // passage (matching every run, or only those starting like a query lexeme) cost more than
+    // the rest of a page's highlights in the search-features profile.
+    const width = runCharacterWidth(text, at);
+    if (width === 0) {
+      at++;
+      continue;
+    }
+    const start = at;
+    at += width;
+    for (let next = runCharacterWidth(text, at); next > 0; next = runCharacterWidth(text, at)) at += next;
+    const end = at;
     // Stemming keeps a word's first letter (lowercased): most runs are dropped before stemming.
-    if (!initials.has(run.charAt(0).toLowerCase())) continue;
-    if (partOfLongerToken(text, match.index, match.index + run.length)) continue;
-    const lexeme = runLexeme(run);
-    if (lexeme === null || !lexemes.has(lexeme)) continue;
-    tokens.add(run);
+    const first = text.charCodeAt(start);
+    const initial = first < 0x80 ? String.fromCharCode(first >= 0x41 && first <= 0x5a ? first + 0x20 : first) : String.fromCodePoint(text.codePointAt(start)!).toLowerCase();
+    if (!query.initials.has(initial)) continue;
+    if (partOfLongerToken(text, start, end)) continue;
+    const token = text.slice(start, end);
+    let lexeme = query.seen.get(token);
+    if (lexeme === undefined) {
+      lexeme = runLexeme(token);
+      query.seen.set(token, lexeme);
+    }
+    if (lexeme === null || !query.lexemes.has(lexeme)) continue;
     counts.set(lexeme, (counts.get(lexeme) ?? 0) + 1);
+    if (runs.length < MAX_RUNS_LOCATED && !touchesCombiningMark(text, start, end)) runs.push({ token, start, end });
   }
-  return { tokens, counts };
+  return { runs, counts };
+}
+
+/** ASCII letters and digits. */
+const ASCII_RUN = new Uint8Array(128).map((_, code) => ((code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) ? 1 : 0));
+
+/** Code units of the run character at `at` (2 for an astral letter), or 0 when none is there. */
+function runCharacterWidth(text: string, at: number): number {
+  if (at >= text.length) return 0;
+  const code = text.charCodeAt(at);
+  if (code < 0x80) return ASCII_RUN[code]!;
+  const point = text.codePointAt(at)!;
+  return WORD.test(String.fromCodePoint(point)) ? (point > 0xffff ? 2 : 1) : 0;
+}
+
+function touchesCombiningMark(text: string, start: number, end: number): boolean {
+  return (end < text.length && text.charCodeAt(end) >= 0x300 && COMBINING_MARK.test(String.fromCodePoint(text.codePointAt(end)!))) || (start > 0 && text.charCodeAt(start - 1) >= 0x300 && COMBINING_MARK.test(text.charAt(start - 1)));
 }
 
 const WORD = /[\p{L}\p{N}]/u;
@@ -95,33 +145,43 @@ function partOfLongerToken(text: string, start: number, end: number): boolean {
   return false;
 }
 
-/** The query's lexemes, ready for matchingRuns. */
+/** The query's lexemes, ready for matchingRuns: one per page, since it also remembers each run's lexeme. */
 export interface QueryLexemes {
   lexemes: ReadonlySet<string>;
   initials: ReadonlySet<string>;
+  /** Runs already analyzed for this page, as written: the same words recur across its passages. */
+  seen: Map<string, string | null>;
+  /** The lexemes a run can give, whose counts are compared. */
+  runLexemes: readonly string[];
+  /** The lexemes only a longer token gives (compounds left out: their parts are compared). */
+  tokenLexemes: readonly string[];
 }
 
 export function queryLexemes(lexemes: readonly string[]): QueryLexemes {
-  return { lexemes: new Set(lexemes), initials: new Set(lexemes.map((lexeme) => lexeme.charAt(0))) };
+  const initials = new Set(lexemes.filter((lexeme) => lexeme.length > 0).map((lexeme) => String.fromCodePoint(lexeme.codePointAt(0)!)));
+  return {
+    lexemes: new Set(lexemes),
+    initials,
+    seen: new Map(),
+    runLexemes: lexemes.filter((lexeme) => RUN_LEXEME.test(lexeme)),
+    tokenLexemes: lexemes.filter((lexeme) => !RUN_LEXEME.test(lexeme) && !COMPOUND_LEXEME.test(lexeme)),
+  };
 }
 
 /**
- * The passage's words that stem to a query lexeme, when the JavaScript reading agrees with
- * PostgreSQL's counts of the query's lexemes in the same text (`databaseCounts`: lexeme →
+ * The passage's words that stem to a query lexeme, located, when the JavaScript reading agrees
+ * with PostgreSQL's counts of the query's lexemes in the same text (`databaseCounts`: lexeme →
  * number of positions in its tsvector, lexemes it lacks absent); null when it does not, and
  * only the database can say.
  */
-export function checkedMatchingTokens(text: string, query: QueryLexemes, databaseCounts: ReadonlyMap<string, number>): string[] | null {
-  const { tokens, counts } = matchingRuns(text, query.lexemes, query.initials);
-  for (const lexeme of query.lexemes) {
+export function checkedMatchingRuns(text: string, query: QueryLexemes, databaseCounts: ReadonlyMap<string, number>): MatchedRun[] | null {
+  const { runs, counts } = matchingRuns(text, query);
+  for (const lexeme of query.runLexemes) {
     const expected = databaseCounts.get(lexeme) ?? 0;
-    if (RUN_LEXEME.test(lexeme)) {
-      const found = counts.get(lexeme) ?? 0;
-      if (found !== expected && !(expected === MAX_COUNTED_POSITIONS && found > expected)) return null;
-    } else if (expected > 0 && !COMPOUND_LEXEME.test(lexeme)) {
-      // A host, address, path or number PostgreSQL found here: its token is not a run.
-      return null;
-    }
+    const found = counts.get(lexeme) ?? 0;
+    if (found !== expected && !(expected === MAX_COUNTED_POSITIONS && found > expected)) return null;
   }
-  return [...tokens];
+  // A host, address, path or number PostgreSQL found here: its token is not a run.
+  for (const lexeme of query.tokenLexemes) if ((databaseCounts.get(lexeme) ?? 0) > 0) return null;
+  return runs;
 }

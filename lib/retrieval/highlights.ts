@@ -75,6 +75,8 @@ export interface CandidatePassage {
   tokens: string[];
   messageId?: string | null;
   role?: string | null;
+  /** Where the matched words are, when the domain located them itself (english-analyzer.ts); else `tokens` are located here. */
+  ranges?: MatchRange[];
 }
 
 /**
@@ -187,7 +189,7 @@ export function queryTermOccurrencesSql(vector: Prisma.Sql): Prisma.Sql {
 export function highlightsByHit(candidates: readonly CandidatePassage[], limit: number): Map<string, HighlightPassage[]> {
   const byKey = new Map<string, { candidate: CandidatePassage; ranges: MatchRange[] }[]>();
   for (const candidate of candidates) {
-    const ranges = locateTokens(candidate.text, candidate.tokens);
+    const ranges = candidate.ranges ?? locateTokens(candidate.text, candidate.tokens);
     const list = byKey.get(candidate.key) ?? [];
     list.push({ candidate, ranges });
     byKey.set(candidate.key, list);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import fs from "node:fs";
 import path from "node:path";
 import { Prisma } from "../../generated/prisma/client.js";
-import { checkedMatchingTokens, ENGLISH_STOP_WORDS, matchingRuns, queryLexemes, runLexeme } from "../../lib/retrieval/english-analyzer.js";
+import { checkedMatchingRuns, ENGLISH_STOP_WORDS, matchingRuns, queryLexemes, runLexeme } from "../../lib/retrieval/english-analyzer.js";
 import { databaseTokens, highlightStatementSql, MAX_PASSAGE_SCAN, SIMPLE_TOKEN_TYPES, STEMMED_TOKEN_TYPES } from "../../lib/retrieval/highlights.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
@@ -114,7 +114,7 @@ describe("the highlights analyzer", () => {
       const tally = { words: 0, wordsAlike: 0, runs: 0, runsAlike: 0, others: 0 };
       for (const [index, counts] of databaseCounts) {
         const all = queryLexemes([...counts.keys()]);
-        const found = matchingRuns(texts[index]!, all.lexemes, all.initials).counts;
+        const found = matchingRuns(texts[index]!, all).counts;
         for (const [lexeme, count] of counts) {
           if (!/^[\p{L}\p{N}]+$/u.test(lexeme)) {
             tally.others++;
@@ -151,9 +151,9 @@ describe("the highlights analyzer", () => {
         const undecided: { key: string; ord: number; text: string }[] = [];
         const checked = sample.map((text, ord) => {
           const counts = new Map([...(databaseCounts.get(ord) ?? new Map<string, number>())].filter(([lexeme]) => lexemes.lexemes.has(lexeme)));
-          const tokens = checkedMatchingTokens(text, lexemes, counts);
-          if (tokens === null) undecided.push({ key: "d", ord, text });
-          return tokens;
+          const runs = checkedMatchingRuns(text, lexemes, counts);
+          if (runs === null) undecided.push({ key: "d", ord, text });
+          return runs === null ? null : [...new Set(runs.map((run) => run.token))];
         });
         const fromDatabase = undecided.length > 0 ? await databaseTokens(db.database.prisma, query, undecided) : new Map<string, string[]>();
         fallbacks += undecided.length;

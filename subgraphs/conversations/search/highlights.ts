@@ -20,7 +20,7 @@
 import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
-import { checkedMatchingTokens, queryLexemes } from "../../../lib/retrieval/english-analyzer.js";
+import { checkedMatchingRuns, queryLexemes } from "../../../lib/retrieval/english-analyzer.js";
 import { databaseTokens, highlightsByHit, MAX_PASSAGE_SCAN, queryTermOccurrencesSql, queryTermsSql, type CandidatePassage, type HighlightOptions, type HighlightPassage, type UndecidedPassage } from "../../../lib/retrieval/highlights.js";
 import type { EntityRef } from "../../../lib/retrieval/search-provider.js";
 
@@ -73,9 +73,12 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
     const candidates: CandidatePassage[] = rows.map((row) => {
       const ord = Number(row.ord);
       const counts = new Map(row.found_lexemes.map((lexeme, index) => [lexeme, Number(row.found_counts[index])]));
-      const tokens = terms.lexemes.size === 0 ? [] : checkedMatchingTokens(row.text, terms, counts);
-      if (tokens === null) undecided.push({ key: row.key, ord, text: row.text });
-      return { key: row.key, ord, text: row.text, tokens: tokens ?? [], messageId: row.message_id, role: row.role.toUpperCase() };
+      // Where the message's vector holds none of the query's lexemes, no word of it matches.
+      const runs = counts.size === 0 ? [] : checkedMatchingRuns(row.text, terms, counts);
+      if (runs === null) undecided.push({ key: row.key, ord, text: row.text });
+      const candidate: CandidatePassage = { key: row.key, ord, text: row.text, tokens: [], messageId: row.message_id, role: row.role.toUpperCase() };
+      if (runs !== null) candidate.ranges = runs.map(({ start, end }) => ({ start, end }));
+      return candidate;
     });
     // Rare: a passage whose words JavaScript reads differently from PostgreSQL (a host, an
     // address, a path or a number among the query's terms); the database's reading wins.
