@@ -200,6 +200,21 @@ export async function loadCorpus(database: Database, count: number, embedder: Em
   return { insert, index, hnswSeconds, analyzeSeconds };
 }
 
+/** Kept with a kept database (--keep-database), so that --reuse-database reports the load it did not redo. */
+export async function keepCorpusStats(database: Database, stats: CorpusStats): Promise<void> {
+  await database.prisma.$executeRawUnsafe("CREATE TABLE IF NOT EXISTS bench_corpus_stats (stats jsonb NOT NULL)");
+  await database.prisma.$executeRawUnsafe("DELETE FROM bench_corpus_stats");
+  await database.prisma.$executeRawUnsafe("INSERT INTO bench_corpus_stats (stats) VALUES ($1::jsonb)", JSON.stringify(stats));
+}
+
+/** The corpus a kept database holds, checked to be of the size asked for. */
+export async function keptCorpus(database: Database, size: number): Promise<CorpusStats> {
+  const [row] = await database.prisma.$queryRawUnsafe<{ stats: CorpusStats }[]>("SELECT stats FROM bench_corpus_stats").catch(() => []);
+  if (!row) throw new Error("the reused database keeps no corpus statistics: it was not kept by a run with --keep-database");
+  if (row.stats.insert.conversations !== size) throw new Error(`the reused database holds ${row.stats.insert.conversations} conversations, not ${size}`);
+  return row.stats;
+}
+
 /**
  * Search queries as people type them: conversation titles and the opening words of users'
  * messages, drawn from across the corpus, without duplicates. Distinct queries keep the

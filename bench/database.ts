@@ -55,6 +55,8 @@ export interface OpenOptions {
   poolSize: number;
   /** Close it but do not drop it (or delete its folder): for looking at the data afterwards. */
   keep?: boolean;
+  /** A PostgreSQL database kept by an earlier run, opened as it is and kept again. */
+  reuse?: string | null;
   log?: (line: string) => void;
 }
 
@@ -87,9 +89,10 @@ async function openPGliteDatabase({ conversations, keep, log }: OpenOptions): Pr
   };
 }
 
-async function openPostgresDatabase({ postgresUrl: baseUrl, poolSize, keep, log }: OpenOptions): Promise<BenchDatabase> {
-  const name = `bench_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
-  await withAdminClient(baseUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
+async function openPostgresDatabase({ postgresUrl: baseUrl, poolSize, keep: keepAsked, reuse, log }: OpenOptions): Promise<BenchDatabase> {
+  const name = reuse ?? `bench_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
+  const keep = keepAsked || Boolean(reuse);
+  if (!reuse) await withAdminClient(baseUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
   const url = withDatabaseName(baseUrl, name);
   let database: Database | null = null;
   try {
@@ -100,7 +103,7 @@ async function openPostgresDatabase({ postgresUrl: baseUrl, poolSize, keep, log 
     return {
       kind: "postgres",
       database: opened,
-      description: `PostgreSQL, throwaway database ${name} (dropped afterwards), pool of ${poolSize} connections`,
+      description: reuse ? `PostgreSQL, database ${name} kept by an earlier run (corpus loaded then), pool of ${poolSize} connections` : `PostgreSQL, throwaway database ${name} (dropped afterwards), pool of ${poolSize} connections`,
       serverVersion: row?.version ?? "unknown",
       async dispose() {
         await opened.close();
@@ -110,7 +113,7 @@ async function openPostgresDatabase({ postgresUrl: baseUrl, poolSize, keep, log 
     };
   } catch (error) {
     await database?.close().catch(() => undefined);
-    await dropDatabase(baseUrl, name).catch(() => undefined);
+    if (!reuse) await dropDatabase(baseUrl, name).catch(() => undefined);
     throw error;
   }
 }

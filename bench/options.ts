@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- [--scenario gateway|latency|batching|ingestion|soak|indexing|hostile|tenant-scope|document-ingestion|mixed-search|search-path|keyword-pruning|suggestions|search-facets|search-features|typo-tolerance|defer|all] [--sizes 1000,10000,100000]
  *   [--database pglite|postgres|both|auto] [--duration <s>] [--connections <n>] [--out bench/results]
- *   [--soak-duration <s>] [--embed-conversations <n>] [--no-profile] [--summary-only] [--keep-database]`
+ *   [--soak-duration <s>] [--embed-conversations <n>] [--no-profile] [--summary-only] [--keep-database] [--reuse-database <name>]`
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -32,6 +32,11 @@ export interface BenchOptions {
   summaryOnly: boolean;
   /** Leave the throwaway database (PostgreSQL database or PGlite folder) in place for inspection; its location is printed. */
   keepDatabase: boolean;
+  /**
+   * A PostgreSQL database an earlier run kept (--keep-database), used as it is instead of a new
+   * one: its corpus is not loaded again (10,000 conversations take minutes) and it is kept.
+   */
+  reuseDatabase: string | null;
   /** The command line, recorded in the results. */
   command: string;
 }
@@ -51,6 +56,7 @@ export function parseBenchArgs(argv: string[], postgresUrl: string): BenchOption
       "no-profile": { type: "boolean", default: false },
       "summary-only": { type: "boolean", default: false },
       "keep-database": { type: "boolean", default: false },
+      "reuse-database": { type: "string" },
     },
   });
   const scenarios = values.scenario === "all" ? [...SCENARIO_NAMES] : values.scenario.split(",").map((name) => name.trim());
@@ -75,8 +81,18 @@ export function parseBenchArgs(argv: string[], postgresUrl: string): BenchOption
     profile: !values["no-profile"],
     summaryOnly: values["summary-only"],
     keepDatabase: values["keep-database"],
+    reuseDatabase: reusedDatabase(values["reuse-database"], sizes, databases),
     command: ["npm run bench --", ...argv].join(" "),
   };
+}
+
+function reusedDatabase(name: string | undefined, sizes: number[], databases: DatabaseKind[] | "auto"): string | null {
+  if (name === undefined) return null;
+  if (!/^bench_[a-z0-9_]+$/.test(name)) throw new ConfigError("--reuse-database", `must name a database a benchmark kept (bench_…), got "${name}"`);
+  if (databases === "auto" || databases.length !== 1 || databases[0] !== "postgres" || new Set(sizes).size !== 1) {
+    throw new ConfigError("--reuse-database", "needs --database postgres and one size (the kept database holds one corpus)");
+  }
+  return name;
 }
 
 function oneDatabase(value: string): DatabaseKind {

@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { runMain } from "../lib/shutdown.js";
 import { FeatureHashingEmbedder } from "../lib/retrieval/embeddings/hashing-embedder.js";
-import { loadCorpus } from "./corpus.js";
+import { keepCorpusStats, keptCorpus, loadCorpus } from "./corpus.js";
 import { openBenchDatabase, postgresBaseUrl, postgresReachable, type DatabaseKind } from "./database.js";
 import { stopLoadGenerator } from "./load.js";
 import { parseBenchArgs, type BenchOptions, type ScenarioName } from "./options.js";
@@ -90,13 +90,14 @@ async function runAll(options: BenchOptions, run: RunInfo, databases: DatabaseKi
   for (const kind of databases) {
     for (const size of options.sizes) {
       log(`\n== ${kind}, ${size.toLocaleString("en-US")} conversations ==`);
-      const bench = await openBenchDatabase(kind, { conversations: size, postgresUrl: options.postgresUrl, poolSize: 10, keep: options.keepDatabase, log });
+      const bench = await openBenchDatabase(kind, { conversations: size, postgresUrl: options.postgresUrl, poolSize: 10, keep: options.keepDatabase, reuse: options.reuseDatabase, log });
       try {
         // Vectors for search come from the feature-hashing embedder: embedding 100k
         // conversations with the local model would take hours on 2 cores. The ingestion
         // scenario measures the local model separately.
         const loadStarted = performance.now();
-        const corpus = await loadCorpus(bench.database, size, new FeatureHashingEmbedder(), log);
+        const corpus = options.reuseDatabase ? await keptCorpus(bench.database, size) : await loadCorpus(bench.database, size, new FeatureHashingEmbedder(), log);
+        if (options.keepDatabase && !options.reuseDatabase) await keepCorpusStats(bench.database, corpus);
         log(`   (corpus ready in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s)`);
         for (const name of options.scenarios) {
           const scenario = SCENARIOS[name];

@@ -4,18 +4,22 @@
  * its own tables; this module holds what they share, so each word is matched exactly as the
  * keyword providers match it and each passage is cut the same way.
  *
- * Why PostgreSQL finds the words and JavaScript the offsets: the keyword providers index with
- * to_tsvector('english', …), so a word matches when PostgreSQL's parser and English Snowball
- * stemmer give it one of the query's lexemes ("deadlocks" matches "deadlocked"). Any stemmer in
- * JavaScript would be a second analyzer that disagrees at the edges (stop words, hyphenated
- * compounds, the parser's idea of a word). ts_headline would use the right analyzer but answers
- * with markup spliced into the text: offsets would have to be recovered by parsing our own
- * markers back out, which text that already holds those markers (or "<b>") breaks. So the one
- * statement per page asks PostgreSQL which of the passages' own tokens (ts_parse, the parser the
- * index uses) stem to a query lexeme, and returns those tokens as they are written; JavaScript
- * then finds them in the passage, where offsets are UTF-16 by construction.
+ * Why PostgreSQL decides which words match and JavaScript finds the offsets: the keyword
+ * providers index with to_tsvector('english', …), so a word matches when PostgreSQL's parser and
+ * English Snowball stemmer give it one of the query's lexemes ("deadlocks" matches
+ * "deadlocked"). ts_headline would use the right analyzer but answers with markup spliced into
+ * the text: offsets would have to be recovered by parsing our own markers back out, which text
+ * that already holds those markers (or "<b>") breaks. So a domain's one statement per page
+ * either asks PostgreSQL which of the passages' own tokens (ts_parse, the parser the index uses)
+ * stem to a query lexeme (highlightStatementSql: documents, knowledge base passages, web
+ * results), or, where each passage's tsvector is kept (conversations' messages), returns the
+ * query's lexemes and their counts in each passage, and english-analyzer.ts finds those words in
+ * JavaScript, checked against the counts, with the database's parse (databaseTokens) for a
+ * passage it reads differently. Either way JavaScript then finds the tokens in the passage,
+ * where offsets are UTF-16 by construction.
  */
 import { Prisma } from "../../generated/prisma/client.js";
+import type { TenantReader } from "../database/tenant-reads.js";
 
 /** Most passages a hit may ask for (`SearchHit.highlights(limit:)`). */
 export const MAX_HIGHLIGHTS_PER_HIT = 10;
@@ -71,6 +75,8 @@ export interface CandidatePassage {
   tokens: string[];
   messageId?: string | null;
   role?: string | null;
+  /** Where the matched words are, when the domain located them itself (english-analyzer.ts); else `tokens` are located here. */
+  ranges?: MatchRange[];
 }
 
 /**
@@ -96,11 +102,7 @@ export const SIMPLE_TOKEN_TYPES = [3, 4, 6, 7, 8, 9, 18, 19, 20, 21, 22] as cons
  */
 export function highlightStatementSql(query: string, passages: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    WITH query_terms AS MATERIALIZED (
-      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes,
-             coalesce(array_agg(DISTINCT left(lexeme, 1)), '{}'::text[]) AS initials
-      FROM unnest(to_tsvector('english'::regconfig, ${query}))
-    ),
+    WITH ${queryTermsSql(query)},
     passages AS MATERIALIZED (${passages}),
     -- Stemming keeps a word's first letter (lowercased), so only tokens that start like a
     -- query lexeme can match: most of a page's tokens are dropped as they are parsed, before
@@ -128,6 +130,41 @@ export function highlightStatementSql(query: string, passages: Prisma.Sql): Pris
 }
 
 /**
+ * The `query_terms` CTE: the query's lexemes as to_tsvector('english', …) gives them (what the
+ * keyword providers search for), and their first letters.
+ */
+export function queryTermsSql(query: string): Prisma.Sql {
+  return Prisma.sql`query_terms AS MATERIALIZED (
+      SELECT coalesce(array_agg(DISTINCT lexeme), '{}'::text[]) AS lexemes,
+             coalesce(array_agg(DISTINCT left(lexeme, 1)), '{}'::text[]) AS initials
+      FROM unnest(to_tsvector('english'::regconfig, ${query}))
+    )`;
+}
+
+/** A passage whose words only the database can read (english-analyzer.ts), by its place in a domain's candidates. */
+export interface UndecidedPassage {
+  key: string;
+  ord: number;
+  text: string;
+}
+
+/**
+ * The tokens of each passage that stem to a query lexeme, from PostgreSQL's parser
+ * (highlightStatementSql over the given texts, which the caller already read under its own
+ * tenant rules): for the passages whose JavaScript reading disagreed with PostgreSQL's counts.
+ * Keyed `key\u0000ord`.
+ */
+export async function databaseTokens(reader: TenantReader, query: string, passages: readonly UndecidedPassage[]): Promise<Map<string, string[]>> {
+  const statement = highlightStatementSql(
+    query,
+    Prisma.sql`SELECT u.key, u.ord, u.text, NULL::text AS message_id, NULL::text AS role
+      FROM unnest(${passages.map((passage) => passage.key)}::text[], ${passages.map((passage) => passage.ord)}::int[], ${passages.map((passage) => passage.text)}::text[]) AS u(key, ord, text)`,
+  );
+  const rows = await reader.$queryRaw<{ key: string; ord: number; tokens: string[] }[]>(statement);
+  return new Map(rows.map((row) => [`${row.key}\u0000${Number(row.ord)}`, row.tokens]));
+}
+
+/**
  * How often the query's lexemes occur in a passage, given its tsvector (as to_tsvector counts
  * them): for a domain to rank its candidate passages inside the statement without parsing them
  * (conversations keep each message's vector: messages.passage_vector). Needs `query_terms` in scope.
@@ -152,7 +189,7 @@ export function queryTermOccurrencesSql(vector: Prisma.Sql): Prisma.Sql {
 export function highlightsByHit(candidates: readonly CandidatePassage[], limit: number): Map<string, HighlightPassage[]> {
   const byKey = new Map<string, { candidate: CandidatePassage; ranges: MatchRange[] }[]>();
   for (const candidate of candidates) {
-    const ranges = locateTokens(candidate.text, candidate.tokens);
+    const ranges = candidate.ranges ?? locateTokens(candidate.text, candidate.tokens);
     const list = byKey.get(candidate.key) ?? [];
     list.push({ candidate, ranges });
     byKey.set(candidate.key, list);

@@ -10,7 +10,11 @@
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+/** Anything either replacement looks for: most text has none, and one scan of it is cheaper than two. */
+const MAYBE_NOT_PLAIN = /[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/;
+
 export function toPlainText(text: string): string {
+  if (!MAYBE_NOT_PLAIN.test(text)) return text;
   return text.replace(CONTROL_CHARACTERS, " ").replace(LONE_SURROGATE, "\ufffd");
 }
 

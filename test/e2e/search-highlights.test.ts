@@ -59,7 +59,10 @@ async function search(token: string, input: Record<string, unknown>, limit?: num
 }
 
 const matchedWords = (highlight: Highlight) => highlight.matches.map((range) => highlight.text.slice(range.start, range.end));
-const highlightStatements = () => db.database.statements.log.filter((sql) => sql.includes("ts_parse('default'"));
+// Every highlights statement analyzes the query (queryTermsSql); a page's passages read by the
+// database's parser (the fallback of english-analyzer.ts) show as ts_parse.
+const highlightStatements = () => db.database.statements.log.filter((sql) => sql.includes("query_terms AS MATERIALIZED"));
+const parsingStatements = () => db.database.statements.log.filter((sql) => sql.includes("ts_parse('default'"));
 
 async function createConversation(token: string, title: string, messages: { role: string; content: string }[]): Promise<{ id: string; messages: { id: string }[] }> {
   const response = await gql(token, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id messages { nodes { id } } } }`, { input: { title, messages } });
@@ -180,11 +183,28 @@ describe("highlights through the gateway", () => {
     expect(page.hits).toHaveLength(20);
     expect(page.hits.every((hit) => hit.highlights!.length > 0)).toBe(true);
     expect(highlightStatements()).toHaveLength(1);
+    // Conversations' passages were read in JavaScript: nothing was parsed by the database.
+    expect(parsingStatements()).toHaveLength(0);
     // Conversations and a document chunk on one page: one statement each.
     db.database.statements.reset();
     const mixed = await search(ada, { query: "deadlocks locks", limit: 20, providers: ["conversations.keyword", "documents.keyword"] });
     expect(new Set(mixed.hits.map((hit) => hit.item!.__typename))).toEqual(new Set(["Conversation", "DocumentChunk"]));
     expect(highlightStatements()).toHaveLength(2);
+  });
+
+  it("asks the database for the words of a passage JavaScript reads differently (an e-mail address among the query's terms)", async () => {
+    const mail = await createConversation(ada, "Mail routing", [
+      { role: "USER", content: "Write to ops@example.com about the deadlock, not to example.org." },
+      { role: "ASSISTANT", content: "The deadlock report went out." },
+    ]);
+    db.database.statements.reset();
+    const { hits } = await search(ada, { query: "ops@example.com deadlock", limit: 30, providers: ["conversations.keyword"] });
+    const hit = hits.find((candidate) => candidate.item?.id === mail.id)!;
+    // PostgreSQL reads the address as one token: it is marked whole, and "example" in "example.org" is no match.
+    expect(hit.highlights!.map(matchedWords)).toEqual([["ops@example.com", "deadlock"], ["deadlock"]]);
+    // The page's statement, and one more for the passage the database had to read.
+    expect(highlightStatements()).toHaveLength(2);
+    expect(parsingStatements()).toHaveLength(1);
   });
 
   it("computes highlights for a page served from the result cache too", async () => {

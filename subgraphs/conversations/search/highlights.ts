@@ -6,8 +6,11 @@
  * opening message: the question that usually states what it is about.
  *
  * Messages are ranked by the lexemes each keeps from when it was written (messages.passage_vector,
- * the lexemes of the same first MAX_PASSAGE_SCAN characters): only the passages returned are
- * parsed for their words.
+ * the lexemes of the same first MAX_PASSAGE_SCAN characters), and the same vector says how often
+ * each query lexeme occurs in each returned message: JavaScript finds those words
+ * (lib/retrieval/english-analyzer.ts) and uses them when it counts them alike; a message it reads
+ * differently (an address, a path or a number among the query's terms) is parsed by PostgreSQL
+ * in a second statement, for that message alone. So the database parses no text on most pages.
  *
  * Bounded per hit: a conversation's messages are read in order, each up to MAX_PASSAGE_SCAN
  * characters, until MAX_CONVERSATION_SCAN characters or MAX_MESSAGES_SCANNED messages were read;
@@ -17,7 +20,8 @@
 import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
-import { highlightsByHit, highlightStatementSql, MAX_PASSAGE_SCAN, queryTermOccurrencesSql, type CandidatePassage, type HighlightOptions, type HighlightPassage } from "../../../lib/retrieval/highlights.js";
+import { checkedMatchingRuns, queryLexemes } from "../../../lib/retrieval/english-analyzer.js";
+import { databaseTokens, highlightsByHit, MAX_PASSAGE_SCAN, queryTermOccurrencesSql, queryTermsSql, type CandidatePassage, type HighlightOptions, type HighlightPassage, type UndecidedPassage } from "../../../lib/retrieval/highlights.js";
 import type { EntityRef } from "../../../lib/retrieval/search-provider.js";
 
 /** Messages of one conversation read for its highlights at most. */
@@ -29,8 +33,12 @@ export const MAX_CONVERSATION_SCAN = 32_768;
 export async function conversationHighlights(prisma: PrismaClient, organizationId: string, refs: readonly EntityRef[], query: string, options: HighlightOptions): Promise<Map<string, HighlightPassage[]>> {
   const ids = [...new Set(refs.filter((ref) => ref.typename === "Conversation" && isUuid(ref.id)).map((ref) => ref.id.toLowerCase()))];
   if (ids.length === 0) return new Map();
-  const passages = Prisma.sql`
-    SELECT 'Conversation:' || r.conversation_id::text AS key, r.position AS ord, r.text, r.id::text AS message_id, r.role::text AS role
+  // Each row carries the query's lexemes and how often each occurs in the message (from its
+  // stored vector): JavaScript finds those words (english-analyzer.ts) and checks its count.
+  const statement = Prisma.sql`
+    WITH ${queryTermsSql(query)}
+    SELECT 'Conversation:' || r.conversation_id::text AS key, r.position AS ord, r.text, r.id::text AS message_id, r.role::text AS role,
+           q.lexemes AS query_lexemes, found.lexemes AS found_lexemes, found.counts AS found_counts
     FROM (
       SELECT s.*, row_number() OVER (PARTITION BY s.conversation_id ORDER BY s.occurrences DESC, s.position) AS n
       FROM (
@@ -50,11 +58,45 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
         WHERE w.read_before < ${MAX_CONVERSATION_SCAN}::int
       ) s
     ) r
+    CROSS JOIN query_terms q
+    CROSS JOIN LATERAL (
+      SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS lexemes, coalesce(array_agg(coalesce(array_length(u.positions, 1), 1)), '{}'::int[]) AS counts
+      FROM unnest(r.vector) u
+      WHERE r.occurrences > 0 AND u.lexeme = ANY(q.lexemes)
+    ) found
     WHERE r.n <= ${options.limit}::int AND (r.occurrences > 0 OR r.n = 1)`;
-  // A named statement on PostgreSQL (queryPrepared): its text never varies, only its values.
-  const rows = await withTenantReads(prisma, organizationId, (tx) =>
-    queryPrepared<{ key: string; ord: number; text: string; message_id: string; role: string; tokens: string[] }>(tx, "conversation_highlights", highlightStatementSql(query, passages)),
-  );
-  const candidates: CandidatePassage[] = rows.map((row) => ({ key: row.key, ord: Number(row.ord), text: row.text, tokens: row.tokens, messageId: row.message_id, role: row.role.toUpperCase() }));
-  return highlightsByHit(candidates, options.limit);
+  return withTenantReads(prisma, organizationId, async (tx) => {
+    // A named statement on PostgreSQL (queryPrepared): its text never varies, only its values.
+    const rows = await queryPrepared<Row>(tx, "conversation_highlights", statement);
+    const terms = queryLexemes(rows[0]?.query_lexemes ?? []);
+    const undecided: UndecidedPassage[] = [];
+    const candidates: CandidatePassage[] = rows.map((row) => {
+      const ord = Number(row.ord);
+      const counts = new Map(row.found_lexemes.map((lexeme, index) => [lexeme, Number(row.found_counts[index])]));
+      // Where the message's vector holds none of the query's lexemes, no word of it matches.
+      const runs = counts.size === 0 ? [] : checkedMatchingRuns(row.text, terms, counts);
+      if (runs === null) undecided.push({ key: row.key, ord, text: row.text });
+      const candidate: CandidatePassage = { key: row.key, ord, text: row.text, tokens: [], messageId: row.message_id, role: row.role.toUpperCase() };
+      if (runs !== null) candidate.ranges = runs.map(({ start, end }) => ({ start, end }));
+      return candidate;
+    });
+    // Rare: a passage whose words JavaScript reads differently from PostgreSQL (a host, an
+    // address, a path or a number among the query's terms); the database's reading wins.
+    if (undecided.length > 0) {
+      const fromDatabase = await databaseTokens(tx, query, undecided);
+      for (const candidate of candidates) candidate.tokens = fromDatabase.get(`${candidate.key}\u0000${candidate.ord}`) ?? candidate.tokens;
+    }
+    return highlightsByHit(candidates, options.limit);
+  });
+}
+
+interface Row {
+  key: string;
+  ord: number;
+  text: string;
+  message_id: string;
+  role: string;
+  query_lexemes: string[];
+  found_lexemes: string[];
+  found_counts: number[];
 }
