@@ -10,7 +10,8 @@
  * each query lexeme occurs in each returned message: JavaScript finds those words
  * (lib/retrieval/english-analyzer.ts) and uses them when it counts them alike; a message it reads
  * differently (an address, a path or a number among the query's terms) is parsed by PostgreSQL
- * in a second statement, for that message alone. So the database parses no text on most pages.
+ * in a second statement, which parses only such messages, all of the page's at once. So the
+ * database parses no text on most pages, and never more than two statements are sent per page.
  *
  * Bounded per hit: a conversation's messages are read in order, each up to MAX_PASSAGE_SCAN
  * characters, until MAX_CONVERSATION_SCAN characters or MAX_MESSAGES_SCANNED messages were read;
