@@ -14,13 +14,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { randomBytes } from "node:crypto";
 import type { BrowserContext, Page } from "playwright-core";
-import { DEMO_ORGANIZATION, DEMO_TEAMS } from "../../lib/demo-data/organization.js";
+import { DEMO_ORGANIZATION } from "../../lib/demo-data/organization.js";
 import { signToken } from "../../lib/tenancy/token.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
-import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { TEST_AUTH } from "../support/tenants.js";
 import { graphql } from "./support/graphql-client.js";
 import { watchForProblems, type PageProblems } from "./support/page-problems.js";
-import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
+import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStackWithSerper, demoTokenFor, type WebStackWithSerper } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
 const WAIT = { timeout: 30_000 };
@@ -29,16 +29,13 @@ const USER_POINTS = 150;
 const WINDOW_SECONDS = 600;
 const PROVIDER_TIMEOUT_MS = 4_000;
 
-let web: WebStack;
+let web: WebStackWithSerper;
 let serper: SerperStandIn;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  serper = await SerperStandIn.start();
-  web = await startWebStack({
+  web = await startWebStackWithSerper({
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
-    SERPER_API_KEY: serper.apiKey,
-    SERPER_BASE_URL: serper.baseUrl,
     // The search's own deadline for a provider comes first: a slow web provider is TIMEOUT.
     SEARCH_PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
     EXTERNAL_ATTEMPT_TIMEOUT_MS: "20000",
@@ -46,17 +43,10 @@ beforeAll(async () => {
     RATE_LIMIT_USER_POINTS: String(USER_POINTS),
     RATE_LIMIT_WINDOW_SECONDS: String(WINDOW_SECONDS),
   });
+  serper = web.serper;
 }, 240_000);
-afterAll(async () => {
-  await web?.stop();
-  await serper?.close();
-});
+afterAll(async () => web?.stop());
 
-/** A token of a demo user (an admin, with the user's teams), so each test has its own rate-limit budget. */
-function demoToken(userId: string): Promise<string> {
-  const teams = DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(userId)).map((team) => team.id);
-  return tokenFor(DEMO_ORGANIZATION.id, userId, teams, "admin");
-}
 
 interface Opened {
   context: BrowserContext;
@@ -137,7 +127,7 @@ describeInBrowser("errors a person can read", () => {
 
     // From the keyboard: the field, a fresh token, Enter.
     await field.focus();
-    await page.keyboard.type(await demoToken("user_katherine"));
+    await page.keyboard.type(await demoTokenFor("user_katherine"));
     await page.keyboard.press("Enter");
     await hits(page).first().waitFor(WAIT);
     expect(await page.getByRole("alert").count()).toBe(0);
@@ -146,7 +136,7 @@ describeInBrowser("errors a person can read", () => {
   }, 120_000);
 
   it("a spent rate limit (429): says so and when to try again, from the gateway's Retry-After", async () => {
-    const token = await demoToken("user_linus");
+    const token = await demoTokenFor("user_linus");
     // Spend the user's budget from outside the browser, one point a request.
     let retryAfter: number | undefined;
     for (let request = 0; request <= USER_POINTS + 5 && retryAfter === undefined; request++) {
@@ -185,7 +175,7 @@ describeInBrowser("errors a person can read", () => {
     if (fault === "slow") serper.delayMs = PROVIDER_TIMEOUT_MS + 3_000;
     else serper.fault = fault;
     try {
-      const { context, page, problems } = await open(`/?q=${encodeURIComponent(query)}`, await demoToken(user));
+      const { context, page, problems } = await open(`/?q=${encodeURIComponent(query)}`, await demoTokenFor(user));
       const chip = page.getByRole("list", { name: "Search providers" }).getByRole("listitem").filter({ hasText: "web.serper" });
       await chip.filter({ hasText: status }).waitFor({ timeout: 60_000 });
       const text = (await chip.textContent())!;
@@ -212,7 +202,7 @@ describeInBrowser("errors a person can read", () => {
 
   // Last: it stops the gateway.
   it("the gateway going away mid-session: the service cannot be reached, Try again works once it is back; stopped, every page still says so", async () => {
-    const { context, page, problems } = await open("/?q=deadlock", await demoToken("user_margaret"));
+    const { context, page, problems } = await open("/?q=deadlock", await demoTokenFor("user_margaret"));
     await hits(page).first().waitFor(WAIT);
 
     // The network goes away under a page that is open: a new search cannot reach the gateway.

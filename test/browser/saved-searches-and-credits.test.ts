@@ -16,28 +16,23 @@ import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
 import { watchForProblems } from "./support/page-problems.js";
-import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
+import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStackWithSerper, type WebStackWithSerper } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
 /** Generous: the machine running this may be busy with other suites. */
 const WAIT = { timeout: 30_000 };
-let web: WebStack;
+let web: WebStackWithSerper;
 let serper: SerperStandIn;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  serper = await SerperStandIn.start();
-  web = await startWebStack({
+  web = await startWebStackWithSerper({
     // A run reads the search fresh, so a conversation added between two runs is new on the second.
     SEARCH_CACHE_TTL_SECONDS: "0",
-    SERPER_API_KEY: serper.apiKey,
-    SERPER_BASE_URL: serper.baseUrl,
   });
+  serper = web.serper;
 }, 180_000);
-afterAll(async () => {
-  await web?.stop();
-  await serper?.close();
-});
+afterAll(async () => web?.stop());
 
 async function api(token: string, query: string, variables: Record<string, unknown> = {}) {
   const response = await graphql(`${web.origin}/graphql`, query, variables, { token });

@@ -13,34 +13,29 @@ import type { Page } from "playwright-core";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { tokenFor } from "../support/tenants.js";
 import { watchForProblems, type PageProblems } from "./support/page-problems.js";
-import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
+import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStackWithSerper, type WebStackWithSerper } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
 /** Generous: a loaded 2-core machine runs the whole stack and Chromium. */
 const WAIT = { timeout: 30_000 };
 const WEB_DELAY_MS = 1_000;
 
-let web: WebStack;
+let web: WebStackWithSerper;
 let serper: SerperStandIn;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
-  serper = await SerperStandIn.start();
-  serper.delayMs = WEB_DELAY_MS;
-  web = await startWebStack({
+  web = await startWebStackWithSerper({
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
-    SERPER_API_KEY: serper.apiKey,
-    SERPER_BASE_URL: serper.baseUrl,
     // Room for the stand-in's second: it must be slow, not timed out.
     SEARCH_PROVIDER_TIMEOUT_MS: "5000",
     EXTERNAL_ATTEMPT_TIMEOUT_MS: "4000",
     EXTERNAL_CALL_TIMEOUT_MS: "4500",
   });
+  serper = web.serper;
+  serper.delayMs = WEB_DELAY_MS;
 }, 240_000);
-afterAll(async () => {
-  await web?.stop();
-  await serper?.close();
-});
+afterAll(async () => web?.stop());
 
 interface OpenedPage {
   page: Page;

@@ -14,6 +14,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { seedDemoOrganization } from "../../../app/demo-seed.js";
 import { WEB_APP_DIRECTORY } from "../../../gateway/web-app.js";
 import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../../../lib/demo-data/organization.js";
+import { SerperStandIn } from "../../support/external/serper-stand-in.js";
 import { startTestStack, type TestStack } from "../../support/stack.js";
 import { tokenFor } from "../../support/tenants.js";
 
@@ -57,15 +58,19 @@ export interface WebStack {
   stop(): Promise<void>;
 }
 
+/** A token of a demo user as an admin with the user's teams (npm start's dev token is the first user's). */
+export function demoTokenFor(userId: string): Promise<string> {
+  const teams = DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(userId)).map((team) => team.id);
+  return tokenFor(DEMO_ORGANIZATION.id, userId, teams, "admin");
+}
+
 export async function startWebStack(env: Record<string, string> = {}): Promise<WebStack> {
   ensureWebAppBuilt();
   const test = await startTestStack(env, { gateway: { webApp: { directory: WEB_APP_DIRECTORY } } });
   try {
     await seedDemoOrganization(test.db.database);
     await demoDocumentsIndexed(test);
-    const user = DEMO_USERS[0];
-    const teams = DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(user.id)).map((team) => team.id);
-    const demoToken = await tokenFor(DEMO_ORGANIZATION.id, user.id, teams, "admin");
+    const demoToken = await demoTokenFor(DEMO_USERS[0].id);
     const browser = await launchChromium();
     const origin = new URL(test.stack.gateway.url).origin;
     const contexts: BrowserContext[] = [];
@@ -88,6 +93,30 @@ export async function startWebStack(env: Record<string, string> = {}): Promise<W
     };
   } catch (error) {
     await test.stop();
+    throw error;
+  }
+}
+
+/**
+ * startWebStack with a Serper stand-in of ours as the web provider (the files that show web hits,
+ * slow or failing providers); its `stop` closes both.
+ */
+export type WebStackWithSerper = WebStack & { serper: SerperStandIn };
+
+export async function startWebStackWithSerper(env: Record<string, string> = {}): Promise<WebStackWithSerper> {
+  const serper = await SerperStandIn.start();
+  try {
+    const web = await startWebStack({ ...env, SERPER_API_KEY: serper.apiKey, SERPER_BASE_URL: serper.baseUrl });
+    return {
+      ...web,
+      serper,
+      async stop() {
+        await web.stop();
+        await serper.close();
+      },
+    };
+  } catch (error) {
+    await serper.close();
     throw error;
   }
 }
