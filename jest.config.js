@@ -39,4 +39,5 @@ export default {
   // PostgreSQL database created for it by test/support/database.ts).
   maxWorkers: 2,
   workerIdleMemoryLimit: "1MB",
+  reporters: ["default", ["<rootDir>/test/support/slowest-files-reporter.mjs", { count: 15 }]],
 };
