@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ApolloServer, HeaderMap, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
 import { ApolloServerPluginDrainHttpServer } from "@apollo/server/plugin/drainHttpServer";
-import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { buildSubgraphSchema } from "@apollo/subgraph";
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
@@ -150,6 +150,13 @@ export async function startSubgraph<TContext extends RequestContext>(
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginInlineTraceDisabled(),
+      // Apollo's cache-control plugin (on unless disabled) computes a cache policy for every
+      // field it resolves, only to conclude what it always concludes here: no schema carries
+      // @cacheControl hints, so every answer is `cache-control: no-store` (set below, as it did).
+      // Nothing reads the policy: the gateway's response cache has its own rules
+      // (gateway/response-cache.ts). Measured on a page of 20 hits with 3 highlight passages
+      // each (search-features' selection), in process: GraphQL execution 1.35 -> 0.70 ms.
+      ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginLandingPageDisabled(),
       serviceSdlAccessPlugin(),
       {
@@ -161,6 +168,8 @@ export async function startSubgraph<TContext extends RequestContext>(
           const startedAt = performance.now();
           return {
             async willSendResponse({ operationName, response }) {
+              // What the cache-control plugin answered for every response of these schemas.
+              if (!response.http.headers.has("cache-control")) response.http.headers.set("cache-control", "no-store");
               const failed = response.body.kind === "single" && (response.body.singleResult.errors?.length ?? 0) > 0;
               // Nothing but "try again later": say so in HTTP too, so clients and proxies can back off.
               if (response.body.kind === "single" && isWholeAnswerUnavailable(response.body.singleResult)) {

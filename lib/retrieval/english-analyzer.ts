@@ -74,24 +74,35 @@ export function matchingRuns(text: string, query: QueryLexemes): { runs: Matched
   const runs: MatchedRun[] = [];
   const counts = new Map<string, number>();
   const length = text.length;
+  const asciiInitials = query.asciiInitials;
   let at = 0;
   while (at < length) {
-    // Scanned by char code, ASCII first: a Unicode-property regular expression over every
+    // Scanned by char code, ASCII inline: a Unicode-property regular expression over every
     // passage (matching every run, or only those starting like a query lexeme) cost more than
-    // the rest of a page's highlights in the search-features profile.
-    const width = runCharacterWidth(text, at);
+    // the rest of a page's highlights in the search-features profile, and a call per character
+    // was still most of what this function cost there.
+    const first = text.charCodeAt(at);
+    const width = first < 0x80 ? ASCII_RUN[first]! : runCharacterWidth(text, at);
     if (width === 0) {
       at++;
       continue;
     }
     const start = at;
     at += width;
-    for (let next = runCharacterWidth(text, at); next > 0; next = runCharacterWidth(text, at)) at += next;
+    while (at < length) {
+      const code = text.charCodeAt(at);
+      if (code < 0x80) {
+        if (ASCII_RUN[code] === 0) break;
+        at++;
+      } else {
+        const width = runCharacterWidth(text, at);
+        if (width === 0) break;
+        at += width;
+      }
+    }
     const end = at;
     // Stemming keeps a word's first letter (lowercased): most runs are dropped before stemming.
-    const first = text.charCodeAt(start);
-    const initial = first < 0x80 ? String.fromCharCode(first >= 0x41 && first <= 0x5a ? first + 0x20 : first) : String.fromCodePoint(text.codePointAt(start)!).toLowerCase();
-    if (!query.initials.has(initial)) continue;
+    if (first < 0x80 ? asciiInitials[first] === 0 : !query.initials.has(String.fromCodePoint(text.codePointAt(start)!).toLowerCase())) continue;
     if (partOfLongerToken(text, start, end)) continue;
     const token = text.slice(start, end);
     let lexeme = query.seen.get(token);
@@ -149,6 +160,8 @@ function partOfLongerToken(text: string, start: number, end: number): boolean {
 export interface QueryLexemes {
   lexemes: ReadonlySet<string>;
   initials: ReadonlySet<string>;
+  /** By char code: 1 where a run starting with that ASCII letter or digit can give a query lexeme (`initials`, either case). */
+  asciiInitials: Uint8Array;
   /** Runs already analyzed for this page, as written: the same words recur across its passages. */
   seen: Map<string, string | null>;
   /** The lexemes a run can give, whose counts are compared. */
@@ -162,6 +175,7 @@ export function queryLexemes(lexemes: readonly string[]): QueryLexemes {
   return {
     lexemes: new Set(lexemes),
     initials,
+    asciiInitials: new Uint8Array(128).map((_, code) => (initials.has(String.fromCharCode(code >= 0x41 && code <= 0x5a ? code + 0x20 : code)) ? 1 : 0)),
     seen: new Map(),
     runLexemes: lexemes.filter((lexeme) => RUN_LEXEME.test(lexeme)),
     tokenLexemes: lexemes.filter((lexeme) => !RUN_LEXEME.test(lexeme) && !COMPOUND_LEXEME.test(lexeme)),

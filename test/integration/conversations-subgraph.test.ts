@@ -166,6 +166,15 @@ describe("tenancy", () => {
     const service = await graphql(subgraph.url, `{ _service { sdl } }`, {}, { token: alice });
     expect(service.data!._service.sdl).toContain("type Conversation");
   });
+
+  it("marks every answer, data or error, as not to be stored by HTTP caches (no schema has cache hints)", async () => {
+    const data = await graphql(subgraph.url, `{ conversations { nodes { id title } } }`, {}, { token: alice });
+    expect(data.errors).toBeUndefined();
+    expect(data.headers.get("cache-control")).toBe("no-store");
+    const refused = await graphql(subgraph.url, `{ conversations { nodes { id } } }`);
+    expect(errorCodes(refused)).toEqual(["UNAUTHENTICATED"]);
+    expect(refused.headers.get("cache-control")).toBe("no-store");
+  });
 });
 
 describe("pagination", () => {

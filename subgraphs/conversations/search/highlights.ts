@@ -22,7 +22,7 @@ import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
 import { checkedMatchingRuns, queryLexemes } from "../../../lib/retrieval/english-analyzer.js";
-import { databaseTokens, highlightsByHit, MAX_PASSAGE_SCAN, queryTermOccurrencesSql, queryTermsSql, type CandidatePassage, type HighlightOptions, type HighlightPassage, type UndecidedPassage } from "../../../lib/retrieval/highlights.js";
+import { databaseTokens, highlightsByHit, MAX_PASSAGE_SCAN, queryLexemesInVectorSql, queryTermsSql, type CandidatePassage, type HighlightOptions, type HighlightPassage, type UndecidedPassage } from "../../../lib/retrieval/highlights.js";
 import type { EntityRef } from "../../../lib/retrieval/search-provider.js";
 
 /** Messages of one conversation read for its highlights at most. */
@@ -39,32 +39,36 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
   const statement = Prisma.sql`
     WITH ${queryTermsSql(query)}
     SELECT 'Conversation:' || r.conversation_id::text AS key, r.position AS ord, r.text, r.id::text AS message_id, r.role::text AS role,
-           q.lexemes AS query_lexemes, found.lexemes AS found_lexemes, found.counts AS found_counts
+           q.lexemes AS query_lexemes, r.found_lexemes, r.found_counts
     FROM (
       SELECT s.*, row_number() OVER (PARTITION BY s.conversation_id ORDER BY s.occurrences DESC, s.position) AS n
       FROM (
-        SELECT w.*, ${queryTermOccurrencesSql(Prisma.raw("w.vector"))} AS occurrences
+        SELECT w.conversation_id, w.id, w.role, w.position, w.text, found.lexemes AS found_lexemes, found.counts AS found_counts, found.occurrences
         FROM (
           SELECT m.conversation_id, m.id, m.role, m.position, left(m.content, ${MAX_PASSAGE_SCAN}::int) AS text,
-                 -- Kept at write time for this text (the message_passage_vectors migration).
-                 coalesce(m.passage_vector, to_tsvector('english'::regconfig, left(m.content, ${MAX_PASSAGE_SCAN}::int))) AS vector,
+                 -- The message's vector (kept at write time for this text: the
+                 -- message_passage_vectors migration) cut to the query's lexemes.
+                 ${queryLexemesInVectorSql(Prisma.sql`coalesce(m.passage_vector, to_tsvector('english'::regconfig, left(m.content, ${MAX_PASSAGE_SCAN}::int)))`)} AS found,
                  sum(least(octet_length(m.content), ${MAX_PASSAGE_SCAN}::int)) OVER (PARTITION BY m.conversation_id ORDER BY m.position)
                    - least(octet_length(m.content), ${MAX_PASSAGE_SCAN}::int) AS read_before
           FROM messages m
           -- The ids on both sides: the planner then reads the page's conversations by primary key
           -- rather than hashing every conversation of the organization.
           JOIN conversations c ON c.id = m.conversation_id AND c.id = ANY(${ids}::uuid[]) AND c.organization_id = ${organizationId} AND c.deleted_at IS NULL
+          CROSS JOIN query_terms q
           WHERE m.conversation_id = ANY(${ids}::uuid[]) AND m.organization_id = ${organizationId} AND m.position < ${MAX_MESSAGES_SCANNED}::int
         ) w
+        -- Each query lexeme the message holds, how often, and the sum: what ranks it.
+        CROSS JOIN LATERAL (
+          SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS lexemes,
+                 coalesce(array_agg(coalesce(array_length(u.positions, 1), 1)), '{}'::int[]) AS counts,
+                 coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)::int AS occurrences
+          FROM unnest(w.found) u
+        ) found
         WHERE w.read_before < ${MAX_CONVERSATION_SCAN}::int
       ) s
     ) r
     CROSS JOIN query_terms q
-    CROSS JOIN LATERAL (
-      SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS lexemes, coalesce(array_agg(coalesce(array_length(u.positions, 1), 1)), '{}'::int[]) AS counts
-      FROM unnest(r.vector) u
-      WHERE r.occurrences > 0 AND u.lexeme = ANY(q.lexemes)
-    ) found
     WHERE r.n <= ${options.limit}::int AND (r.occurrences > 0 OR r.n = 1)`;
   return withTenantReads(prisma, organizationId, async (tx) => {
     // A named statement on PostgreSQL (queryPrepared): its text never varies, only its values.
