@@ -15,6 +15,7 @@ import { PrismaClient } from "../../generated/prisma/client.js";
 import { redactUrl } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
 import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
+import { withEventLoopTurns } from "./pglite-turns.js";
 import { recordFinishedSpan, sqlSpanName } from "../observability/tracing.js";
 import { registerTenantReadPool, TenantReadPool } from "./tenant-reads.js";
 
@@ -124,7 +125,8 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
     throw error;
   }
   const statements = createStatementCounter();
-  const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPGlite(client), log: [{ emit: "event", level: "query" }] }), statements);
+  // A turn of the event loop before each statement: PGlite's run on this thread (pglite-turns.ts).
+  const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPGlite(withEventLoopTurns(client)), log: [{ emit: "event", level: "query" }] }), statements);
   // PGlite has a single connection: the session is the client itself.
   const session: SqlSession = {
     exec: async (sql) => void (await client.exec(sql)),
