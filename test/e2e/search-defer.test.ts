@@ -338,6 +338,18 @@ describe("@defer inside a search result", () => {
         });
       }
 
+      it("answers a client that reads JSON only with one JSON answer, since nothing of it is streamed", async () => {
+        const { local } = inputs("espresso machine");
+        const selection = shapes["the page's providers"]!;
+        const expected = await graphql(url(), operation(undeferred(selection)), { local }, { token: ada });
+        const response = await post(url(), operation(selection), { local }, "application/json");
+        expect(response.status).toBe(200);
+        expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+        const body = (await response.json()) as { data?: unknown; errors?: unknown };
+        expect(body.errors).toBeUndefined();
+        expect(body.data).toEqual(expected.data);
+      });
+
       it("answers a @defer(if:) inside a search result with its parent, whatever the condition", async () => {
         const { local } = inputs("espresso grinder");
         const selection = `hits { score ... @defer(if: $stream) { highlights { text } } }`;
