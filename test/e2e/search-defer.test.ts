@@ -7,7 +7,7 @@
  * statements counted), and a search subgraph cut off mid-stream ends the stream with an error
  * part rather than a hang. A `@defer` inside a search result (on `providers`, a hit's
  * `highlights`, its `item`, an item's own fields) is answered with its parent, complete, on
- * either planner.
+ * either planner, and so is a `@stream` on a root list field.
  */
 import { ApolloClient, gql, HttpLink, InMemoryCache } from "@apollo/client";
 import { Defer20220824Handler } from "@apollo/client/incremental";
@@ -295,7 +295,7 @@ describe("search with @defer through the gateway", () => {
 // Hive's stitching runtime leaves a deferred fragment out of the subgraph request and can fill it
 // in only for an entity: inside a search result the fields came back null, `providers` as an
 // error part, and a @defer inside `item` was sent on to the search subgraph, which refused it
-// (gateway/nested-defer.ts). Each shape must now answer exactly what the same operation without
+// (gateway/inline-incremental.ts). Each shape must now answer exactly what the same operation without
 // @defer answers, in one search subgraph request.
 describe("@defer inside a search result", () => {
   const ITEM = `__typename ... on Conversation { id title messageCount }`;
@@ -348,6 +348,15 @@ describe("@defer inside a search result", () => {
         const body = (await response.json()) as { data?: unknown; errors?: unknown };
         expect(body.errors).toBeUndefined();
         expect(body.data).toEqual(expected.data);
+      });
+
+      it("answers @stream on a root list field whole instead of sending it on to the subgraph, which refused it", async () => {
+        const expected = await graphql(url(), `{ searchProviders { name latency } }`, {}, { token: ada });
+        expect(expected.errors).toBeUndefined();
+        const parts = await readParts(await post(url(), `{ searchProviders @stream(initialCount: 1) { name latency } }`, {}, "multipart/mixed"));
+        expect(parts).toHaveLength(1);
+        expect(parts[0]!.errors).toBeUndefined();
+        expect(parts[0]!.data).toEqual(expected.data);
       });
 
       it("answers a @defer(if:) inside a search result with its parent, whatever the condition", async () => {

@@ -1,15 +1,16 @@
 /**
- * `@defer` below the query's root answered with its parent (gateway/nested-defer.ts): which
- * directives are removed (every `@defer` on a fragment inside a field, in inline fragments,
- * fragment spreads and named fragments) and which are kept (on a root type's fragments), and
- * that a document without a nested one is returned as it is.
+ * The `@defer` and `@stream` our subgraphs would have to carry out, removed before planning
+ * (gateway/inline-incremental.ts): which directives are removed (every `@defer` on a fragment
+ * inside a field, in inline fragments, fragment spreads and named fragments; `@stream` on a root
+ * type's fields) and which are kept (`@defer` on a root type's fragments, `@stream` below the
+ * root), and that a document with nothing to remove is returned as it is.
  */
 import { describe, expect, it } from "@jest/globals";
 import { buildSchema, parse, print, type DocumentNode } from "graphql";
-import { inlineNestedDefer } from "../../gateway/nested-defer.js";
+import { inlineIncremental } from "../../gateway/inline-incremental.js";
 
 const schema = buildSchema(`
-  type Query { search(q: String): Result, other: String }
+  type Query { search(q: String): Result, other: String, providers: [String!] }
   type Mutation { touch: Result }
   type Result { hits: [Hit!]!, providers: [String!]! }
   type Hit { score: Float!, item: Item, highlights: [String!] }
@@ -20,7 +21,7 @@ const schema = buildSchema(`
 
 const compact = (document: DocumentNode) => print(document).replace(/\s+/g, " ").trim();
 
-describe("inlineNestedDefer", () => {
+describe("inlineIncremental", () => {
   it("removes @defer from fragments inside a field, at any depth, and keeps the fragments' selections", () => {
     const document = parse(`
       query Nested($on: Boolean!) {
@@ -32,7 +33,7 @@ describe("inlineNestedDefer", () => {
       }
       fragment Providers on Result { providers ... on Result @defer { hits { score } } }
     `);
-    expect(compact(inlineNestedDefer(document, schema))).toBe(
+    expect(compact(inlineIncremental(document, schema))).toBe(
       compact(parse(`
         query Nested($on: Boolean!) {
           search(q: "x") {
@@ -52,22 +53,29 @@ describe("inlineNestedDefer", () => {
       fragment Root on Query { ... @defer { search { providers } } }
     `);
     const mutation = parse(`mutation { ... @defer { touch { providers } } }`);
-    expect(inlineNestedDefer(query, schema)).toBe(query);
-    expect(inlineNestedDefer(mutation, schema)).toBe(mutation);
+    expect(inlineIncremental(query, schema)).toBe(query);
+    expect(inlineIncremental(mutation, schema)).toBe(mutation);
   });
 
   it("removes only the nested ones when an operation has both, and leaves other directives alone", () => {
     const document = parse(`query($x: Boolean!) { other ... @defer { search { hits { ... @defer @include(if: $x) { score } } } } }`);
-    expect(compact(inlineNestedDefer(document, schema))).toBe(compact(parse(`query($x: Boolean!) { other ... @defer { search { hits { ... @include(if: $x) { score } } } } }`)));
+    expect(compact(inlineIncremental(document, schema))).toBe(compact(parse(`query($x: Boolean!) { other ... @defer { search { hits { ... @include(if: $x) { score } } } } }`)));
+  });
+
+  it("removes @stream from a root type's fields, in fragments on Query too, and keeps it below the root", () => {
+    const document = parse(`{ providers @stream(initialCount: 1) search { hits @stream { score } } ...Root } fragment Root on Query { p: providers @stream }`);
+    expect(compact(inlineIncremental(document, schema))).toBe(compact(parse(`{ providers search { hits @stream { score } } ...Root } fragment Root on Query { p: providers }`)));
+    const below = parse(`{ search { hits @stream { score } } }`);
+    expect(inlineIncremental(below, schema)).toBe(below);
   });
 
   it("returns the same document when nothing is nested, and the same rewrite for the same document", () => {
     const plain = parse(`{ search { providers } }`);
-    expect(inlineNestedDefer(plain, schema)).toBe(plain);
+    expect(inlineIncremental(plain, schema)).toBe(plain);
     const nested = parse(`{ search { ... @defer { providers } } }`);
-    const once = inlineNestedDefer(nested, schema);
+    const once = inlineIncremental(nested, schema);
     expect(once).not.toBe(nested);
-    expect(inlineNestedDefer(nested, schema)).toBe(once);
+    expect(inlineIncremental(nested, schema)).toBe(once);
     // The parsed document itself is left as it was (Yoga caches and reuses it).
     expect(compact(nested)).toBe("{ search { ... @defer { providers } } }");
   });
