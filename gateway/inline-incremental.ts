@@ -30,7 +30,8 @@
  */
 import { GraphQLSchema, TypeInfo, visit, visitWithTypeInfo, type DirectiveNode, type DocumentNode, type FieldNode, type FragmentSpreadNode, type GraphQLCompositeType, type InlineFragmentNode } from "graphql";
 
-const inlined = new WeakMap<DocumentNode, DocumentNode>();
+// Per schema too: a supergraph reloaded under the same parsed document plans on the new one.
+const inlined = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, DocumentNode>>();
 
 /**
  * The document without `@defer` on fragments whose parent type is not a root operation type
@@ -39,7 +40,9 @@ const inlined = new WeakMap<DocumentNode, DocumentNode>();
  * once and reuses.
  */
 export function inlineIncremental(document: DocumentNode, schema: GraphQLSchema): DocumentNode {
-  let answer = inlined.get(document);
+  let bySchema = inlined.get(schema);
+  if (!bySchema) inlined.set(schema, (bySchema = new WeakMap()));
+  let answer = bySchema.get(document);
   if (answer) return answer;
   const roots = new Set<GraphQLCompositeType>([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter((type) => type != null));
   const typeInfo = new TypeInfo(schema);
@@ -64,7 +67,7 @@ export function inlineIncremental(document: DocumentNode, schema: GraphQLSchema)
     }),
   );
   answer = changed ? rewritten : document;
-  inlined.set(document, answer);
+  bySchema.set(document, answer);
   return answer;
 }
 
