@@ -12,13 +12,15 @@
  * so header propagation, HMAC signing, timeouts, in-flight merging and outage handling are the
  * same for either. With the Rust planner configured, `@defer` on fragments of the query's root
  * (the streamed search's shape) is split into operations the Rust planner answers one by one
- * (root-defer.ts); only the shapes a split cannot answer go to the stitching runtime. The cost
- * is measured by `npm run bench -- --scenario defer` (README).
+ * (root-defer.ts); only the shapes a split cannot answer go to the stitching runtime. `@defer`
+ * below the root and `@stream` on a root field are answered whole on either planner
+ * (inline-incremental.ts). The cost is measured by `npm run bench -- --scenario defer` (README).
  */
 import { handleFederationSupergraph, type UnifiedGraphHandler } from "@graphql-mesh/fusion-runtime";
 import { createDefaultExecutor } from "@graphql-mesh/transport-common";
 import { unifiedGraphHandler as rustPlannerHandler } from "@graphql-hive/router-runtime";
 import { BREAK, visit, type DocumentNode } from "graphql";
+import { inlineIncremental } from "./inline-incremental.js";
 import { executeRootDefer, splitRootDefer } from "./root-defer.js";
 
 const INCREMENTAL_DIRECTIVES = new Set(["defer", "stream"]);
@@ -51,8 +53,14 @@ export function plannerPerOperation(wholeAnswers: "rust" | "js"): UnifiedGraphHa
       unifiedGraph: whole.unifiedGraph,
       getSubgraphSchema: whole.getSubgraphSchema,
       ...(whole.overrideLabels ? { overrideLabels: whole.overrideLabels } : {}),
-      executor: (request) => {
-        if (!asksForIncrementalDelivery(request.document)) return wholeExecutor(request);
+      executor: (asked) => {
+        if (!asksForIncrementalDelivery(asked.document)) return wholeExecutor(asked);
+        // @defer below the root and @stream on a root field are answered whole
+        // (inline-incremental.ts): what is left may be a root @defer, or no incremental delivery
+        // at all (then the whole-answer planner answers).
+        const document = inlineIncremental(asked.document, whole.unifiedGraph);
+        const request = document === asked.document ? asked : { ...asked, document };
+        if (!asksForIncrementalDelivery(document)) return wholeExecutor(request);
         // @defer at the root stays on the Rust plan, one operation per part (root-defer.ts); the
         // JavaScript planner configured streams through its own executor, as below.
         const split = wholeAnswers === "rust" ? splitRootDefer(request.document, request.operationName) : null;

@@ -5,7 +5,9 @@
  * deferred part; each part is a page of its own list, with cursors for that list. The same
  * operation without `@defer` is one answer. The LOCAL providers run once for both parts (SQL
  * statements counted), and a search subgraph cut off mid-stream ends the stream with an error
- * part rather than a hang.
+ * part rather than a hang. A `@defer` inside a search result (on `providers`, a hit's
+ * `highlights`, its `item`, an item's own fields) is answered with its parent, complete, on
+ * either planner, and so is a `@stream` on a root list field.
  */
 import { ApolloClient, gql, HttpLink, InMemoryCache } from "@apollo/client";
 import { Defer20220824Handler } from "@apollo/client/incremental";
@@ -288,4 +290,109 @@ describe("search with @defer through the gateway", () => {
       await proxy.close();
     }
   });
+});
+
+// Hive's stitching runtime leaves a deferred fragment out of the subgraph request and can fill it
+// in only for an entity: inside a search result the fields came back null, `providers` as an
+// error part, and a @defer inside `item` was sent on to the search subgraph, which refused it
+// (gateway/inline-incremental.ts). Each shape must now answer exactly what the same operation without
+// @defer answers, in one search subgraph request.
+describe("@defer inside a search result", () => {
+  const ITEM = `__typename ... on Conversation { id title messageCount }`;
+  const shapes: Record<string, string> = {
+    "the page's providers": `hits { score item { ${ITEM} } } ... @defer { providers { name status } }`,
+    "a hit's highlights": `hits { score item { ${ITEM} } ... @defer(label: "highlights") { highlights { text matches { start end } } } } providers { name status }`,
+    "a hit's item": `hits { score ... @defer { item { ${ITEM} } } } providers { name status }`,
+    "an item's own fields": `hits { score item { __typename ... on Conversation { id ... @defer { title messageCount } } } } providers { name status }`,
+    "a conversation fragment": `hits { score item { __typename ... on Conversation @defer { id title messageCount } } } providers { name status }`,
+  };
+  const operation = (selection: string) => `query Nested($local: SearchInput!) { search(input: $local) { ${selection} } }`;
+  const undeferred = (selection: string) => selection.replace(/ @defer(\([^)]*\))?/g, "");
+
+  for (const planner of ["rust", "js"] as const) {
+    describe(`with the ${planner === "rust" ? "Rust" : "JavaScript"} planner configured`, () => {
+      let gateway: RunningGateway | undefined;
+      const url = () => (planner === "rust" ? test.stack.gateway.url : gateway!.url);
+      beforeAll(async () => {
+        if (planner === "js") gateway = await startGateway({ ...gatewayOptionsFrom(test.config), port: 0, queryPlanner: "js", supergraphSdl: test.stack.supergraphSdl, mcp: null, logger: silentLogger, runtimeLogLevel: false });
+      });
+      afterAll(async () => {
+        await gateway?.stop();
+      });
+
+      for (const [shape, selection] of Object.entries(shapes)) {
+        it(`answers a @defer on ${shape} complete, with its parent, in one search request`, async () => {
+          const { local } = inputs("espresso machine");
+          const expected = await graphql(url(), operation(undeferred(selection)), { local }, { token: ada });
+          expect(expected.errors).toBeUndefined();
+          const hits = (expected.data!.search as Page).hits;
+          expect(hits.length).toBeGreaterThan(0);
+          const search = test.stack.subgraphs.find((subgraph) => subgraph.name === "search")!;
+          search.operations.reset();
+          const parts = await readParts(await post(url(), operation(selection), { local }, "multipart/mixed"));
+          expect(parts).toHaveLength(1);
+          expect(parts[0]!.errors).toBeUndefined();
+          expect(parts[0]!.data).toEqual(expected.data);
+          expect(search.operations.count).toBe(1);
+          expect(search.operations.recent[0]).not.toContain("@defer");
+        });
+      }
+
+      it("answers a client that reads JSON only with one JSON answer, since nothing of it is streamed", async () => {
+        const { local } = inputs("espresso machine");
+        const selection = shapes["the page's providers"]!;
+        const expected = await graphql(url(), operation(undeferred(selection)), { local }, { token: ada });
+        const response = await post(url(), operation(selection), { local }, "application/json");
+        expect(response.status).toBe(200);
+        expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+        const body = (await response.json()) as { data?: unknown; errors?: unknown };
+        expect(body.errors).toBeUndefined();
+        expect(body.data).toEqual(expected.data);
+      });
+
+      it("answers @stream on a root list field whole instead of sending it on to the subgraph, which refused it", async () => {
+        const expected = await graphql(url(), `{ searchProviders { name latency } }`, {}, { token: ada });
+        expect(expected.errors).toBeUndefined();
+        const parts = await readParts(await post(url(), `{ searchProviders @stream(initialCount: 1) { name latency } }`, {}, "multipart/mixed"));
+        expect(parts).toHaveLength(1);
+        expect(parts[0]!.errors).toBeUndefined();
+        expect(parts[0]!.data).toEqual(expected.data);
+      });
+
+      it("answers a @defer(if:) inside a search result with its parent, whatever the condition", async () => {
+        const { local } = inputs("espresso grinder");
+        const selection = `hits { score ... @defer(if: $stream) { highlights { text } } }`;
+        const query = `query Conditional($local: SearchInput!, $stream: Boolean!) { search(input: $local) { ${selection} } }`;
+        const expected = await graphql(url(), operation(undeferred(selection)), { local }, { token: ada });
+        expect(expected.errors).toBeUndefined();
+        for (const stream of [true, false]) {
+          const parts = await readParts(await post(url(), query, { local, stream }, "multipart/mixed"));
+          expect(parts).toHaveLength(1);
+          expect(parts[0]!.errors).toBeUndefined();
+          expect(parts[0]!.data).toEqual(expected.data);
+        }
+      });
+
+      it("still streams a root @defer whose search holds a nested one: the highlights arrive in the deferred part", async () => {
+        const { input, local } = inputs(planner === "rust" ? "espresso crema descaling" : "espresso crema grinder");
+        const query = `query($input: SearchInput!, $local: SearchInput!) {
+          fast: search(input: $local) { hits { score } }
+          ... @defer(label: "all") { all: search(input: $input) { hits { score ... @defer { highlights { text } } } } }
+        }`;
+        events = [];
+        const parts = await readParts(await post(url(), query, { input, local }, "multipart/mixed"), (part) => events.push(part.incremental ? "deferred part read" : "first part read"));
+        // The first part before the web stand-in answered, the deferred one after.
+        expect(events[0]).toBe("first part read");
+        expect(events.indexOf("web answered")).toBeGreaterThan(0);
+        expect(events.at(-1)).toBe("deferred part read");
+        expect(parts[0]!.errors).toBeUndefined();
+        const [deferred] = parts.at(-1)!.incremental!;
+        expect(deferred!.errors).toBeUndefined();
+        const all = deferred!.data!.all as { hits: Array<{ highlights: Array<{ text: string }> | null }> };
+        expect(all.hits.length).toBeGreaterThan(0);
+        expect(all.hits.every((hit) => hit.highlights !== null)).toBe(true);
+        expect(all.hits.flatMap((hit) => hit.highlights!.map((highlight) => highlight.text)).join(" ")).toMatch(/espresso/i);
+      });
+    });
+  }
 });
