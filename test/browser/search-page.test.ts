@@ -208,7 +208,13 @@ describeInBrowser("the search page", () => {
     const facetCount = Number((await documents.locator("xpath=..").textContent())!.match(/\((\d+)\)/)![1]);
     expect(await page.getByText(/Counts are over the \d+ best candidates/).count()).toBe(1);
 
+    // The tick must show at once, however long the new search takes to render: on a slow CPU
+    // (CI's, emulated here 20× slower) the router's transition commits late, and a controlled
+    // checkbox without an optimistic state sprang back, so `check()` saw it unticked.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Emulation.setCPUThrottlingRate", { rate: 20 });
     await documents.check();
+    await cdp.send("Emulation.setCPUThrottlingRate", { rate: 1 });
     await page.waitForURL((url) => url.searchParams.getAll("kind").join() === "DOCUMENT_CHUNK" && url.searchParams.get("q") === "deadlock", WAIT);
     await page.waitForFunction(() => [...document.querySelectorAll("ol.hit-list article")].every((article) => article.getAttribute("data-kind") === "DocumentChunk") && document.querySelectorAll("ol.hit-list article").length > 0, undefined, WAIT);
     await waitForCompleteResults(page);

@@ -8,7 +8,7 @@
  * deferred), `SearchPageNext` (later pages), `SearchBoxSuggestions` (as the user types) and
  * `SearchPageDefaultAlpha` (the alpha a search without one uses, fetched as the page opens). Files: web/src/search/.
  */
-import { useCallback, useEffect, useMemo, useRef } from "react";
+import { startTransition, useCallback, useEffect, useMemo, useOptimistic, useRef } from "react";
 import { Link, useSearchParams } from "react-router";
 import { useQuery } from "@apollo/client/react";
 import { ErrorMessage } from "../components/ErrorMessage";
@@ -41,9 +41,18 @@ export function SearchPage() {
     (query: string) => go({ query, alpha: search.alpha, filters: query === search.query ? search.filters : NO_FILTERS }),
     [go, search],
   );
+  // React Router applies a new URL in a transition, and a controlled checkbox shows its state
+  // prop: without an optimistic copy, a ticked facet springs back unticked until that transition
+  // commits (hundreds of ms on a busy machine), which reads as "the click did nothing".
+  const [filters, showFilters] = useOptimistic(search.filters);
+  const goFilters = (next: UrlSearch["filters"]) =>
+    startTransition(() => {
+      showFilters(next);
+      go({ ...search, filters: next });
+    });
   const onToggle = (filter: ListFilter, value: string, selected: boolean) => {
-    const values = search.filters[filter] as string[];
-    go({ ...search, filters: { ...search.filters, [filter]: selected ? [...values, value] : values.filter((existing) => existing !== value) } });
+    const values = filters[filter] as string[];
+    goFilters({ ...filters, [filter]: selected ? [...values, value] : values.filter((existing) => existing !== value) });
   };
 
   useEffect(() => {
@@ -62,10 +71,10 @@ export function SearchPage() {
         <div className="search-layout">
           <FacetSidebar
             facets={results.page?.facets ?? null}
-            filters={search.filters}
+            filters={filters}
             onToggle={onToggle}
-            onMonth={(month) => go({ ...search, filters: { ...search.filters, month } })}
-            onClear={() => go({ ...search, filters: NO_FILTERS })}
+            onMonth={(month) => goFilters({ ...filters, month })}
+            onClear={() => goFilters(NO_FILTERS)}
           />
           <div className="search-results" aria-labelledby="results-title">
             <h2 id="results-title" className="visually-hidden">
