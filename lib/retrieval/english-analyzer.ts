@@ -75,6 +75,7 @@ export function matchingRuns(text: string, query: QueryLexemes): { runs: Matched
   const counts = new Map<string, number>();
   const length = text.length;
   const asciiInitials = query.asciiInitials;
+  const asciiPairs = query.asciiPairs;
   let at = 0;
   while (at < length) {
     // Scanned by char code, ASCII inline: a Unicode-property regular expression over every
@@ -103,6 +104,12 @@ export function matchingRuns(text: string, query: QueryLexemes): { runs: Matched
     const end = at;
     // Stemming keeps a word's first letter (lowercased): most runs are dropped before stemming.
     if (first < 0x80 ? asciiInitials[first] === 0 : !query.initials.has(String.fromCodePoint(text.codePointAt(start)!).toLowerCase())) continue;
+    // And, but for a stem of one letter and three exceptional words, its first two (asciiPairs):
+    // most of the runs left are dropped here without being cut out of the text and looked up.
+    if (first < 0x80 && end - start >= 2) {
+      const second = text.charCodeAt(start + 1);
+      if (second < 0x80 && asciiPairs[(first << 7) | second] === 0) continue;
+    }
     if (partOfLongerToken(text, start, end)) continue;
     const token = text.slice(start, end);
     let lexeme = query.seen.get(token);
@@ -162,6 +169,8 @@ export interface QueryLexemes {
   initials: ReadonlySet<string>;
   /** By char code: 1 where a run starting with that ASCII letter or digit can give a query lexeme (`initials`, either case). */
   asciiInitials: Uint8Array;
+  /** By the first two char codes of a run (first << 7 | second, both ASCII, either case): 1 where the run can give a query lexeme (queryPairs). */
+  asciiPairs: Uint8Array;
   /** Runs already analyzed for this page, as written: the same words recur across its passages. */
   seen: Map<string, string | null>;
   /** The lexemes a run can give, whose counts are compared. */
@@ -176,10 +185,47 @@ export function queryLexemes(lexemes: readonly string[]): QueryLexemes {
     lexemes: new Set(lexemes),
     initials,
     asciiInitials: new Uint8Array(128).map((_, code) => (initials.has(String.fromCharCode(code >= 0x41 && code <= 0x5a ? code + 0x20 : code)) ? 1 : 0)),
+    asciiPairs: queryPairs(lexemes),
     seen: new Map(),
     runLexemes: lexemes.filter((lexeme) => RUN_LEXEME.test(lexeme)),
     tokenLexemes: lexemes.filter((lexeme) => !RUN_LEXEME.test(lexeme) && !COMPOUND_LEXEME.test(lexeme)),
   };
+}
+
+/**
+ * Porter2's three exceptional words whose stem changes their second letter ("dying" gives "die");
+ * every other word of two or more letters gives a stem that starts with its own first two
+ * letters, or a stem of one letter ("oed" gives "o"). Checked for every word of up to five
+ * letters, every two to four letters before an English suffix (ing, ingly, ed, edly, ies, s, y,
+ * …) and every word of SciFact: these three were the only others.
+ */
+const SECOND_LETTER_CHANGED: ReadonlyMap<string, string> = new Map([["die", "dy"], ["lie", "ly"], ["tie", "ty"]]);
+
+/**
+ * The first two characters (ASCII, both cases) a run must start with to give one of these
+ * lexemes: a lexeme's own first two, with the exceptions above; a lexeme of one character
+ * admits every run with that initial. Runs of letters and digits lowercased and left unstemmed
+ * keep their first two characters anyway.
+ */
+function queryPairs(lexemes: readonly string[]): Uint8Array {
+  const pairs = new Uint8Array(128 * 128);
+  const cases = (code: number) => (code >= 0x61 && code <= 0x7a ? [code, code - 0x20] : [code]);
+  const admit = (first: number, second: number) => {
+    for (const a of cases(first)) for (const b of cases(second)) pairs[(a << 7) | b] = 1;
+  };
+  for (const lexeme of lexemes) {
+    const first = lexeme.charCodeAt(0);
+    if (!(first < 0x80)) continue;
+    if (lexeme.length === 1) {
+      for (let second = 0; second < 0x80; second++) admit(first, second);
+      continue;
+    }
+    const second = lexeme.charCodeAt(1);
+    if (second < 0x80) admit(first, second);
+    const exceptional = SECOND_LETTER_CHANGED.get(lexeme);
+    if (exceptional) admit(exceptional.charCodeAt(0), exceptional.charCodeAt(1));
+  }
+  return pairs;
 }
 
 /**
