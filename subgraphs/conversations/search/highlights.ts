@@ -38,14 +38,14 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
   // stored vector): JavaScript finds those words (english-analyzer.ts) and checks its count.
   const statement = Prisma.sql`
     WITH ${queryTermsSql(query)}
-    SELECT 'Conversation:' || r.conversation_id::text AS key, r.position AS ord, r.text, r.id::text AS message_id, r.role::text AS role,
+    SELECT 'Conversation:' || r.conversation_id::text AS key, r.position AS ord, left(t.content, ${MAX_PASSAGE_SCAN}::int) AS text, r.id::text AS message_id, r.role::text AS role,
            q.lexemes AS query_lexemes, r.found_lexemes, r.found_counts
     FROM (
       SELECT s.*, row_number() OVER (PARTITION BY s.conversation_id ORDER BY s.occurrences DESC, s.position) AS n
       FROM (
-        SELECT w.conversation_id, w.id, w.role, w.position, w.text, found.lexemes AS found_lexemes, found.counts AS found_counts, found.occurrences
+        SELECT w.conversation_id, w.id, w.role, w.position, found.lexemes AS found_lexemes, found.counts AS found_counts, found.occurrences
         FROM (
-          SELECT m.conversation_id, m.id, m.role, m.position, left(m.content, ${MAX_PASSAGE_SCAN}::int) AS text,
+          SELECT m.conversation_id, m.id, m.role, m.position,
                  -- The message's vector (kept at write time for this text: the
                  -- message_passage_vectors migration) cut to the query's lexemes.
                  ${queryLexemesInVectorSql(Prisma.sql`coalesce(m.passage_vector, to_tsvector('english'::regconfig, left(m.content, ${MAX_PASSAGE_SCAN}::int)))`)} AS found,
@@ -68,6 +68,9 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
         WHERE w.read_before < ${MAX_CONVERSATION_SCAN}::int
       ) s
     ) r
+    -- The text of the chosen messages only, by primary key: carried through the ranking's sorts
+    -- for every message read, it cost about a fifth of the statement's time.
+    JOIN messages t ON t.id = r.id AND t.organization_id = ${organizationId}
     CROSS JOIN query_terms q
     WHERE r.n <= ${options.limit}::int AND (r.occurrences > 0 OR r.n = 1)`;
   return withTenantReads(prisma, organizationId, async (tx) => {
