@@ -1,6 +1,6 @@
 /**
  * `Conversation.title` answered by the search subgraph itself. schema.graphql declares
- * `SearchHit.item @provides(fields: "... on Conversation { title }")`, so a query planner that
+ * `SearchHit.item @provides(fields: "... on Conversation { title } ...")`, so a query planner that
  * needs nothing else of a conversation hit reads the title from this subgraph's answer and skips
  * the `_entities` fetch to the conversations subgraph (issue 12: that second hop cost the gateway
  * path about a third of its throughput). The conversations subgraph stays the owner: the title
