@@ -27,7 +27,7 @@ import { resolvers, type KnowledgeBaseContext } from "./resolvers.js";
 import { documentSearch } from "./search.js";
 
 // The domain's one public module: its part in the unified search and its ingestion entry point are offered from here too.
-export { documentSearch, knowledgeBaseSearch, type DocumentSearch, type KnowledgeBaseSearch } from "./search.js";
+export { documentSearch, knowledgeBaseSearch, type ChunkPlace, type DocumentSearch, type KnowledgeBaseSearch } from "./search.js";
 export { DocumentIngestion } from "./ingestion.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);

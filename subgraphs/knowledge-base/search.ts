@@ -26,7 +26,7 @@ import { DocumentsKeywordProvider } from "./search/keyword-provider.js";
 import { KnowledgeBasesProvider, type KnowledgeBasesProviderOptions } from "./search/knowledge-bases-provider.js";
 import { DocumentsSemanticProvider } from "./search/semantic-provider.js";
 import { DocumentUsageRecorder } from "./search/usage-recorder.js";
-import { visibleChunkIds } from "./search/visible-chunks.js";
+import { visibleChunkIds, visibleChunkPlaces, type ChunkPlace } from "./search/visible-chunks.js";
 import { documentChunkHighlights, knowledgeBasePassageHighlights } from "./search/highlights.js";
 import { documentNameSuggestions } from "./search/name-suggestions.js";
 
@@ -48,7 +48,11 @@ export interface DocumentSearch extends DomainSearch {
   recordUsage(tenant: TenantContext, chunkIds: readonly string[]): void;
   /** Writes the usage recorded so far (shutdown, tests). */
   flushUsage(): Promise<void>;
+  /** Where these chunks sit (absent: gone or not the caller's to see), one statement; `DocumentChunk` fields on search hits. */
+  places(tenant: TenantContext, ids: readonly string[]): Promise<Map<string, ChunkPlace>>;
 }
+
+export type { ChunkPlace };
 
 export function documentSearch({ database, embedder, vectorStore, logger, indexer: indexerOptions = {} }: DocumentSearchDependencies): DocumentSearch {
   // Shared by every documents provider of this process on this database, so the indexer's news
@@ -76,6 +80,7 @@ export function documentSearch({ database, embedder, vectorStore, logger, indexe
     indexer,
     recordUsage: (tenant, chunkIds) => usage.record(tenant, chunkIds),
     flushUsage: () => usage.flush(),
+    places: (tenant, ids) => visibleChunkPlaces(database.prisma, tenant, ids),
     // Documents count how often search returns their chunks.
     onPage(tenant, refs) {
       const chunkIds = refs.filter((ref) => ref.typename === "DocumentChunk").map((ref) => ref.id);

@@ -25,6 +25,7 @@ import { resolvers, type SearchContext } from "./resolvers.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
 import { createConversationTitleLoader } from "./conversation-titles.js";
+import { createChunkPlaceLoader } from "./document-chunk-places.js";
 import { createHighlightLoader } from "./highlights.js";
 import { SearchSuggestions } from "./suggestions.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
@@ -111,6 +112,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     createContext(base: RequestContext): SearchContext {
       let savedSearchLoader: ReturnType<typeof createSavedSearchLoader> | null = null;
       let conversationTitleLoader: ReturnType<typeof createConversationTitleLoader> | null = null;
+      let chunkPlaceLoader: ReturnType<typeof createChunkPlaceLoader> | null = null;
       let highlightLoader: ReturnType<typeof createHighlightLoader> | null = null;
       return {
         ...base,
@@ -121,6 +123,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
         savedSearchLoader: () => (savedSearchLoader ??= createSavedSearchLoader(savedSearches, base.requireTenant())),
         // Made on first use, so a request that asks no title sends no statement for titles.
         conversationTitleLoader: () => (conversationTitleLoader ??= createConversationTitleLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),
+        chunkPlaceLoader: () => (chunkPlaceLoader ??= createChunkPlaceLoader((tenant, ids) => domains.documents.places(tenant, ids), base.requireTenant())),
         highlightLoader: () => (highlightLoader ??= createHighlightLoader(all, base.requireTenant())),
       };
     },

@@ -1,9 +1,10 @@
 /**
  * Resolvers of the search subgraph (schema.graphql beside this file). Hits carry entity
  * references (`{ __typename, id }`); the gateway loads each entity's fields from the subgraph
- * that owns it, in one batched `_entities` call per type. The one exception is a Conversation's
- * title, which this subgraph provides (conversation-titles.ts), read live per request, so a page
- * of hits with titles needs no second hop.
+ * that owns it, in one batched `_entities` call per type. The exceptions are a Conversation's
+ * title and where a DocumentChunk sits (its heading path, page and document's file name), which
+ * this subgraph provides (conversation-titles.ts, document-chunk-places.ts), read live per
+ * request, so a page of hits that asks only those needs no second hop.
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import type DataLoader from "dataloader";
@@ -16,7 +17,8 @@ import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import type { SearchIndexStatus } from "../conversations/index.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import { selectsConversationTitle } from "./conversation-titles.js";
+import type { ChunkPlace } from "../knowledge-base/index.js";
+import { selectsProvidedField } from "./provided-fields.js";
 import { validateHighlightLimit, type HighlightRequest } from "./highlights.js";
 import type { HighlightPassage } from "../../lib/retrieval/highlights.js";
 import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
@@ -34,6 +36,8 @@ export interface SearchContext extends RequestContext {
   savedSearchLoader(): DataLoader<string, SavedSearch | null>;
   /** Live titles of the caller's conversations by id, for this request only (null: deleted or not theirs). */
   conversationTitleLoader(): DataLoader<string, string | null>;
+  /** Where the caller's document chunks sit, by id, for this request only (null: gone or not theirs to see). */
+  chunkPlaceLoader(): DataLoader<string, ChunkPlace | null>;
   /** Highlights of this request's hits, batched per page (one statement per domain). */
   highlightLoader(): DataLoader<HighlightRequest, HighlightPassage[], string>;
 }
@@ -212,16 +216,23 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       return context.highlightLoader().load({ ref: hit.ref, query: hit.query, limit });
     },
     /**
-     * A reference for the gateway to load from the owner. When the client asked for a
-     * conversation's title, this subgraph provides it (one statement for the whole page), and a
-     * conversation that is gone (deleted since a cached page was stored, or since the providers
+     * A reference for the gateway to load from the owner. When the client asked for a field this
+     * subgraph provides (a conversation's title, where a document chunk sits), it answers it (one
+     * statement per type for the whole page), and an entity that is gone or no longer the
+     * caller's to see (deleted or unshared since a cached page was stored, or since the providers
      * answered) is a null item, exactly as the owner's `_entities` answer would make it.
      */
     async item(hit: SearchHitData, _args: unknown, context: SearchContext, info: GraphQLResolveInfo) {
       const reference = { __typename: hit.ref.typename, id: hit.ref.id };
-      if (hit.ref.typename !== "Conversation" || !selectsConversationTitle(info)) return reference;
-      const title = await context.conversationTitleLoader().load(hit.ref.id);
-      return title === null ? null : { ...reference, title };
+      if (hit.ref.typename === "Conversation" && selectsProvidedField(info, "Conversation")) {
+        const title = await context.conversationTitleLoader().load(hit.ref.id);
+        return title === null ? null : { ...reference, title };
+      }
+      if (hit.ref.typename === "DocumentChunk" && selectsProvidedField(info, "DocumentChunk")) {
+        const place = await context.chunkPlaceLoader().load(hit.ref.id);
+        return place === null ? null : { ...reference, ...place };
+      }
+      return reference;
     },
   },
   SearchHighlight: {

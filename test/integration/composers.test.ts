@@ -42,10 +42,10 @@ describe("supergraph.yaml", () => {
     expect(api).not.toMatch(/@join__|@link|_entities|_service/);
   });
 
-  it("keeps the search subgraph's provided title in both supergraphs", () => {
+  it("keeps the search subgraph's provided title and chunk places in both supergraphs", () => {
     for (const composer of ["apollo", "guild"] as const) {
       const { supergraphSdl } = composeWith(composer, subgraphs);
-      expect(supergraphSdl).toContain(`provides: "... on Conversation { title }"`);
+      expect(supergraphSdl).toContain(`provides: "... on Conversation { title } ... on DocumentChunk { headingPath page document { id fileName } }"`);
     }
   });
 });
@@ -56,6 +56,11 @@ describe("the rule the test enforces", () => {
     expect(composeWith("guild", unshareable).errors).toEqual([]);
     expect(composeWith("apollo", unshareable).errors.join("\n")).toMatch(/Non-shareable field "Conversation\.title"/);
     expect(compositionDisagreement(unshareable)).toMatch(/^apollo rejects the subgraphs/);
+  });
+
+  it("fails when a provided chunk field is not shareable in the knowledge-base subgraph", () => {
+    const unshareable = withSchema("knowledge-base", (sdl) => sdl.replace("headingPath: [String!]! @shareable", "headingPath: [String!]!"));
+    expect(composeWith("apollo", unshareable).errors.join("\n")).toMatch(/Non-shareable field "DocumentChunk\.headingPath"/);
   });
 
   it("fails when a value type is resolved by two subgraphs without @shareable", () => {

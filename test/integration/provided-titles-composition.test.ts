@@ -19,7 +19,8 @@ import { composeFromConfig, composeSupergraph, CompositionError, loadSubgraphSch
 import { readSupergraphConfig } from "../../lib/composition/supergraph-config.js";
 
 const searchSdl = fs.readFileSync("subgraphs/search/schema.graphql", "utf8");
-const PROVIDES = `@provides(fields: "... on Conversation { title }")`;
+const PROVIDED_FIELDS = "... on Conversation { title } ... on DocumentChunk { headingPath page document { id fileName } }";
+const PROVIDES = `@provides(fields: "${PROVIDED_FIELDS}")`;
 // The same schema, providing a field it does not declare: both composers must reject it.
 const brokenSdl = searchSdl.replace(PROVIDES, `@provides(fields: "... on Conversation { createdAt }")`);
 
@@ -32,8 +33,11 @@ describe("SearchHit.item provides Conversation.title", () => {
 
   it("composes with The Guild's composer, which records the provides and keeps conversations the owner", async () => {
     const supergraph = await composeFromConfig(readSupergraphConfig("supergraph.yaml", {}));
-    expect(supergraph).toContain(`item: SearchItem @join__field(graph: SEARCH, provides: "... on Conversation { title }")`);
+    expect(supergraph).toContain(`provides: "${PROVIDED_FIELDS}"`);
     expect(supergraph).toContain(`title: String! @join__field(graph: CONVERSATIONS) @join__field(graph: SEARCH, external: true)`);
+    // Where a chunk sits is provided too (document-chunk-places.ts); the knowledge-base subgraph stays its owner.
+    expect(supergraph).toContain(`headingPath: [String!]! @join__field(graph: KNOWLEDGE_BASE) @join__field(graph: SEARCH, external: true)`);
+    expect(supergraph).toContain(`fileName: String! @join__field(graph: KNOWLEDGE_BASE) @join__field(graph: SEARCH, external: true)`);
   });
 
   it("fails The Guild's composer when the provided field is not external", async () => {

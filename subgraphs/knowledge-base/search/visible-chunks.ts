@@ -9,7 +9,7 @@ import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import type { HitAttributes, SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { DOCUMENT_ATTRIBUTE_COLUMNS, documentAttributes, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
-import { withTenantReads } from "../../../lib/database/tenant-reads.js";
+import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 
 
@@ -40,6 +40,33 @@ export async function visibleChunks(
     options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {},
   );
   return new Map(rows.map((row) => [row.id, documentAttributes(row)]));
+}
+
+/** What the search subgraph answers of a DocumentChunk hit itself (its `@provides`): where the passage sits. */
+export interface ChunkPlace {
+  headingPath: string[];
+  page: number | null;
+  document: { id: string; fileName: string };
+}
+
+/**
+ * The places of the chunks among `ids` the caller may see now (the rule above), for the search
+ * subgraph to answer a page's `DocumentChunk { headingPath page document { id fileName } }`
+ * without the gateway's `_entities` hop to this subgraph (README, "Keystroke to first
+ * results"). Read per request, never from a cached page, so a renamed or unshared document shows
+ * at once; a chunk the caller may not see is absent. One statement however many ids.
+ */
+export async function visibleChunkPlaces(prisma: PrismaClient, tenant: TenantContext, ids: readonly string[]): Promise<Map<string, ChunkPlace>> {
+  const candidates = [...new Set(ids.filter(isUuid))];
+  if (candidates.length === 0) return new Map();
+  const rows = await withTenantReads(prisma, tenant.organizationId, (tx) =>
+    queryPrepared<{ id: string; heading_path: string[]; page: number | null; document_id: string; file_name: string }>(
+      tx,
+      "document_chunk_places",
+      Prisma.sql`SELECT c.id::text AS id, c.heading_path, c.page, d.id::text AS document_id, d.file_name ${visibleChunksSql(tenant, candidates)}`,
+    ),
+  );
+  return new Map(rows.map((row) => [row.id.toLowerCase(), { headingPath: row.heading_path, page: row.page, document: { id: row.document_id, fileName: row.file_name } }]));
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { startTransition, useCallback, useEffect, useMemo, useOptimistic, useRef } from "react";
 import { Link, useSearchParams } from "react-router";
-import { useQuery } from "@apollo/client/react";
+import { useApolloClient, useQuery } from "@apollo/client/react";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
@@ -20,7 +20,7 @@ import { ProviderChips } from "../search/ProviderChips";
 import { SearchBox } from "../search/SearchBox";
 import { SearchHitCard } from "../search/SearchHitCard";
 import { NO_FILTERS, readUrlSearch, searchInputOf, writeUrlSearch, type ListFilter, type UrlSearch } from "../search/search-url";
-import { useSearchResults, type SearchResults } from "../search/useSearchResults";
+import { startSearch, useSearchResults, type SearchResults } from "../search/useSearchResults";
 import "./SearchPage.css";
 
 export function SearchPage() {
@@ -35,11 +35,17 @@ export function SearchPage() {
 
   // Every change is a history entry, so back and forward walk the searches made.
   const go = useCallback((next: UrlSearch) => setParams(writeUrlSearch(next)), [setParams]);
+  const client = useApolloClient();
   const onSearch = useCallback(
-    // A new query starts without the facet filters of the previous one (its facets were
-    // counted for another query); the alpha chosen stays.
-    (query: string) => go({ query, alpha: search.alpha, filters: query === search.query ? search.filters : NO_FILTERS }),
-    [go, search],
+    (query: string) => {
+      // A new query starts without the facet filters of the previous one (its facets were
+      // counted for another query); the alpha chosen stays.
+      const next: UrlSearch = { query, alpha: search.alpha, filters: query === search.query ? search.filters : NO_FILTERS };
+      // The request leaves now; the page joins it once it has rendered for the new URL.
+      startSearch(client, searchInputOf(next));
+      go(next);
+    },
+    [client, go, search],
   );
   // React Router applies a new URL in a transition, and a controlled checkbox shows its state
   // prop: without an optimistic copy, a ticked facet springs back unticked until that transition
