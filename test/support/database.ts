@@ -3,11 +3,13 @@
  * DATABASE_URL is set (CI's second pass), a new PostgreSQL database created next to the one
  * the URL names and dropped afterwards, so test files never see each other's rows.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import pg from "pg";
 import { loadConfig } from "../../lib/config.js";
 import { openDatabase, type Database } from "../../lib/database/connect.js";
-import { migrate } from "../../lib/database/migrate.js";
+import { migrate, MIGRATIONS_DIR, readMigrations } from "../../lib/database/migrate.js";
 import { silentLogger, type Logger } from "../../lib/logger.js";
 
 export interface TestDatabase {
@@ -33,8 +35,8 @@ export interface TestDatabaseOptions {
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const baseUrl = loadConfig().database.url;
   if (!baseUrl) {
-    const database = await openDatabase({ url: null, pgliteDataDir: "", inMemory: true });
-    if (options.migrate !== false) await migrate(database);
+    const database =
+      options.migrate === false ? await openDatabase({ url: null, pgliteDataDir: "", inMemory: true }) : await openDatabase({ url: null, pgliteDataDir: "", inMemory: true, pgliteImage: await migratedPGliteImage() });
     return { database, url: null, dispose: () => database.close() };
   }
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
@@ -73,6 +75,47 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       }
     },
   };
+}
+
+const REPOSITORY_ROOT = path.resolve(MIGRATIONS_DIR, "../..");
+const IMAGE_FOLDER = path.join(REPOSITORY_ROOT, "node_modules/.cache/context-search-tests");
+
+/**
+ * A fresh in-memory PGlite runs initdb in WASM before the migrations: 4-5 s of CPU on CI's
+ * machine, paid by every test file that opens one. The migrated data directory is the same for
+ * every file, so the first file to need it builds it once and saves it as a tarball; every file
+ * then opens its own in-memory copy of it (no two files share a database), which takes about a
+ * second. The name holds a hash of the migrations and PGlite's version, so a changed migration
+ * or a PGlite upgrade builds a new image instead of opening a stale one. Files racing to build
+ * the first image each write their own temporary file and rename it into place, which is atomic.
+ */
+async function migratedPGliteImage(): Promise<Blob> {
+  const pgliteVersion = JSON.parse(fs.readFileSync(path.join(REPOSITORY_ROOT, "node_modules/@electric-sql/pglite/package.json"), "utf8")).version as string;
+  const migrations = readMigrations();
+  const key = createHash("sha256")
+    .update(JSON.stringify([pgliteVersion, migrations.map((migration) => [migration.name, migration.checksum])]))
+    .digest("hex")
+    .slice(0, 16);
+  const file = path.join(IMAGE_FOLDER, `pglite-migrated-${key}.tar`);
+  if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
+
+  const database = await openDatabase({ url: null, pgliteDataDir: "", inMemory: true });
+  let image: Blob;
+  try {
+    await migrate(database, migrations);
+    image = await database.dumpDataDirectory!();
+  } finally {
+    await database.close();
+  }
+  fs.mkdirSync(IMAGE_FOLDER, { recursive: true });
+  // Images of older migrations are never opened again.
+  for (const stale of fs.readdirSync(IMAGE_FOLDER)) {
+    if (stale.startsWith("pglite-migrated-") && stale.endsWith(".tar") && stale !== path.basename(file)) fs.rmSync(path.join(IMAGE_FOLDER, stale), { force: true });
+  }
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  fs.writeFileSync(temporary, Buffer.from(await image.arrayBuffer()));
+  fs.renameSync(temporary, file);
+  return image;
 }
 
 function withDatabaseName(url: string, name: string): string {
