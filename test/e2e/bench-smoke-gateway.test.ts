@@ -53,6 +53,7 @@ describe("npm run bench, smoke run at a tiny size: gateway, batching, soak, sear
     expectSvg(run, `soak-${database}-30.svg`);
 
     const searchPath = run.entry("search-path");
+    expect(searchPath.totalErrors).toBe(0);
     // The SQL ceiling needs a pg client to capture at: PGlite measures the gateway/subgraph ratio only.
     expect(searchPath.runs.map((run: any) => run.phase)).toEqual(
       database === "postgres" ? ["sql-ceiling", "subgraph", "gateway", "keyword-only", "gateway", "subgraph", "sql-ceiling"] : ["subgraph", "gateway", "gateway", "subgraph"],

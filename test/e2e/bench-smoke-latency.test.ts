@@ -10,6 +10,7 @@ describe("npm run bench, smoke run at a tiny size: latency, ingestion, indexing"
     run = await runSmokeBenchmark(SMOKE_GROUPS.latency);
 
     const latency = run.entry("latency");
+    expect(latency.totalErrors).toBe(0);
     // Every domain's providers are asked (the documents domain's answer nothing here: the corpus has no documents).
     expect(Object.keys(latency.service.cacheOff.providers)).toEqual(expect.arrayContaining(["conversations.keyword", "conversations.semantic"]));
     expect(latency.service.cacheOff.fused.p50).toBeGreaterThan(0);
