@@ -39,5 +39,8 @@ export default {
   // PostgreSQL database created for it by test/support/database.ts).
   maxWorkers: 2,
   workerIdleMemoryLimit: "1MB",
+  // Database images shared by the run's files (test/support/database.ts).
+  globalSetup: "<rootDir>/test/support/global-setup.mjs",
+  globalTeardown: "<rootDir>/test/support/global-teardown.mjs",
   reporters: ["default", ["<rootDir>/test/support/slowest-files-reporter.mjs", { count: 15 }]],
 };

@@ -40,6 +40,8 @@ export interface Database {
   statements: StatementCounter;
   /** Open, idle and awaited connections of the `pg` pool (metrics read it on scrape); absent for PGlite, which has one connection. */
   poolUse?(): { total: number; idle: number; waiting: number };
+  /** PGlite only: an uncompressed tarball of the data directory, which `pgliteImage` opens a copy of. */
+  dumpDataDirectory?(): Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,12 @@ export interface DatabaseOptions {
   pgliteDataDir: string;
   /** Use an in-memory PGlite (tests); ignores pgliteDataDir and takes no lock. */
   inMemory?: boolean;
+  /**
+   * In-memory PGlite only: start from this data directory (a `dumpDataDirectory` tarball)
+   * instead of an empty cluster. A fresh PGlite runs initdb in WASM, seconds on a busy machine;
+   * tests open a copy of one migrated image instead (test/support/database.ts).
+   */
+  pgliteImage?: Blob;
   poolSize?: number;
   /** How long a PostgreSQL pool waits for a connection before the statement fails (default 10 s; unbounded, a request would hang on a database that is gone). */
   connectTimeoutMs?: number;
@@ -118,7 +126,8 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
   try {
     // pgvector ships inside PGlite 0.4.x (0.5.x has none yet: keep 0.4.6 until it does). The
     // three contrib extensions serve typo tolerance (the search_vocabulary migration).
-    client = new PGlite({ ...(options.inMemory ? {} : { dataDir: options.pgliteDataDir }), extensions: { vector, pg_trgm, btree_gist, fuzzystrmatch } });
+    const location = options.inMemory ? (options.pgliteImage ? { loadDataDir: options.pgliteImage } : {}) : { dataDir: options.pgliteDataDir };
+    client = new PGlite({ ...location, extensions: { vector, pg_trgm, btree_gist, fuzzystrmatch } });
     await client.waitReady;
   } catch (error) {
     lock?.release();
@@ -138,6 +147,7 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
     location: options.inMemory ? "PGlite (in memory)" : `PGlite at ${options.pgliteDataDir}`,
     statements,
     withSession: (work) => work(session),
+    dumpDataDirectory: async () => await client.dumpDataDir("none"),
     async close() {
       try {
         await prisma.$disconnect();
