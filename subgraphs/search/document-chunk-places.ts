@@ -1,7 +1,7 @@
 /**
  * `DocumentChunk.headingPath`, `page` and `document { id fileName }` answered by the search
  * subgraph itself, as `Conversation.title` is (conversation-titles.ts): schema.graphql declares
- * them provided on `SearchHit.item`, so a page whose document hits ask only where each passage
+ * them `@shareable` with the knowledge-base subgraph, so a page whose document hits ask only where each passage
  * sits (the web app's search page) needs no `_entities` fetch to the knowledge-base subgraph.
  * That hop cost the search page 15-35 ms of its first results on the embedded database (README,
  * "Keystroke to first results"). The knowledge-base subgraph stays the owner: the fields come

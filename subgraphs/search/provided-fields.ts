@@ -1,7 +1,9 @@
 /**
- * Whether the client's selection on a hit's `item` asks for a field this subgraph provides there
- * (schema.graphql: `SearchHit.item @provides(...)`): a Conversation's `title`, a DocumentChunk's
- * `headingPath`, `page` or `document`. The item resolver reads those only when they are asked,
+ * Whether the client's selection on a hit's `item` asks for a field this subgraph answers there
+ * itself: a Conversation's `title` (schema.graphql: `SearchHit.item @provides(...)`), a
+ * DocumentChunk's `headingPath`, `page` or `document` (`@shareable` with the knowledge-base
+ * subgraph: provided, they would be external here, and a supergraph without that subgraph would
+ * not compose). The item resolver reads those only when they are asked,
  * so a request that asks none sends no statement for them (conversation-titles.ts,
  * document-chunk-places.ts).
  */

@@ -60,8 +60,11 @@ beforeAll(async () => {
     DATAFORSEO_LOGIN: "api@acme.example", DATAFORSEO_PASSWORD: "dfs-test-password-0123", DATAFORSEO_BASE_URL: dataforseo.baseUrl,
     PERPLEXITY_API_KEY: PERPLEXITY_KEY, PERPLEXITY_BASE_URL: perplexity.baseURL,
     SLACK_API_URL: slack.slackApiUrl,
-    // The search gives each provider 1 s; a webSearch call gets 1.5 s (two attempts of 600 ms).
-    SEARCH_PROVIDER_TIMEOUT_MS: "1000", EXTERNAL_ATTEMPT_TIMEOUT_MS: "600", EXTERNAL_CALL_TIMEOUT_MS: "1500",
+    // The search gives each provider 3 s; a webSearch call gets 4.5 s (two attempts of 1.8 s), so
+    // a hanging provider's first attempt times out and its second is cut by the search, as with
+    // the defaults. At 1 s the first search of the file (cold code and database) timed out a
+    // healthy provider on a machine at load 8.
+    SEARCH_PROVIDER_TIMEOUT_MS: "3000", EXTERNAL_ATTEMPT_TIMEOUT_MS: "1800", EXTERNAL_CALL_TIMEOUT_MS: "4500",
     EXTERNAL_BREAKER_FAILURES: "2", EXTERNAL_BREAKER_COOLDOWN_MS: String(BREAKER_COOLDOWN_MS),
   }));
   ada = await tokenFor("org-web", "ada", ["support"], "admin");

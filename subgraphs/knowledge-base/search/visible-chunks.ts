@@ -42,7 +42,7 @@ export async function visibleChunks(
   return new Map(rows.map((row) => [row.id, documentAttributes(row)]));
 }
 
-/** What the search subgraph answers of a DocumentChunk hit itself (its `@provides`): where the passage sits. */
+/** What the search subgraph answers of a DocumentChunk hit itself (fields `@shareable` in both subgraphs): where the passage sits. */
 export interface ChunkPlace {
   headingPath: string[];
   page: number | null;
