@@ -70,6 +70,5 @@ describe("npm run bench, smoke run at a tiny size: gateway, batching, soak, sear
     }
 
     expect(run.summary).toMatch(/Gateway throughput ≥ 30% of direct/);
-    expect(run.summary).toMatch(/not measured/); // no 100k run at this size
   }, SMOKE_TIMEOUT_MS);
 });
