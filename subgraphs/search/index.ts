@@ -24,8 +24,7 @@ import { createResultCache, type ResultCache } from "../../lib/cache/result-cach
 import { resolvers, type SearchContext } from "./resolvers.js";
 import { SearchService, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
-import { createConversationTitleLoader } from "./conversation-titles.js";
-import { createChunkPlaceLoader } from "./document-chunk-places.js";
+import { createOwnedFieldLoader } from "./provided-fields.js";
 import { createHighlightLoader } from "./highlights.js";
 import { SearchSuggestions } from "./suggestions.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
@@ -111,8 +110,8 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     metrics,
     createContext(base: RequestContext): SearchContext {
       let savedSearchLoader: ReturnType<typeof createSavedSearchLoader> | null = null;
-      let conversationTitleLoader: ReturnType<typeof createConversationTitleLoader> | null = null;
-      let chunkPlaceLoader: ReturnType<typeof createChunkPlaceLoader> | null = null;
+      let conversationTitleLoader: ReturnType<SearchContext["conversationTitleLoader"]> | null = null;
+      let chunkPlaceLoader: ReturnType<SearchContext["chunkPlaceLoader"]> | null = null;
       let highlightLoader: ReturnType<typeof createHighlightLoader> | null = null;
       return {
         ...base,
@@ -122,8 +121,8 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
         suggestions,
         savedSearchLoader: () => (savedSearchLoader ??= createSavedSearchLoader(savedSearches, base.requireTenant())),
         // Made on first use, so a request that asks no title sends no statement for titles.
-        conversationTitleLoader: () => (conversationTitleLoader ??= createConversationTitleLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),
-        chunkPlaceLoader: () => (chunkPlaceLoader ??= createChunkPlaceLoader((tenant, ids) => domains.documents.places(tenant, ids), base.requireTenant())),
+        conversationTitleLoader: () => (conversationTitleLoader ??= createOwnedFieldLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),
+        chunkPlaceLoader: () => (chunkPlaceLoader ??= createOwnedFieldLoader((tenant, ids) => domains.documents.places(tenant, ids), base.requireTenant())),
         highlightLoader: () => (highlightLoader ??= createHighlightLoader(all, base.requireTenant())),
       };
     },

@@ -1,13 +1,41 @@
 /**
- * Whether the client's selection on a hit's `item` asks for a field this subgraph answers there
- * itself: a Conversation's `title` (schema.graphql: `SearchHit.item @provides(...)`), a
- * DocumentChunk's `headingPath`, `page` or `document` (`@shareable` with the knowledge-base
- * subgraph: provided, they would be external here, and a supergraph without that subgraph would
- * not compose). The item resolver reads those only when they are asked,
- * so a request that asks none sends no statement for them (conversation-titles.ts,
- * document-chunk-places.ts).
+ * Fields the search subgraph answers itself on a hit's `item`, for entities other subgraphs own,
+ * so a page that asks only those needs no `_entities` fetch to the owner:
+ * - a Conversation's `title` (schema.graphql: `SearchHit.item @provides(...)`): the second hop
+ *   cost the gateway path about a third of its throughput (issue 12);
+ * - a DocumentChunk's `headingPath`, `page` and `document { id fileName }` (`@shareable` with the
+ *   knowledge-base subgraph: provided, they would be external here, and a supergraph composed
+ *   without that subgraph would not compose): the hop cost the search page 15-35 ms of its first
+ *   results on the embedded database (docs/keystroke-latency.md).
+ * The owners stay the source of truth: each value comes from the owning domain's public search
+ * module (`titles`, `places`, the latter under the same visibility rule as its highlights), read
+ * live for every request, even when the page itself came from the result cache, so a rename or an
+ * unshare shows at once; any other field still comes from the owner through the gateway. The item
+ * resolver reads them only when they are asked (`selectsProvidedField`), so a request that asks
+ * none sends no statement for them.
  */
+import DataLoader from "dataloader";
 import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
+import type { TenantContext } from "../../lib/tenancy/token.js";
+
+/** An owning domain's live read of one such field for a page's entities, by id (lowercase). */
+export type OwnedFieldReader<Value> = (tenant: TenantContext, ids: readonly string[]) => Promise<Map<string, Value>>;
+
+/**
+ * One per request and field (made after the tenant is known): all the page's hits of the type
+ * (and a saved search run's `newHits`, which repeat them) share one statement. null: no entity
+ * the caller may see has this id.
+ */
+export function createOwnedFieldLoader<Value>(read: OwnedFieldReader<Value>, tenant: TenantContext): DataLoader<string, Value | null> {
+  return new DataLoader<string, Value | null>(
+    async (ids) => {
+      const values = await read(tenant, ids);
+      return ids.map((id) => values.get(id.toLowerCase()) ?? null);
+    },
+    // A page holds at most 100 hits, and newHits repeats them: one batch covers both.
+    { maxBatchSize: 200 },
+  );
+}
 
 /** The provided fields of each member of SearchItem that has any. */
 export const PROVIDED_FIELDS = {

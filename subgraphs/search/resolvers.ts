@@ -3,7 +3,7 @@
  * references (`{ __typename, id }`); the gateway loads each entity's fields from the subgraph
  * that owns it, in one batched `_entities` call per type. The exceptions are a Conversation's
  * title and where a DocumentChunk sits (its heading path, page and document's file name), which
- * this subgraph provides (conversation-titles.ts, document-chunk-places.ts), read live per
+ * this subgraph answers itself (provided-fields.ts), read live per
  * request, so a page of hits that asks only those needs no second hop.
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";

@@ -2,7 +2,7 @@
  * The search subgraph provides where a DocumentChunk hit sits (`headingPath`, `page`,
  * `document { id fileName }`) on `SearchHit.item`, as it provides a conversation's title
  * (search-provided-titles.test.ts), so the search page's first results need no `_entities` hop
- * to the knowledge-base subgraph (subgraphs/search/document-chunk-places.ts). Through the whole
+ * to the knowledge-base subgraph (subgraphs/search/provided-fields.ts). Through the whole
  * stack's gateway (the Rust planner), counting the operations each subgraph executed:
  * - places only: the knowledge-base subgraph is not called, the values are the owner's, and they
  *   cost one statement for the page;

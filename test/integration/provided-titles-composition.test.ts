@@ -35,7 +35,7 @@ describe("SearchHit.item provides Conversation.title", () => {
     const supergraph = await composeFromConfig(readSupergraphConfig("supergraph.yaml", {}));
     expect(supergraph).toContain(`provides: "${PROVIDED_FIELDS}"`);
     expect(supergraph).toContain(`title: String! @join__field(graph: CONVERSATIONS) @join__field(graph: SEARCH, external: true)`);
-    // Where a chunk sits is answered by both subgraphs (shareable, document-chunk-places.ts), not
+    // Where a chunk sits is answered by both subgraphs (shareable, subgraphs/search/provided-fields.ts), not
     // provided: a provided field is external in the search subgraph, and a supergraph composed
     // without the knowledge-base subgraph then has no subgraph that resolves it.
     expect(supergraph).not.toMatch(/headingPath: \[String!\]! @join__field/);
