@@ -3,8 +3,8 @@
  * database (issue 22, item 2): each instance a separate process started as production starts
  * it (scripts/start-subgraph.ts), with its own Prisma client and pool. Counted, not timed:
  *
- * - indexing: two search processes index 400 conversations, each exactly once (the sum of their
- *   own `indexing_jobs_total{outcome="indexed"}` counters is 400); a vector write that outlives
+ * - indexing: two search processes index 400 conversations and 40 documents, each exactly once
+ *   (the sum of their own `indexing_jobs_total{outcome="indexed"}` counters); a vector write that outlives
  *   its lease is not taken over by the other process; one process SIGKILLed mid-job loses none
  *   of its jobs, which the other finishes once their lease runs out;
  * - credits: 40 concurrent paid web searches spread over two external-search processes with a
@@ -17,6 +17,7 @@
  *
  * PostgreSQL only: PGlite is one process's database, so there is no second instance to run.
  */
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import pg from "pg";
 import { CreditLedger } from "../../subgraphs/external-search/credit-ledger.js";
@@ -33,6 +34,7 @@ const USER = "ines";
 const LEASE_SECONDS = 2;
 const CONVERSATIONS = 400;
 const KILLED_PHASE_CONVERSATIONS = 120;
+const DOCUMENTS = 40;
 
 let db: TestDatabase;
 let sql: pg.Client;
@@ -64,12 +66,12 @@ async function one<T extends Record<string, unknown>>(text: string, values: unkn
   return (await sql.query(text, values)).rows[0] as T;
 }
 
-/** A process's own count of conversation jobs by outcome, from its /metrics. */
-async function jobCounts(server: SubgraphProcess): Promise<{ indexed: number; failed: number; lease_lost: number }> {
+/** A process's own count of one queue's jobs by outcome, from its /metrics. */
+async function jobCounts(server: SubgraphProcess, queue: "conversations" | "documents" = "conversations"): Promise<{ indexed: number; failed: number; lease_lost: number }> {
   const text = await (await fetch(server.url.replace(/\/graphql$/, "/metrics"))).text();
   const count = (outcome: string) => {
-    const match = new RegExp(`^indexing_jobs_total\\{[^}]*queue="conversations"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, "m").exec(text)
-      ?? new RegExp(`^indexing_jobs_total\\{[^}]*outcome="${outcome}"[^}]*queue="conversations"[^}]*\\} (\\d+)`, "m").exec(text);
+    const match = new RegExp(`^indexing_jobs_total\\{[^}]*queue="${queue}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, "m").exec(text)
+      ?? new RegExp(`^indexing_jobs_total\\{[^}]*outcome="${outcome}"[^}]*queue="${queue}"[^}]*\\} (\\d+)`, "m").exec(text);
     return match ? Number(match[1]) : 0;
   };
   return { indexed: count("indexed"), failed: count("failed"), lease_lost: count("lease_lost") };
@@ -143,7 +145,33 @@ describeOnPostgres(`two indexer processes on one queue${skipped}`, () => {
     expect([a.failed, b.failed, a.lease_lost, b.lease_lost]).toEqual([0, 0, 0, 0]);
     expect(await indexedConversations()).toBe(CONVERSATIONS);
     // One chunk per (short) conversation, written once: no second attempt's rows beside the first's.
-    expect(Number((await one<{ n: number }>(`SELECT count(*)::int AS n FROM embedding_chunks WHERE organization_id = $1`, [ORGANIZATION])).n)).toBe(CONVERSATIONS);
+    expect(Number((await one<{ n: number }>(`SELECT count(*)::int AS n FROM embedding_chunks WHERE organization_id = $1 AND entity_type = 'conversation'`, [ORGANIZATION])).n)).toBe(CONVERSATIONS);
+  }, 180_000);
+
+  it(`index ${DOCUMENTS} documents, each exactly once and READY`, async () => {
+    const text = Array.from({ length: 6 }, (_, section) => `## Section ${section}\n\n${`Shared queues need leases that expire and tokens that fence. `.repeat(60)}`).join("\n\n");
+    const hash = createHash("sha256").update(text).digest("hex");
+    await sql.query(`INSERT INTO document_contents (organization_id, content_hash, text) VALUES ($1, $2, $3)`, [ORGANIZATION, hash, text]);
+    // One statement: every job becomes visible to both indexers at the same moment.
+    await sql.query(
+      `INSERT INTO documents (id, organization_id, owner_id, file_name, media_type, format, size_bytes, content_hash)
+       SELECT gen_random_uuid(), $1, $2, 'queue-' || n || '.md', 'text/markdown', 'markdown', $3, $4 FROM generate_series(1, $5::int) n`,
+      [ORGANIZATION, USER, Buffer.byteLength(text), hash, DOCUMENTS],
+    );
+    await until("the document queue to empty", async () => Number((await one<{ n: number }>(`SELECT count(*)::int AS n FROM document_index_jobs`)).n) === 0);
+    const [a, b] = await Promise.all([jobCounts(searchA, "documents"), jobCounts(searchB, "documents")]);
+    console.log(`document indexing split: process A ${a.indexed}, process B ${b.indexed} of ${DOCUMENTS}`);
+    expect(a.indexed + b.indexed).toBe(DOCUMENTS);
+    expect([a.failed, b.failed, a.lease_lost, b.lease_lost]).toEqual([0, 0, 0, 0]);
+    const statuses = await sql.query<{ status: string; documents: number }>(`SELECT status::text AS status, count(*)::int AS documents FROM documents WHERE organization_id = $1 GROUP BY 1`, [ORGANIZATION]);
+    expect(statuses.rows).toEqual([{ status: "READY", documents: DOCUMENTS }]);
+    // Every document has the same text: the same chunks, each chunk's vector written once.
+    const chunks = await sql.query<{ chunks: number }>(`SELECT count(*)::int AS chunks FROM document_chunks WHERE organization_id = $1 GROUP BY document_id`, [ORGANIZATION]);
+    const perDocument = chunks.rows[0]!.chunks;
+    expect(perDocument).toBeGreaterThan(1);
+    expect(chunks.rows.every((row) => row.chunks === perDocument)).toBe(true);
+    const vectors = await one<{ n: number }>(`SELECT count(*)::int AS n FROM embedding_chunks WHERE organization_id = $1 AND entity_type = 'document_chunk'`, [ORGANIZATION]);
+    expect(Number(vectors.n)).toBe(DOCUMENTS * perDocument);
   }, 180_000);
 
   it("do not take over a job whose vector write outlives its lease", async () => {
@@ -200,7 +228,7 @@ describeOnPostgres(`two indexer processes on one queue${skipped}`, () => {
     expect(killedCount + survivor.indexed - before[1].indexed).toBe(KILLED_PHASE_CONVERSATIONS);
     expect(survivor.failed - before[1].failed).toBe(0);
     expect(await indexedConversations()).toBe(CONVERSATIONS + KILLED_PHASE_CONVERSATIONS);
-    expect(Number((await one<{ n: number }>(`SELECT count(*)::int AS n FROM embedding_chunks WHERE organization_id = $1`, [ORGANIZATION])).n)).toBe(CONVERSATIONS + KILLED_PHASE_CONVERSATIONS);
+    expect(Number((await one<{ n: number }>(`SELECT count(*)::int AS n FROM embedding_chunks WHERE organization_id = $1 AND entity_type = 'conversation'`, [ORGANIZATION])).n)).toBe(CONVERSATIONS + KILLED_PHASE_CONVERSATIONS);
   }, 240_000);
 });
 
