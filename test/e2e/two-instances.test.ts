@@ -17,9 +17,11 @@
  *
  * PostgreSQL only: PGlite is one process's database, so there is no second instance to run.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import pg from "pg";
+import { loadConfig } from "../../lib/config.js";
 import { CreditLedger } from "../../subgraphs/external-search/credit-ledger.js";
 import { MAX_SAVED_SEARCHES_PER_USER } from "../../subgraphs/search/saved-search-store.js";
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
@@ -35,6 +37,10 @@ const LEASE_SECONDS = 2;
 const CONVERSATIONS = 400;
 const KILLED_PHASE_CONVERSATIONS = 120;
 const DOCUMENTS = 40;
+/** CI runs Redis in every pass (.ci/run); the shared-cache test needs it. */
+const redisUrl = loadConfig().search.redisUrl;
+/** This file's keys in a Redis other tests share, removed afterwards. */
+const REDIS_KEY_PREFIX = `two-instances-${randomBytes(4).toString("hex")}:`;
 
 let db: TestDatabase;
 let sql: pg.Client;
@@ -114,8 +120,10 @@ beforeAll(async () => {
   const indexing = { SEARCH_INDEXER: "true", SEARCH_INDEXER_LEASE_SECONDS: String(LEASE_SECONDS) };
   const external = {
     SERPER_API_KEY: serper.apiKey, SERPER_BASE_URL: serper.baseUrl,
-    // Every call reaches the budget check: no cache, no per-process bulkhead refusing first.
-    SERPER_CACHE_TTL_SECONDS: "0", EXTERNAL_MAX_CONCURRENT_CALLS: "100", EXTERNAL_MAX_CALLS_PER_ORGANIZATION: "100", EXTERNAL_MAX_QUEUED_CALLS: "100",
+    // Paid answers are cached in Redis, shared by both instances (the budget test asks distinct queries, which miss it).
+    REDIS_URL: redisUrl ?? "", REDIS_KEY_PREFIX,
+    // Every call reaches the budget check: no per-process bulkhead refusing first.
+    EXTERNAL_MAX_CONCURRENT_CALLS: "100", EXTERNAL_MAX_CALLS_PER_ORGANIZATION: "100", EXTERNAL_MAX_QUEUED_CALLS: "100",
     EXTERNAL_ATTEMPT_TIMEOUT_MS: "20000", EXTERNAL_CALL_TIMEOUT_MS: "40000",
   };
   // One after the other: each runs the (already applied) migrations under Prisma's advisory lock.
@@ -132,6 +140,12 @@ afterAll(async () => {
   await Promise.all(started.map((server) => server.exited));
   await sql?.end();
   await serper?.close();
+  if (redisUrl && usingPostgres) {
+    const redis = new Redis(redisUrl);
+    const keys = await redis.keys(`${REDIS_KEY_PREFIX}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  }
   await db?.dispose();
 }, 120_000);
 
@@ -253,6 +267,17 @@ describeOnPostgres(`credits across two external-search processes${skipped}`, () 
     const paidCalls = await one<{ n: number }>(`SELECT count(*)::int AS n FROM external_calls WHERE organization_id = $1 AND status = 'OK' AND credits > 0`, [ORGANIZATION]);
     expect(Number(paidCalls.n)).toBe(10);
   }, 120_000);
+
+  (redisUrl ? it : it.skip)("a paid answer one instance got is served free by the other (the cache is in Redis)", async () => {
+    await new CreditLedger(db.database.prisma, null).setBudget(ORGANIZATION, null);
+    const WEB_SEARCH = `query($query: String!) { webSearch(query: $query, providers: [SERPER]) { calls { status credits } } }`;
+    const sentBefore = serper.requests.length;
+    const first = await graphql(externalA.url, WEB_SEARCH, { query: "shared answer" }, { token });
+    expect(first.data!.webSearch.calls).toEqual([{ status: "OK", credits: 3 }]);
+    const second = await graphql(externalB.url, WEB_SEARCH, { query: "shared answer" }, { token });
+    expect(second.data!.webSearch.calls).toEqual([{ status: "CACHED", credits: 0 }]);
+    expect(serper.requests.length - sentBefore).toBe(1);
+  });
 });
 
 describeOnPostgres(`saved searches and idempotency keys across two search processes${skipped}`, () => {
