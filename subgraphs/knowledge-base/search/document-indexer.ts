@@ -216,7 +216,8 @@ export class DocumentIndexer implements BackgroundIndexer {
           entityId: id,
           chunks: [{ chunkIndex: 0, contentHash: rows[start + index]!.contentHash, vector: vectors[index]! }],
         })), this.fence(job));
-        await this.progress(job, { chunksIndexed: start + ids.length });
+        // The fence renewed the lease with the write.
+        await this.progress(job, { chunksIndexed: start + ids.length }, { renewed: true });
         // A local model computes on this thread: let requests have a turn between model calls.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -298,8 +299,8 @@ export class DocumentIndexer implements BackgroundIndexer {
    * to write), DocumentGone when the document was deleted (its job went with it, ON DELETE
    * CASCADE), NOT_FOUND (a GraphQLError) when it goes between the two statements.
    */
-  private async progress(job: ClaimedJob, progress: Parameters<DocumentStore["recordProgress"]>[2]): Promise<void> {
-    const renewed = await this.database.prisma.$executeRaw`
+  private async progress(job: ClaimedJob, progress: Parameters<DocumentStore["recordProgress"]>[2], { renewed: alreadyRenewed = false } = {}): Promise<void> {
+    const renewed = alreadyRenewed ? 1 : await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
       WHERE document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
     if (renewed === 0) {
@@ -309,13 +310,18 @@ export class DocumentIndexer implements BackgroundIndexer {
     await this.store.recordProgress(job.organization_id, job.document_id, progress);
   }
 
-  /** As in the conversation indexer: LeaseLost unless the job carries this attempt's token; inside the write's transaction it also holds off other claims until the write commits. */
+  /**
+   * As in the conversation indexer, LeaseLost unless the job carries this attempt's token; here
+   * the check also renews the lease (one statement per slice, not two). Inside the write's
+   * transaction its row lock holds off other claims (FOR UPDATE SKIP LOCKED skips the row) until
+   * the slice is written; the writers' trigger re-enqueueing the document waits that long too.
+   */
   private fence(job: ClaimedJob): WriteFence {
     return async (transaction) => {
       const held = await (transaction ?? this.database.prisma).$queryRaw<unknown[]>`
-        SELECT 1 FROM document_index_jobs
+        UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
         WHERE document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid
-        FOR KEY SHARE`;
+        RETURNING 1`;
       if (held.length === 0) throw new LeaseLost(`document ${job.document_id}`);
     };
   }
