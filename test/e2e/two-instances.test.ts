@@ -134,10 +134,14 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  for (const server of started) {
-    if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill("SIGTERM");
-  }
-  await Promise.all(started.map((server) => server.exited));
+  // SIGTERM drains; one still running after the drain's default 10 s (a test left it blocked) is killed.
+  await Promise.all(started.map(async (server) => {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+    server.child.kill("SIGTERM");
+    const timer = setTimeout(() => server.child.kill("SIGKILL"), 20_000);
+    await server.exited;
+    clearTimeout(timer);
+  }));
   await sql?.end();
   await serper?.close();
   if (redisUrl && usingPostgres) {
