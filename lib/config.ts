@@ -194,6 +194,12 @@ export interface SearchConfig {
   s3Vectors: S3VectorsConfig | null;
   /** Run the background indexer in this process. */
   indexer: boolean;
+  /**
+   * How long a claimed indexing job stays another worker's to skip (SEARCH_INDEXER_LEASE_SECONDS,
+   * default 300): a worker killed mid-job holds its jobs that long. Longer than any one job takes
+   * (the document indexer renews it after every slice of chunks).
+   */
+  indexerLeaseSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -401,6 +407,7 @@ export function loadConfig(env: Env = process.env): Config {
         : null,
       s3Vectors,
       indexer: bool(env, "SEARCH_INDEXER", true),
+      indexerLeaseSeconds: int(env, "SEARCH_INDEXER_LEASE_SECONDS", 300, 1, 86_400),
     },
     demo: { seed: bool(env, "DEMO_SEED", !production), conversations: int(env, "DEMO_CONVERSATIONS", 300, 1, 100_000) },
     operationLimits: {

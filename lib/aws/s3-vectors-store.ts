@@ -33,7 +33,7 @@ import {
 } from "@aws-sdk/client-s3vectors";
 import type { PutInputVector } from "@aws-sdk/client-s3vectors";
 import type { AwsCredentialIdentityProvider } from "@smithy/types";
-import { replaceEachEntity, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore } from "../retrieval/vector-stores/vector-store.js";
+import { replaceEachEntity, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore, type WriteFence } from "../retrieval/vector-stores/vector-store.js";
 import { AwsBackendError, toAwsBackendError } from "./errors.js";
 
 export const PUT_BATCH_SIZE = 100;
@@ -121,7 +121,8 @@ export class S3VectorsStore implements VectorStore {
     return ready;
   }
 
-  async replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[]): Promise<void> {
+  async replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[], fence?: WriteFence): Promise<void> {
+    await fence?.(null);
     const indexName = indexNameFor(this.prefix, model);
     checkChunks(chunks, this.indexes.get(indexName)?.dimensions);
     const previousCount = await this.chunkCount(indexName, organizationId, entityType, entityId);
@@ -154,8 +155,8 @@ export class S3VectorsStore implements VectorStore {
   }
 
   /** One replaceEntity per entity: each keeps its own chunk-count record (see above). */
-  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[]): Promise<void> {
-    return replaceEachEntity(this, organizationId, entityType, model, entities);
+  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[], fence?: WriteFence): Promise<void> {
+    return replaceEachEntity(this, organizationId, entityType, model, entities, fence);
   }
 
   async deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void> {

@@ -169,7 +169,7 @@ export class SubgraphMetrics {
     // this process, so resetting and re-adding keeps the series a true counter.
     new Counter({
       name: "indexing_jobs_total",
-      help: "Jobs this process's worker finished, by outcome: indexed (done) or failed (one failed attempt; retried or given up)",
+      help: "Jobs this process's worker finished, by outcome: indexed (done), failed (one failed attempt; retried or given up) or lease_lost (another worker took the job over when this one's lease ran out)",
       labelNames: ["queue", "outcome"],
       registers,
       collect() {

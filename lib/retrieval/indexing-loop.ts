@@ -16,6 +16,17 @@ export class IndexerStopped extends Error {
   }
 }
 
+/**
+ * The job's lease was taken over by another worker (it ran out while this one was still at
+ * work): this worker must write nothing more for the job, nor complete, fail or release it.
+ */
+export class LeaseLost extends Error {
+  constructor(what: string) {
+    super(`the lease on ${what} was taken over by another worker`);
+    this.name = "LeaseLost";
+  }
+}
+
 const DEFAULT_IDLE_MS = 1_000;
 
 export interface IndexingLoopOptions {

@@ -82,7 +82,13 @@ export async function readQueueStatus(database: Database, queue: QueueName, { ti
   }
 }
 
-export type JobOutcome = "indexed" | "failed";
+/**
+ * indexed: done; failed: an attempt failed (retried later, or given up); lease_lost: the worker
+ * found its lease taken over by another worker (it ran out while this one was still at work)
+ * and left the job to it. Lease losses that keep growing mean the lease is shorter than a job
+ * takes (SEARCH_INDEXER_LEASE_SECONDS).
+ */
+export type JobOutcome = "indexed" | "failed" | "lease_lost";
 
 /**
  * What one worker did, counted in its own process: jobs it holds now (claimed, not yet
@@ -90,7 +96,7 @@ export type JobOutcome = "indexed" | "failed";
  */
 export class JobCounters {
   inFlight = 0;
-  readonly finished: Record<JobOutcome, number> = { indexed: 0, failed: 0 };
+  readonly finished: Record<JobOutcome, number> = { indexed: 0, failed: 0, lease_lost: 0 };
 
   /**
    * Counts `count` jobs in flight while `work` runs on them, whatever way it ends: a worker that

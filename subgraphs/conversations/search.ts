@@ -13,7 +13,7 @@ import type { DomainSearch } from "../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { conversationHighlights } from "./search/highlights.js";
-import { ConversationIndexer } from "./search/conversation-indexer.js";
+import { ConversationIndexer, type IndexerOptions } from "./search/conversation-indexer.js";
 import { SearchIndexStatusReader, type SearchIndexStatus } from "./search/index-status.js";
 import { ConversationsKeywordProvider } from "./search/keyword-provider.js";
 import { liveConversationIds } from "./search/live-conversations.js";
@@ -29,6 +29,8 @@ export interface ConversationSearchDependencies {
   embedder: Embedder;
   vectorStore: VectorStore;
   logger: Logger;
+  /** Indexer settings (the lease from SEARCH_INDEXER_LEASE_SECONDS; the defaults suit production). */
+  indexer?: Pick<IndexerOptions, "leaseSeconds" | "idleMs">;
 }
 
 export interface ConversationSearch extends DomainSearch {
@@ -39,11 +41,12 @@ export interface ConversationSearch extends DomainSearch {
   titles(tenant: TenantContext, ids: readonly string[]): Promise<Map<string, string>>;
 }
 
-export function conversationSearch({ database, embedder, vectorStore, logger }: ConversationSearchDependencies): ConversationSearch {
+export function conversationSearch({ database, embedder, vectorStore, logger, indexer: indexerOptions = {} }: ConversationSearchDependencies): ConversationSearch {
   const indexer = new ConversationIndexer(database, embedder, vectorStore, logger.child("indexer"), {
     chunking: chunkingFor(embedder),
     // PostgreSQL's autovacuum does this on a server; the embedded PGlite has none.
     vacuumAfterJobs: database.kind === "pglite" ? 200 : null,
+    ...indexerOptions,
   });
   const status = new SearchIndexStatusReader(database, { model: embedder.model, dimensions: embedder.dimensions, vectorStore: vectorStore.name });
   return {

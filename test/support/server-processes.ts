@@ -2,8 +2,10 @@
  * The gateway and the subgraphs as separate processes, started the way production starts them
  * (`scripts/start-gateway.ts`, `scripts/start-subgraph.ts`), for tests whose subject is the
  * process itself: its signal handling, its drain, its exit. Subgraphs run on a PGlite folder of
- * their own, with a database the test can hold (held-database.mjs); the gateway serves a copy of
- * the committed supergraph that points at them.
+ * their own, with a database the test can hold (held-database.mjs), or on a PostgreSQL database
+ * (test/support/database.ts's `url`), which several processes can share: two instances of one
+ * subgraph, as a deployment behind a load balancer runs them (issue 22). The gateway serves a
+ * copy of the committed supergraph that points at them.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -78,9 +80,17 @@ function launch(args: string[], env: NodeJS.ProcessEnv, listening: RegExp, ipc: 
   });
 }
 
-export async function startSubgraphProcess(name: string, options: { dataDir: string; nodeEnv: "production" | "development"; env?: Record<string, string> }): Promise<SubgraphProcess> {
+/**
+ * Where a subgraph process keeps its data: a PGlite folder of its own (`dataDir`), or a PostgreSQL
+ * database several processes may share (`databaseUrl`). Holding the database (holdDatabase) works
+ * on PGlite only: on PostgreSQL a test holds rows or tables with locks of its own.
+ */
+export type SubgraphData = { dataDir: string; databaseUrl?: never } | { databaseUrl: string; dataDir?: never };
+
+export async function startSubgraphProcess(name: string, options: SubgraphData & { nodeEnv: "production" | "development"; env?: Record<string, string> }): Promise<SubgraphProcess> {
   const portVariable = `${name.toUpperCase().replace("-", "_")}_PORT`;
-  const env = baseEnv(options.nodeEnv, { [portVariable]: "0", PGLITE_DATA_DIR: options.dataDir, ...options.env });
+  const data: Record<string, string> = options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : { PGLITE_DATA_DIR: options.dataDir! };
+  const env = baseEnv(options.nodeEnv, { [portVariable]: "0", ...data, ...options.env });
   const server = await launch(["--import", "./test/support/held-database.mjs", "scripts/start-subgraph.ts", name], env, new RegExp(`${name} subgraph listening on (\\S+)`), true);
   let held = 0;
   let received = 0;

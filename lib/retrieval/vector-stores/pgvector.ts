@@ -9,7 +9,7 @@ import { Prisma } from "../../../generated/prisma/client.js";
 import { withTenantReads } from "../../database/tenant-reads.js";
 import { withTenantScope } from "../../database/tenant-scope.js";
 import type { Database } from "../../database/connect.js";
-import { assertDistinctEntities, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore } from "./vector-store.js";
+import { assertDistinctEntities, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore, type WriteFence } from "./vector-store.js";
 
 /** How many chunks to pull per wanted entity before collapsing chunks to entities. */
 const CHUNKS_PER_ENTITY = 4;
@@ -50,8 +50,9 @@ export class PgVectorStore implements VectorStore {
     );
   }
 
-  async replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[]): Promise<void> {
+  async replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[], fence?: WriteFence): Promise<void> {
     await withTenantScope(this.database.prisma, organizationId, async (tx) => {
+      await fence?.(tx);
       await tx.$executeRaw`
         DELETE FROM embedding_chunks
         WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND entity_id = ${entityId}::uuid AND model = ${model}`;
@@ -65,11 +66,12 @@ export class PgVectorStore implements VectorStore {
   }
 
   /** One transaction, one DELETE and one INSERT however many entities (an indexer's slice). */
-  async replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[]): Promise<void> {
+  async replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[], fence?: WriteFence): Promise<void> {
     if (entities.length === 0) return;
     assertDistinctEntities(entities);
     const rows = entities.flatMap((entity) => entity.chunks.map((chunk) => ({ entityId: entity.entityId, chunk })));
     await withTenantScope(this.database.prisma, organizationId, async (tx) => {
+      await fence?.(tx);
       await tx.$executeRaw`
         DELETE FROM embedding_chunks
         WHERE organization_id = ${organizationId} AND entity_type = ${entityType} AND model = ${model}

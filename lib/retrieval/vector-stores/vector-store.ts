@@ -4,6 +4,8 @@
  * must filter by it inside the store's own query (a WHERE clause, a Weaviate tenant), never
  * after the fact.
  */
+import type { TenantTransaction } from "../../database/tenant-scope.js";
+
 export type EntityType = "conversation" | "document_chunk";
 
 export interface VectorChunk {
@@ -35,19 +37,30 @@ export interface VectorSearchOptions {
   entityTypes?: EntityType[];
 }
 
+/**
+ * The lease check of an indexer's write (issue 22: several indexer processes share one queue).
+ * It throws when the writer no longer holds its job (its lease ran out and another worker took
+ * it over). A store with transactions (pgvector) runs it first inside the write's own
+ * transaction, passing that transaction: the check there also locks the job's row, so no other
+ * worker can claim the job until the write has committed. A store without them (Weaviate, S3
+ * Vectors) runs it just before writing, with null: a write that takes longer than the lease can
+ * then still overlap a newer attempt's, which only a longer lease avoids.
+ */
+export type WriteFence = (transaction: TenantTransaction | null) => Promise<void>;
+
 export interface VectorStore {
   /** Short name for logs and provider reports, e.g. "pgvector" or "weaviate". */
   readonly name: string;
   /** Prepares storage and indexes for vectors of this model (idempotent; called once at start-up). */
   ensureReady(model: string, dimensions: number): Promise<void>;
   /** Replaces all of an entity's chunks for this model with `chunks` (an empty list removes them). */
-  replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[]): Promise<void>;
+  replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[], fence?: WriteFence): Promise<void>;
   /**
    * replaceEntity for many entities of one type at once (an indexer's slice of document
    * chunks): pgvector does it in one transaction of two statements, stores without
    * transactions one entity after another. An entity id must not appear twice.
    */
-  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[]): Promise<void>;
+  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[], fence?: WriteFence): Promise<void>;
   /** Removes an entity's chunks for every model. */
   deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void>;
   /**
@@ -66,8 +79,11 @@ export async function replaceEachEntity(
   entityType: EntityType,
   model: string,
   entities: readonly EntityVectors[],
+  fence?: WriteFence,
 ): Promise<void> {
   assertDistinctEntities(entities);
+  // One check for the whole batch, before any of it is written.
+  await fence?.(null);
   await Promise.all(entities.map((entity) => store.replaceEntity(organizationId, entityType, entity.entityId, model, entity.chunks)));
 }
 

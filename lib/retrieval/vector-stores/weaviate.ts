@@ -36,7 +36,7 @@ import type {
   TimeoutParams,
   WeaviateClient,
 } from "weaviate-client";
-import { replaceEachEntity, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore } from "./vector-store.js";
+import { replaceEachEntity, type EntityType, type EntityVectors, type VectorChunk, type VectorMatch, type VectorSearchOptions, type VectorStore, type WriteFence } from "./vector-store.js";
 
 /** Every collection this store owns starts with this: it is how `deleteEntity` finds them. */
 export const COLLECTION_PREFIX = "ContextChunk_";
@@ -300,7 +300,8 @@ export class WeaviateVectorStore implements VectorStore {
     return entry.ready;
   }
 
-  async replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[]): Promise<void> {
+  async replaceEntity(organizationId: string, entityType: EntityType, entityId: string, model: string, chunks: VectorChunk[], fence?: WriteFence): Promise<void> {
+    await fence?.(null);
     const tenant = tenantNameFor(organizationId);
     const name = collectionNameFor(model);
     let entry = this.models.get(name);
@@ -336,8 +337,8 @@ export class WeaviateVectorStore implements VectorStore {
   }
 
   /** Weaviate has no transaction to share: one replaceEntity per entity. */
-  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[]): Promise<void> {
-    return replaceEachEntity(this, organizationId, entityType, model, entities);
+  replaceEntities(organizationId: string, entityType: EntityType, model: string, entities: readonly EntityVectors[], fence?: WriteFence): Promise<void> {
+    return replaceEachEntity(this, organizationId, entityType, model, entities, fence);
   }
 
   async deleteEntity(organizationId: string, entityType: EntityType, entityId: string): Promise<void> {

@@ -7,14 +7,22 @@
  * several processes can index side by side without doing the same work. A job is removed only
  * if it was not re-enqueued while it was being embedded (enqueued_at unchanged); a failure is
  * retried with exponential backoff and is visible in `searchIndexStatus`.
+ *
+ * Each claim also writes a fresh lease token, which every later step of the attempt names
+ * (issue 22). The vector write checks it first, inside its own transaction on pgvector, and
+ * locks the job's row there (FOR KEY SHARE): another worker's claim skips a locked row, so a
+ * job whose lease runs out during a slow write cannot be taken over until that write commits,
+ * and a worker that finds its token gone (taken over while it was embedding) writes nothing and
+ * leaves the job to the new holder. So two processes index each conversation once, and one
+ * killed mid-job loses nothing: its jobs come back when their lease runs out.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Database } from "../../../lib/database/connect.js";
 import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
-import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
+import type { VectorStore, WriteFence } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { chunkText, DEFAULT_CHUNKING, type ChunkOptions } from "../../../lib/retrieval/chunking.js";
-import { IndexerStopped, IndexingLoop } from "../../../lib/retrieval/indexing-loop.js";
+import { IndexerStopped, IndexingLoop, LeaseLost } from "../../../lib/retrieval/indexing-loop.js";
 import { JobCounters, readQueueStatus, type ObservableQueue, type QueueStatus } from "../../../lib/retrieval/queue-status.js";
 
 export interface IndexerOptions {
@@ -46,6 +54,8 @@ interface ClaimedJob {
   /** enqueued_at as text: a JS Date would drop its microseconds and never compare equal again. */
   enqueued_at: string;
   attempts: number;
+  /** This claim's token: the job is still this worker's while its row carries it. */
+  lease_token: string;
 }
 
 interface ConversationText {
@@ -141,6 +151,7 @@ export class ConversationIndexer {
       offset += plan.chunks.length;
       try {
         if (!plan.text || plan.text.deleted) {
+          await this.fence(plan.job)(null);
           await this.vectorStore.deleteEntity(plan.job.organization_id, "conversation", plan.job.conversation_id);
         } else {
           await this.vectorStore.replaceEntity(
@@ -149,11 +160,17 @@ export class ConversationIndexer {
             plan.job.conversation_id,
             this.embedder.model,
             plan.chunks.map((chunk, index) => ({ chunkIndex: index, contentHash: sha256(chunk), vector: planVectors[index]! })),
+            this.fence(plan.job),
           );
         }
         await this.complete(plan.job);
       } catch (error) {
-        await this.fail(plan.job, error);
+        if (error instanceof LeaseLost) {
+          this.counters.record("lease_lost");
+          this.logger.info(`${error.message}; leaving it to that worker`);
+        } else {
+          await this.fail(plan.job, error);
+        }
       }
     }
     return jobs.length;
@@ -178,8 +195,8 @@ export class ConversationIndexer {
   private async release(jobs: ClaimedJob[]): Promise<void> {
     for (const job of jobs) {
       await this.database.prisma.$executeRaw`
-        UPDATE search_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0)
-        WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+        UPDATE search_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0), lease_token = NULL
+        WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     }
   }
 
@@ -193,10 +210,27 @@ export class ConversationIndexer {
     this.loop.poke();
   }
 
+  /**
+   * Throws LeaseLost unless the job still carries this attempt's token. Inside a write's
+   * transaction (`transaction` given) it also locks the row until that write commits, in the
+   * weakest mode that stops another claim (FOR UPDATE SKIP LOCKED skips it) and lets the
+   * writers' trigger still re-enqueue the conversation meanwhile (KEY SHARE does not block an
+   * update of non-key columns).
+   */
+  private fence(job: ClaimedJob): WriteFence {
+    return async (transaction) => {
+      const held = await (transaction ?? this.database.prisma).$queryRaw<unknown[]>`
+        SELECT 1 FROM search_index_jobs
+        WHERE conversation_id = ${job.conversation_id}::uuid AND lease_token = ${job.lease_token}::uuid
+        FOR KEY SHARE`;
+      if (held.length === 0) throw new LeaseLost(`conversation ${job.conversation_id}`);
+    };
+  }
+
   private claim(): Promise<ClaimedJob[]> {
     return this.database.prisma.$queryRaw<ClaimedJob[]>`
       UPDATE search_index_jobs j
-      SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1
+      SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1, lease_token = ${randomUUID()}::uuid
       WHERE j.conversation_id IN (
         SELECT conversation_id FROM search_index_jobs
         WHERE run_after <= clock_timestamp()
@@ -204,7 +238,7 @@ export class ConversationIndexer {
         LIMIT ${this.batchSize}
         FOR UPDATE SKIP LOCKED
       )
-      RETURNING j.conversation_id::text AS conversation_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts`;
+      RETURNING j.conversation_id::text AS conversation_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts, j.lease_token::text AS lease_token`;
   }
 
   /** Titles and the user's and assistant's words; system prompts and tool output are boilerplate that would blur the meaning. */
@@ -220,7 +254,8 @@ export class ConversationIndexer {
 
   private async complete(job: ClaimedJob): Promise<void> {
     await this.database.prisma.$executeRaw`
-      DELETE FROM search_index_jobs WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+      DELETE FROM search_index_jobs
+      WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     this.counters.record("indexed");
   }
 
@@ -231,8 +266,8 @@ export class ConversationIndexer {
     this.logger.warn(`indexing conversation ${job.conversation_id} failed (attempt ${job.attempts}, retry in ${backoffSeconds} s): ${message}`);
     await this.database.prisma.$executeRaw`
       UPDATE search_index_jobs
-      SET last_error = ${message.slice(0, 2_000)}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds})
-      WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+      SET last_error = ${message.slice(0, 2_000)}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds}), lease_token = NULL
+      WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
   }
 }
 

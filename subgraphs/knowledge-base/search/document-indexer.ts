@@ -10,6 +10,13 @@
  * unit of work is one document, its chunks embedded a slice at a time with progress (and the
  * lease) recorded after each slice.
  *
+ * A claim writes a fresh lease token that every later step names (issue 22: several indexer
+ * processes): renewing the lease, each slice's vector write (checked and the job's row locked
+ * inside the write's transaction on pgvector, so no claim can take the job over mid-write),
+ * completing, backing off, handing back. A worker that finds its token gone (its lease ran out
+ * and another worker took the document) stops at once and leaves everything to the new holder,
+ * undoing nothing: the chunks in the database are the new holder's by then.
+ *
  * Nothing of a document is found by search until it is READY, whatever is stored meanwhile
  * (INDEXING with some slices embedded; PENDING again with its previous chunks; FAILED).
  * A document ends READY (every chunk stored, embedded and in the BM25 postings) or FAILED with
@@ -18,6 +25,7 @@
  * a remote embedder) is retried with exponential backoff; one that cannot (no text to index)
  * is not.
  */
+import { randomUUID } from "node:crypto";
 import type { Database } from "../../../lib/database/connect.js";
 import { withTenantScope } from "../../../lib/database/tenant-scope.js";
 import { chunkDocument, type DocumentChunkingOptions } from "../../../lib/documents/chunk-document.js";
@@ -25,10 +33,10 @@ import { markdownSections, type DocumentSection } from "../../../lib/documents/n
 import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { BackgroundIndexer } from "../../../lib/retrieval/search-provider.js";
-import { IndexerStopped, IndexingLoop } from "../../../lib/retrieval/indexing-loop.js";
+import { IndexerStopped, IndexingLoop, LeaseLost } from "../../../lib/retrieval/indexing-loop.js";
 import { JobCounters, readQueueStatus, type ObservableQueue, type QueueStatus } from "../../../lib/retrieval/queue-status.js";
 import { removeDeletedVectors } from "../../../lib/retrieval/vector-stores/deleted-vectors.js";
-import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
+import type { VectorStore, WriteFence } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { DocumentStore, type DocumentFormat, type NewChunk } from "../document-store.js";
 
 export interface DocumentIndexerOptions {
@@ -63,6 +71,8 @@ interface ClaimedJob {
   /** enqueued_at as text: a JS Date would drop its microseconds and never compare equal again. */
   enqueued_at: string;
   attempts: number;
+  /** This claim's token: the job is still this worker's while its row carries it. */
+  lease_token: string;
 }
 
 interface DocumentToIndex {
@@ -205,8 +215,9 @@ export class DocumentIndexer implements BackgroundIndexer {
         await this.vectorStore.replaceEntities(organizationId, "document_chunk", this.embedder.model, ids.map((id, index) => ({
           entityId: id,
           chunks: [{ chunkIndex: 0, contentHash: rows[start + index]!.contentHash, vector: vectors[index]! }],
-        })));
-        await this.progress(job, { chunksIndexed: start + ids.length });
+        })), this.fence(job));
+        // The fence renewed the lease with the write.
+        await this.progress(job, { chunksIndexed: start + ids.length }, { renewed: true });
         // A local model computes on this thread: let requests have a turn between model calls.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -215,6 +226,11 @@ export class DocumentIndexer implements BackgroundIndexer {
       this.counters.record("indexed");
       return true;
     } catch (error) {
+      if (error instanceof LeaseLost) {
+        this.counters.record("lease_lost");
+        this.logger.info(`${error.message}; leaving it to that worker`);
+        return true;
+      }
       if (error instanceof IndexerStopped) {
         await this.undo(organizationId, documentId, written).catch(() => undefined);
         await this.progress(job, { status: "PENDING", chunksIndexed: 0, chunksTotal: null }).catch(() => undefined);
@@ -261,8 +277,8 @@ export class DocumentIndexer implements BackgroundIndexer {
     const backoffSeconds = Math.min(2 ** job.attempts, 3_600);
     await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs
-      SET last_error = ${reason}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds})
-      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+      SET last_error = ${reason}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds}), lease_token = NULL
+      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     return true;
   }
 
@@ -277,12 +293,37 @@ export class DocumentIndexer implements BackgroundIndexer {
     for (const id of written) await this.vectorStore.deleteEntity(organizationId, "document_chunk", id);
   }
 
-  /** Records progress and renews the lease; NOT_FOUND (a GraphQLError) when the document is gone. */
-  private async progress(job: ClaimedJob, progress: Parameters<DocumentStore["recordProgress"]>[2]): Promise<void> {
-    await this.store.recordProgress(job.organization_id, job.document_id, progress);
-    await this.database.prisma.$executeRaw`
+  /**
+   * Renews the lease, then records progress; LeaseLost when the job is no longer this worker's
+   * (taken over, perhaps finished by the other worker already: the document's status is theirs
+   * to write), DocumentGone when the document was deleted (its job went with it, ON DELETE
+   * CASCADE), NOT_FOUND (a GraphQLError) when it goes between the two statements.
+   */
+  private async progress(job: ClaimedJob, progress: Parameters<DocumentStore["recordProgress"]>[2], { renewed: alreadyRenewed = false } = {}): Promise<void> {
+    const renewed = alreadyRenewed ? 1 : await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
-      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+      WHERE document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
+    if (renewed === 0) {
+      const document = await this.database.prisma.$queryRaw<unknown[]>`SELECT 1 FROM documents WHERE id = ${job.document_id}::uuid`;
+      throw document.length > 0 ? new LeaseLost(`document ${job.document_id}`) : new DocumentGone();
+    }
+    await this.store.recordProgress(job.organization_id, job.document_id, progress);
+  }
+
+  /**
+   * As in the conversation indexer, LeaseLost unless the job carries this attempt's token; here
+   * the check also renews the lease (one statement per slice, not two). Inside the write's
+   * transaction its row lock holds off other claims (FOR UPDATE SKIP LOCKED skips the row) until
+   * the slice is written; the writers' trigger re-enqueueing the document waits that long too.
+   */
+  private fence(job: ClaimedJob): WriteFence {
+    return async (transaction) => {
+      const held = await (transaction ?? this.database.prisma).$queryRaw<unknown[]>`
+        UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
+        WHERE document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid
+        RETURNING 1`;
+      if (held.length === 0) throw new LeaseLost(`document ${job.document_id}`);
+    };
   }
 
   private async load(organizationId: string, documentId: string): Promise<DocumentToIndex | null> {
@@ -295,7 +336,7 @@ export class DocumentIndexer implements BackgroundIndexer {
   private claim(): Promise<ClaimedJob[]> {
     return this.database.prisma.$queryRaw<ClaimedJob[]>`
       UPDATE document_index_jobs j
-      SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1
+      SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1, lease_token = ${randomUUID()}::uuid
       WHERE j.document_id IN (
         SELECT document_id FROM document_index_jobs
         WHERE run_after <= clock_timestamp()
@@ -303,21 +344,24 @@ export class DocumentIndexer implements BackgroundIndexer {
         LIMIT ${this.batchSize}
         FOR UPDATE SKIP LOCKED
       )
-      RETURNING j.document_id::text AS document_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts`;
+      RETURNING j.document_id::text AS document_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts, j.lease_token::text AS lease_token`;
   }
 
-  /** Hands jobs back to the queue at once, the attempt not counted. */
-  private async release(jobs: ClaimedJob[]): Promise<void> {
+  /** Hands jobs this worker still holds back to the queue at once, the attempt not counted (unless told to). */
+  private async release(jobs: ClaimedJob[], { countAttempt = false } = {}): Promise<void> {
     for (const job of jobs) {
       await this.database.prisma.$executeRaw`
-        UPDATE document_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0)
-        WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+        UPDATE document_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - ${countAttempt ? 0 : 1}, 0), lease_token = NULL
+        WHERE document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
     }
   }
 
   private async complete(job: ClaimedJob): Promise<void> {
-    await this.database.prisma.$executeRaw`
-      DELETE FROM document_index_jobs WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+    const deleted = await this.database.prisma.$executeRaw`
+      DELETE FROM document_index_jobs
+      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+    // Re-enqueued while this worker held it (the renewals kept pushing its run_after out): due now.
+    if (deleted === 0) await this.release([job], { countAttempt: true });
   }
 }
 

@@ -31,8 +31,8 @@ export interface SearchDomains {
 
 export function createSearchDomains(dependencies: DomainDependencies): SearchDomains {
   return {
-    conversations: conversationSearch(dependencies),
-    documents: documentSearch(dependencies),
+    conversations: conversationSearch({ ...dependencies, indexer: { leaseSeconds: dependencies.config.search.indexerLeaseSeconds } }),
+    documents: documentSearch({ ...dependencies, indexer: { leaseSeconds: dependencies.config.search.indexerLeaseSeconds } }),
     knowledgeBases: knowledgeBaseSearch(dependencies),
     external: externalSearch(dependencies),
   };
