@@ -133,7 +133,10 @@ export function gatewayOptionsFrom(config: Config): Omit<GatewayOptions, "superg
     tracing: config.tracing,
     auth: config.auth,
     documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
-    responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
+    responseCache: {
+      ttlSeconds: config.gateway.responseCacheTtlSeconds,
+      redis: config.search.redisUrl ? { url: config.search.redisUrl, keyPrefix: config.search.redisKeyPrefix } : null,
+    },
     operationLimits: config.operationLimits,
     rateLimit: config.rateLimit,
     // The MCP server at /mcp, on by default with its defaults; MCP_ENABLED=false (`mcp: null`) turns it off.
@@ -154,7 +157,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const logger = options.logger;
   const allowedOrigins = new Set([...options.corsOrigins, APOLLO_SANDBOX_ORIGIN]);
   const authentication = gatewayAuthentication(options.auth);
-  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf, options.operationLimits ?? DEFAULT_OPERATION_LIMITS) : null;
+  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf, options.operationLimits ?? DEFAULT_OPERATION_LIMITS, logger.child("response-cache")) : null;
   const rateLimiter = options.rateLimit ? new RequestRateLimiter(options.rateLimit, logger) : null;
   const identify = tokenIdentity(options.auth);
   const operationLimits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
@@ -261,6 +264,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
 
   await persisted?.connected();
+  // Searches right after the start would otherwise go uncached until Redis connects; it works either way.
+  if (responseCache && !(await responseCache.generations.ready(1_000))) logger.warn("Redis not reachable at start: the response cache is off until it is");
   const executeOwn = async (request: Request) => {
     ownRequests.add(request);
     return runtime.fetch(request);
@@ -400,6 +405,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         // Only now: disposing the runtime aborts whatever it is still executing.
         await runtime.dispose();
         responseCache?.store.clear();
+        await responseCache?.generations.close();
         await rateLimiter?.close();
         await persisted?.close();
         // Last: the runtime's disposal ends the spans still open, and this exports them.
