@@ -263,9 +263,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ],
   });
 
-  await persisted?.connected();
-  // Searches right after the start would otherwise go uncached until Redis connects; it works either way.
-  if (responseCache && !(await responseCache.generations.ready(1_000))) logger.warn("Redis not reachable at start: the response cache is off until it is");
+  // Each Redis client waits for its connection (at most a second, together), each for its own reason:
+  // - persisted queries: registrations right after the start would be lost;
+  // - rate limits: until Redis connects each gateway counts on its own (the limiter's insurance),
+  //   so two gateways started together would each admit a whole budget in their first moments;
+  // - the response cache: searches would go uncached until it connects.
+  // Each works without Redis; none of them stops the start.
+  const [, , generationsReady] = await Promise.all([persisted?.connected(), rateLimiter?.ready(1_000), responseCache?.generations.ready(1_000)]);
+  if (generationsReady === false) logger.warn("Redis not reachable at start: the response cache is off until it is");
   const executeOwn = async (request: Request) => {
     ownRequests.add(request);
     return runtime.fetch(request);
