@@ -29,6 +29,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const HOT_QUERIES = 8;
 const redisUrl = process.argv[2] ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const log = (line: string) => console.log(line);
+/** Every Redis key this run writes starts with this; they are removed at the end. */
+const RUN_PREFIX = `bench-response-cache-${randomUUID()}`;
 
 const bench = await openBenchDatabase("pglite", { conversations: CONVERSATIONS, postgresUrl: "", poolSize: 4 });
 const rounds: { mode: string; round: number; result: LoadResult; subgraphCallsPerRequest: number }[] = [];
@@ -41,7 +43,7 @@ try {
     const token = await benchToken(subgraphs.config);
     const titles = await bench.database.prisma.$queryRaw<{ title: string }[]>`SELECT title FROM conversations ORDER BY id LIMIT ${HOT_QUERIES}`;
     const bodies = titles.map(({ title }) => graphqlBody(LATENCY_SEARCH, { input: { query: title.split(" ").slice(0, 3).join(" "), alpha: 0.5, limit: 20 } }));
-    const modes = { "in process": null, "generations in Redis": { url: redisUrl, keyPrefix: `bench-${randomUUID()}:` } };
+    const modes = { "in process": null, "generations in Redis": { url: redisUrl, keyPrefix: `${RUN_PREFIX}:` } };
     for (const round_ of [1, 2]) {
       for (const [mode, redis] of Object.entries(modes)) {
         const gateway = await startBenchGateway(subgraphs, { queryPlanner: "rust", deduplicateInflightRequests: true, responseCacheTtlSeconds: 600, responseCacheRedis: redis });
@@ -72,6 +74,10 @@ try {
 } finally {
   await stopLoadGenerator();
   await bench.dispose();
+  const redis = new Redis(redisUrl);
+  const keys = await redis.keys(`${RUN_PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
 }
 
 const p50 = (mode: string) => rounds.filter((entry) => entry.mode === mode).map((entry) => entry.result.latencyMs.p50);
@@ -101,7 +107,7 @@ fs.writeFileSync(resultsFile, `${JSON.stringify({ runs: [...earlier, report] }, 
 log(JSON.stringify(report.summary));
 
 async function measureGenerationRead() {
-  const generations = new SharedGenerations(redisUrl, `bench-${randomUUID()}:`, 600, silentLogger, () => {});
+  const generations = new SharedGenerations(redisUrl, `${RUN_PREFIX}-read:`, 600, silentLogger, () => {});
   try {
     await generations.ready();
     const reads: number[] = [];
@@ -118,7 +124,7 @@ async function measureGenerationRead() {
 
 async function measureSharedStore(answer: string) {
   const redis = new Redis(redisUrl);
-  const key = `bench-shared-store-${randomUUID()}`;
+  const key = `${RUN_PREFIX}-shared-store`;
   try {
     const gets: number[] = [];
     const sets: number[] = [];

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { Redis } from "ioredis";
 import { loadConfig } from "../../lib/config.js";
 import { startSubgraph, type RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
 import type { RateLimitSettings } from "../../lib/graphql/rate-limit.js";
@@ -65,7 +66,9 @@ async function anotherGateway(overrides: Partial<GatewayOptions> = {}): Promise<
   return gateway;
 }
 
-const budget = (points: number): RateLimitSettings => ({ windowSeconds: 600, organizationPoints: 0, userPoints: points, anonymousPoints: 0, redisUrl, redisKeyPrefix: `test-budget-${randomUUID()}:` });
+/** Every Redis key this file writes starts with this. */
+const RUN_PREFIX = `test-gateways-${randomUUID()}`;
+const budget = (points: number): RateLimitSettings => ({ windowSeconds: 600, organizationPoints: 0, userPoints: points, anonymousPoints: 0, redisUrl, redisKeyPrefix: `${RUN_PREFIX}-budget-${randomUUID()}:` });
 
 beforeAll(async () => {
   if (!redisUrl) throw new Error("REDIS_URL is not set: this file tests what gateways share through Redis (CI runs one at redis://127.0.0.1:6379)");
@@ -75,7 +78,7 @@ beforeAll(async () => {
     // The search subgraph's own cache is off: this file is about what the gateways cache.
     SEARCH_CACHE_TTL_SECONDS: "0",
     REDIS_URL: redisUrl,
-    REDIS_KEY_PREFIX: `test-gateways-${randomUUID()}:`,
+    REDIS_KEY_PREFIX: `${RUN_PREFIX}:`,
   });
   gatewayA = test.stack.gateway;
   gatewayB = await anotherGateway();
@@ -93,6 +96,15 @@ afterAll(async () => {
   await Promise.allSettled(started.map((server) => server.stop()));
   await Promise.allSettled(proxies.map((proxy) => proxy.close()));
   await test?.stop();
+  if (redisUrl) {
+    const redis = new Redis(redisUrl);
+    try {
+      const keys = await redis.keys(`${RUN_PREFIX}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    } finally {
+      redis.disconnect();
+    }
+  }
 });
 
 describeWithRedis("two gateways sharing Redis", () => {

@@ -5,7 +5,7 @@
  * can; and the bounds of the answers each gateway keeps (gateway/response-cache.ts).
  */
 import { randomUUID } from "node:crypto";
-import { afterEach, describe, expect, it } from "@jest/globals";
+import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
 import { Redis } from "ioredis";
 import { SharedGenerations } from "../../gateway/response-cache-generations.js";
 import { ResponseStore } from "../../gateway/response-cache.js";
@@ -17,6 +17,8 @@ const redisUrl = loadConfig().search.redisUrl;
 // CI always has Redis (.ci/run starts it and exports REDIS_URL): there, a missing one is a failure, not a skip.
 const describeWithRedis = redisUrl || process.env.CI ? describe : describe.skip;
 const opened: { close(): Promise<void> }[] = [];
+/** Every Redis key this file writes starts with this. */
+const RUN_PREFIX = `test-generations-${randomUUID()}`;
 
 function generations(url = redisUrl!, prefix: string, onUnreliable = () => {}) {
   const shared = new SharedGenerations(url, prefix, 60, silentLogger, onUnreliable);
@@ -28,10 +30,21 @@ afterEach(async () => {
   await Promise.allSettled(opened.splice(0).map((resource) => resource.close()));
 });
 
+afterAll(async () => {
+  if (!redisUrl) return;
+  const redis = new Redis(redisUrl);
+  try {
+    const keys = await redis.keys(`${RUN_PREFIX}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+});
+
 describeWithRedis("SharedGenerations (real Redis at REDIS_URL)", () => {
   it("what one gateway advances, another reads at once; other organizations keep theirs", async () => {
     if (!redisUrl) throw new Error("REDIS_URL is not set (CI runs Redis at redis://127.0.0.1:6379)");
-    const prefix = `test-generations-${randomUUID()}:`;
+    const prefix = `${RUN_PREFIX}-${randomUUID()}:`;
     const [a, b] = [generations(redisUrl, prefix), generations(redisUrl, prefix)];
     expect(await a.ready()).toBe(true);
     expect(await b.ready()).toBe(true);
@@ -46,7 +59,7 @@ describeWithRedis("SharedGenerations (real Redis at REDIS_URL)", () => {
   });
 
   it("after Redis lost its data (a restart without persistence), hands out no generation seen before", async () => {
-    const prefix = `test-generations-${randomUUID()}:`;
+    const prefix = `${RUN_PREFIX}-${randomUUID()}:`;
     const gateway = generations(redisUrl!, prefix);
     await gateway.ready();
     const seen = new Set<string>();
@@ -72,7 +85,7 @@ describeWithRedis("SharedGenerations (real Redis at REDIS_URL)", () => {
   });
 
   it("an advance that could not reach Redis is made once it can, and the gateway that failed drops its answers", async () => {
-    const prefix = `test-generations-${randomUUID()}:`;
+    const prefix = `${RUN_PREFIX}-${randomUUID()}:`;
     const proxy = await TcpProxy.start(redisUrl!);
     opened.push(proxy);
     let dropped = 0;
