@@ -1,7 +1,11 @@
 /**
  * Each organization's write generation, the part of a cached search answer's key that retires
- * all of that organization's answers at once when it writes (response-cache.ts says why a
- * generation and not entity invalidation).
+ * all of that organization's answers at once when it writes. Entity-based invalidation alone
+ * misses writes whose result is not the cached entity: a deleted conversation (the payload is
+ * `DeleteConversationPayload`) or a new one that a cached search should now include. With the
+ * generation in the key, any write in an organization retires all of its cached answers at once
+ * (they then expire unread). Only verified callers advance a generation, and only their own
+ * organization's (response-cache.ts).
  *
  * - `LocalGenerations`: in this process, advanced by the mutations that pass through this
  *   gateway. Alone, it is right for one gateway only: after a rename through gateway A, gateway

@@ -183,7 +183,7 @@ export function searchResponseCache(
     plugins() {
       const caching = useResponseCache({
         cache: store,
-        // The organization's write generation is part of the key: see OrganizationGenerations.
+        // The organization's write generation is part of the key (buildResponseCacheKey below).
         enabled: cacheable,
         session: (request: Request) => (tenantOf(request) ? createHash("sha256").update(request.headers.get("authorization") ?? "").digest("base64url") : null),
         // Yoga builds the key from every request's params, cacheable or not, in the same onParams
