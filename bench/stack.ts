@@ -117,6 +117,8 @@ export interface GatewaySettings {
   deduplicateInflightRequests: boolean;
   /** The gateway's own response cache for `search` (off unless set; see gateway/response-cache.ts). */
   responseCacheTtlSeconds?: number;
+  /** Its organizations' write generations in this Redis, as with REDIS_URL (absent: in process). */
+  responseCacheRedis?: { url: string; keyPrefix: string } | null;
 }
 
 export function startBenchGateway(subgraphs: BenchSubgraphs, settings: GatewaySettings): Promise<RunningGateway> {
@@ -133,7 +135,7 @@ export function startBenchGateway(subgraphs: BenchSubgraphs, settings: GatewaySe
     runtimeLogLevel: false,
     deduplicateInflightRequests: settings.deduplicateInflightRequests,
     auth: config.auth,
-    responseCache: settings.responseCacheTtlSeconds ? { ttlSeconds: settings.responseCacheTtlSeconds } : null,
+    responseCache: settings.responseCacheTtlSeconds ? { ttlSeconds: settings.responseCacheTtlSeconds, redis: settings.responseCacheRedis ?? null } : null,
   });
 }
 

@@ -18,13 +18,23 @@
  *   expired or forged token never reaches a cached answer. Two users, two organizations or
  *   two team sets never share an entry.
  * - Any mutation through the gateway by a verified caller retires every cached answer of that
- *   caller's organization (see OrganizationGenerations), so a frontend that refetches after a rename,
+ *   caller's organization (see response-cache-generations.ts), so a frontend that refetches after a rename,
  *   an append or a delete sees the change at once (a new conversation also waits for the
  *   search subgraph's own cached page to expire). Writes that bypass the gateway show up
  *   within the TTL.
  *
- * The store is an in-process LRU of whole answers, one per gateway instance: a shared store
- * would need the generations shared too. The plugin is Yoga's useResponseCache
+ * Several gateways (REDIS_URL): the answers stay in each gateway's bounded LRU, and the
+ * generations move to Redis, so a write through any gateway retires the organization's answers
+ * in all of them; a hit then costs one Redis round trip more. Measured (bench/response-cache-redis.ts,
+ * 2 shared cores under load, three runs): a hit's p50 0.65-0.85 ms with generations in process,
+ * 0.79-1.22 ms with them in Redis (median difference +0.2 ms; the read alone 0.17 ms). Invalidation
+ * messages (pub/sub) would cost nothing per hit but arrive after the mutation's answer, so the
+ * client's next search on another gateway could still be stale; answers in Redis too would add a
+ * GET and parse of the answer (0.06-0.15 ms for 3.9 KB) on every hit. Redis down or slower than
+ * 100 ms: no cache for that request, never a stale or failed answer (response-cache-generations.ts;
+ * docs/shared-state.md has the whole comparison).
+ *
+ * The plugin is Yoga's useResponseCache
  * (@graphql-yoga/plugin-response-cache, on @envelop/response-cache) used directly, not through
  * @graphql-mesh/plugin-response-cache 0.107.2: that wrapper always passes the deprecated
  * `ttlPerType` (so every gateway start printed "[useResponseCache] ttlForType is deprecated"),
@@ -40,15 +50,26 @@ import { LRUCache } from "lru-cache";
 import { checkVariables, OperationLimitError, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { rootFieldNames, selectedOperation } from "../lib/graphql/root-fields.js";
 import type { TenantContext } from "../lib/tenancy/token.js";
+import type { Logger } from "../lib/logger.js";
 import { asksForIncrementalDelivery } from "./incremental-planner.js";
+import { LocalGenerations, SharedGenerations, type WriteGenerations } from "./response-cache-generations.js";
 
 export interface ResponseCacheOptions {
   /** How long a search answer is served from the gateway; 0 turns the cache off. */
   ttlSeconds: number;
+  /**
+   * Redis (REDIS_URL) for the organizations' write generations, shared by every gateway so that a
+   * write through one retires the answers of all; null or absent: this gateway's own, in process.
+   */
+  redis?: { url: string; keyPrefix: string } | null;
 }
 
-/** Answers kept per gateway instance; a page of 20 hits is ~5 KB, so this bounds it near 50 MB. */
+/** Answers kept per gateway instance, at most. */
 const RESPONSE_CACHE_MAX_ENTRIES = 10_000;
+/** Their total size as JSON, at most (a page of 20 hits with titles is ~5 KB). */
+const RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+/** An answer larger than this as JSON is not kept: one huge page would push out hundreds of ordinary ones. */
+const RESPONSE_CACHE_MAX_ENTRY_BYTES = 256 * 1024;
 
 /** The key of a request that must neither read nor fill the cache. */
 const NO_KEY = "";
@@ -56,6 +77,8 @@ const NO_KEY = "";
 export interface SearchResponseCache {
   /** Where answers are kept (tests read its size). */
   store: ResponseStore;
+  /** The organizations' write generations: in this process, or shared through Redis. */
+  generations: WriteGenerations;
   /**
    * The plugins, in order: the one that learns which operations select `search` and retires an
    * organization's answers after its mutations, then the caching plugin itself. They must come
@@ -66,7 +89,13 @@ export interface SearchResponseCache {
 
 /** Whole answers by response key, each with the TTL the plugin computed; no entity index (see above). */
 export class ResponseStore implements Cache {
-  private readonly answers = new LRUCache<string, ExecutionResult>({ max: RESPONSE_CACHE_MAX_ENTRIES });
+  private readonly answers = new LRUCache<string, ExecutionResult>({
+    max: RESPONSE_CACHE_MAX_ENTRIES,
+    maxSize: RESPONSE_CACHE_MAX_BYTES,
+    maxEntrySize: RESPONSE_CACHE_MAX_ENTRY_BYTES,
+    // Measured once, when an answer is stored (a miss, which has just executed a whole search).
+    sizeCalculation: (answer) => JSON.stringify(answer).length,
+  });
 
   get size(): number {
     return this.answers.size;
@@ -91,13 +120,31 @@ export class ResponseStore implements Cache {
 }
 
 export function searchResponseCache(
-  { ttlSeconds }: ResponseCacheOptions,
+  { ttlSeconds, redis }: ResponseCacheOptions,
   tenantOf: (request: Request) => TenantContext | null,
   operationLimits: Pick<OperationLimits, "maxVariableDepth" | "maxVariableValues">,
+  logger: Logger,
 ): SearchResponseCache {
-  const generations = new OrganizationGenerations(ttlSeconds);
   const searchOperations = new SearchOperations();
   const store = new ResponseStore();
+  // This gateway's own generations always count: its own writes retire its answers even when
+  // Redis cannot be told (the shared generation is then unknown, and nothing is served anyway).
+  const local = new LocalGenerations(ttlSeconds);
+  const shared = redis ? new SharedGenerations(redis.url, redis.keyPrefix, ttlSeconds, logger, () => store.clear()) : null;
+  const generations: WriteGenerations = shared
+    ? {
+        current: async (organization) => {
+          const sharedGeneration = await shared.current(organization);
+          return sharedGeneration === null ? null : `${local.now(organization)}:${sharedGeneration}`;
+        },
+        advance: async (organization) => {
+          await local.advance(organization);
+          await shared.advance(organization);
+        },
+        ready: (timeoutMs) => shared.ready(timeoutMs),
+        close: () => shared.close(),
+      }
+    : local;
 
   const cacheableOperation = (request: Request, query: string | undefined, operationName: string | null | undefined) =>
     tenantOf(request) !== null && query !== undefined && searchOperations.isSearch(query, operationName ?? undefined);
@@ -121,8 +168,10 @@ export function searchResponseCache(
       return {
         // After the mutation is done: a search that built its key before this point is stored
         // under the old generation, where no later request looks.
-        onExecuteDone() {
-          generations.advance(organization);
+        // Awaited, so that once the client has the mutation's answer, every gateway's next
+        // search in this organization reads the new generation.
+        async onExecuteDone() {
+          await generations.advance(organization);
         },
       };
     },
@@ -130,26 +179,28 @@ export function searchResponseCache(
 
   return {
     store,
+    generations,
     plugins() {
       const caching = useResponseCache({
         cache: store,
-        // The organization's write generation is part of the key: see OrganizationGenerations.
+        // The organization's write generation is part of the key (buildResponseCacheKey below).
         enabled: cacheable,
-        session: (request: Request) => {
-          const tenant = tenantOf(request);
-          if (!tenant) return null;
-          const token = createHash("sha256").update(request.headers.get("authorization") ?? "").digest("base64url");
-          return `${token}:${generations.current(tenant.organizationId)}`;
-        },
+        session: (request: Request) => (tenantOf(request) ? createHash("sha256").update(request.headers.get("authorization") ?? "").digest("base64url") : null),
         // Yoga builds the key from every request's params, cacheable or not, in the same onParams
         // hook where the operation limits refuse oversized variables, and before they can stop it:
         // its stable JSON of variables nested 10,000 levels overflowed the stack (HTTP 500 with a
         // stack in the log, even without a token). Requests this cache would not serve, or whose
         // variables the limits refuse, get no key at all, so their variables are never serialized.
-        buildResponseCacheKey: (params) => {
+        // The generation is read here, not in `session`, which runs for every request: only a
+        // search pays for the read (a Redis round trip when shared). No generation, no key.
+        buildResponseCacheKey: async (params) => {
+          const tenant = tenantOf(params.request);
+          if (!tenant || params.sessionId == null) return NO_KEY;
           if (!cacheableOperation(params.request, params.documentString, params.operationName)) return NO_KEY;
           if (!withinVariableLimits(params.variableValues, operationLimits)) return NO_KEY;
-          return defaultBuildResponseCacheKey(params);
+          const generation = await generations.current(tenant.organizationId);
+          if (generation === null) return NO_KEY;
+          return defaultBuildResponseCacheKey({ ...params, sessionId: `${params.sessionId}:${generation}` });
         },
         ttl: 0,
         ttlPerSchemaCoordinate: { "Query.search": ttlSeconds * 1000 },
@@ -192,48 +243,6 @@ function selectsSearch(document: DocumentNode, operationName: string | undefined
   // A streamed (`@defer`) answer is not cached whole: replayed, its parts would arrive as one,
   // and each of its searches is cached by the search subgraph anyway.
   return operation?.operation === "query" && rootFieldNames(document, operation).has("search") && !asksForIncrementalDelivery(document);
-}
-
-/**
- * Each organization's write generation, advanced by every mutation that passes through this
- * gateway. Entity-based invalidation alone misses writes whose result is not the cached entity:
- * a deleted conversation (the payload is `DeleteConversationPayload`) or a new one that a cached
- * search should now include. With the generation in the key, any write in an organization
- * retires all of its cached answers at once (they then expire unread). Only verified callers
- * advance a generation, and only their own organization's.
- */
-class OrganizationGenerations {
-  /**
-   * Bumped whenever the map below has to forget an organization for room: forgetting would put
-   * it back at generation 0, where answers from before its last write may still be stored, so
-   * everyone's answers retire instead (rare: it takes 100,000 writing organizations in one TTL).
-   */
-  private epoch = 0;
-  private readonly generations: LRUCache<string, number>;
-
-  constructor(ttlSeconds: number) {
-    // Past the response TTL a generation no longer matters: every answer stored under an older
-    // one has expired.
-    this.generations = new LRUCache<string, number>({
-      max: 100_000,
-      ttl: Math.max(1, ttlSeconds) * 1000,
-      dispose: (_value, _key, reason) => {
-        if (reason === "evict") this.epoch += 1;
-      },
-    });
-  }
-
-  current(organization: string): string {
-    return `${this.epoch}.${this.generations.get(organization) ?? 0}`;
-  }
-
-  /** Generations are never reused (a forgotten organization's next write must not land on an old number). */
-  private counter = 0;
-
-  advance(organization: string): void {
-    this.counter += 1;
-    this.generations.set(organization, this.counter);
-  }
 }
 
 /** A search answer in which some provider failed or timed out, when the client selected statuses. */

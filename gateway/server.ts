@@ -133,7 +133,10 @@ export function gatewayOptionsFrom(config: Config): Omit<GatewayOptions, "superg
     tracing: config.tracing,
     auth: config.auth,
     documentUpload: { maxFileBytes: config.knowledgeBase.maxDocumentBytes },
-    responseCache: { ttlSeconds: config.gateway.responseCacheTtlSeconds },
+    responseCache: {
+      ttlSeconds: config.gateway.responseCacheTtlSeconds,
+      redis: config.search.redisUrl ? { url: config.search.redisUrl, keyPrefix: config.search.redisKeyPrefix } : null,
+    },
     operationLimits: config.operationLimits,
     rateLimit: config.rateLimit,
     // The MCP server at /mcp, on by default with its defaults; MCP_ENABLED=false (`mcp: null`) turns it off.
@@ -154,7 +157,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const logger = options.logger;
   const allowedOrigins = new Set([...options.corsOrigins, APOLLO_SANDBOX_ORIGIN]);
   const authentication = gatewayAuthentication(options.auth);
-  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf, options.operationLimits ?? DEFAULT_OPERATION_LIMITS) : null;
+  const responseCache = options.responseCache && options.responseCache.ttlSeconds > 0 ? searchResponseCache(options.responseCache, authentication.tenantOf, options.operationLimits ?? DEFAULT_OPERATION_LIMITS, logger.child("response-cache")) : null;
   const rateLimiter = options.rateLimit ? new RequestRateLimiter(options.rateLimit, logger) : null;
   const identify = tokenIdentity(options.auth);
   const operationLimits = options.operationLimits ?? DEFAULT_OPERATION_LIMITS;
@@ -260,7 +263,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ],
   });
 
-  await persisted?.connected();
+  // Each Redis client waits for its connection (at most a second, together), each for its own reason:
+  // - persisted queries: registrations right after the start would be lost;
+  // - rate limits: until Redis connects each gateway counts on its own (the limiter's insurance),
+  //   so two gateways started together would each admit a whole budget in their first moments;
+  // - the response cache: searches would go uncached until it connects.
+  // Each works without Redis; none of them stops the start.
+  const [, , generationsReady] = await Promise.all([persisted?.connected(), rateLimiter?.ready(1_000), responseCache?.generations.ready(1_000)]);
+  if (generationsReady === false) logger.warn("Redis not reachable at start: the response cache is off until it is");
   const executeOwn = async (request: Request) => {
     ownRequests.add(request);
     return runtime.fetch(request);
@@ -400,6 +410,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         // Only now: disposing the runtime aborts whatever it is still executing.
         await runtime.dispose();
         responseCache?.store.clear();
+        await responseCache?.generations.close();
         await rateLimiter?.close();
         await persisted?.close();
         // Last: the runtime's disposal ends the spans still open, and this exports them.

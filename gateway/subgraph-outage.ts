@@ -30,6 +30,12 @@
  * first of them only (`{ searchProviders searchIndexStatus }`: one error, at `searchProviders`),
  * which would leave `searchIndexStatus` null with nothing saying why. Which subgraph resolves
  * each root field comes from the supergraph's join directives (`rootFieldOwners`).
+ *
+ * Nothing here remembers an outage: there is no breaker in front of the subgraphs, every call is
+ * tried and bounded by the upstream timeout, so several gateway instances have no state about
+ * their subgraphs to share. Taking a dead instance out of rotation is the load balancer's job
+ * (its health checks on each subgraph instance's `/readyz`), per gateway like Envoy's outlier
+ * detection; the resilience policies for vendors' APIs are per process too (lib/external-apis/policies.ts says why).
  */
 import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
 import { getOperationAST, GraphQLError, isNonNullType, Kind, parse, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from "graphql";

@@ -20,6 +20,20 @@
  * open breaker or a full bulkhead: nothing was sent) or CallCancelledError (the caller's own
  * signal went away). settle() returns the same as a typed ProviderOutcome, for the reports
  * that show each provider's status next to the results of the others.
+ *
+ * Bulkheads and breakers are per process, also when several instances run (issue 22), as in
+ * Envoy (outlier detection per host, per proxy), Hystrix, resilience4j and Polly:
+ * - a bulkhead bounds this process's own sockets, memory and waiting callers; shared, it would be
+ *   a distributed semaphore whose slots a killed instance never gives back;
+ * - a breaker judges the vendor by what this process sees (its network path, its egress address,
+ *   which is what a vendor rate-limits), and keeps working with Redis down: a shared one would
+ *   need a fallback for exactly the moments it matters, and a Redis round trip around every call;
+ * - the cost of not sharing is bounded: with N instances a failing vendor gets up to
+ *   N × `failuresToOpen` failing calls (each with its retries) before every instance's breaker
+ *   for that organization is open, then N trial calls per `halfOpenAfterMs` instead of one (4
+ *   instances, defaults: 20 failures to open, 4 trials every 30 s per provider and organization).
+ * What must hold across instances is shared elsewhere: paid credits in the database
+ * (subgraphs/external-search/credit-ledger.ts), cached answers in Redis (lib/cache/result-cache.ts).
  */
 import {
   BrokenCircuitError,

@@ -41,6 +41,11 @@ export class DirectCallBudget {
     return this.limiter.consume(await callerOf(call.authorization, this.auth), call.clientAddress, points);
   }
 
+  /** Resolves once the shared counters are reachable (at most a second; they work either way). */
+  async ready(): Promise<void> {
+    await this.limiter.ready(1_000);
+  }
+
   async close(): Promise<void> {
     await this.limiter.close();
   }

@@ -274,6 +274,9 @@ export async function startSubgraph<TContext extends RequestContext>(
     }
   }
 
+  // Until Redis connects, each instance counts direct calls on its own (the limiter's insurance):
+  // two instances started together would each admit a whole budget in their first moments.
+  await directCalls?.ready();
   try {
     await new Promise<void>((resolve, reject) => {
       httpServer.once("error", reject);
