@@ -18,6 +18,7 @@ import { loadConfig } from "../../lib/config.js";
 import { openDatabase, type Database } from "../../lib/database/connect.js";
 import { migrate } from "../../lib/database/migrate.js";
 import { withReadSession } from "../../lib/database/read-session.js";
+import { PROBE_CACHE_MS } from "../../lib/database/replica-reads.js";
 import { withTenantReads } from "../../lib/database/tenant-reads.js";
 import { startSubgraph, type RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
 import { silentLogger } from "../../lib/logger.js";
@@ -147,6 +148,22 @@ async function counted<T>(database: Database, work: () => Promise<T>): Promise<{
     expect(searched.replica).toBeGreaterThan(0);
     // The keyword provider's BM25 statement ran on the standby.
     expect(b.replica!.statements.log.slice(logged).some((text) => text.includes("keyword_postings"))).toBe(true);
+    // Twenty users' reads started together share one replay probe and one look-up each: no
+    // per-read probe (the probe is shared while in flight, then kept PROBE_CACHE_MS).
+    const replica = b.replica!;
+    await new Promise((resolve) => setTimeout(resolve, 2 * PROBE_CACHE_MS));
+    const [probesBefore, onReplicaBefore] = [replica.probes, replica.decisions.replica];
+    const users = Array.from({ length: 20 }, (_, i) => `reader-${i}`);
+    const counts = await Promise.all(
+      users.map((userId) =>
+        withReadSession({ organizationId: "org-a", userId }, () =>
+          withTenantReads(b.prisma, "org-a", (reader) => reader.$queryRawUnsafe<{ visible: bigint }[]>("SELECT count(*) AS visible FROM conversations")),
+        ),
+      ),
+    );
+    expect(counts.flat()).toEqual(users.map(() => ({ visible: 1n })));
+    expect(replica.probes - probesBefore).toBe(1);
+    expect(replica.decisions.replica - onReplicaBefore).toBe(20);
     // Its background work (the query log's writer) would otherwise count on the primary in the tests below.
     await search.stop?.();
     search = undefined;
