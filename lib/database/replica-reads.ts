@@ -175,6 +175,12 @@ export class ReplicaReads {
     }
   }
 
+  /** The decisions and fallbacks under the names metrics give them (snake case). */
+  routeCounts(): Record<string, number> {
+    const d = this.decisions;
+    return { replica: d.replica, not_replayed: d.notReplayed, replica_down: d.replicaDown, lagging: d.lagging, positions_unavailable: d.positionsUnavailable, writing: d.writing, no_caller: d.noCaller, fallback: this.fallbacks };
+  }
+
   async close(): Promise<void> {
     await this.prisma.$disconnect();
     await this.tenantReads.close();

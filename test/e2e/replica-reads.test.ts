@@ -164,6 +164,9 @@ async function counted<T>(database: Database, work: () => Promise<T>): Promise<{
     expect(counts.flat()).toEqual(users.map(() => ({ visible: 1n })));
     expect(replica.probes - probesBefore).toBe(1);
     expect(replica.decisions.replica - onReplicaBefore).toBe(20);
+    // The search subgraph's /metrics shows the same counts.
+    const scraped = await search.metrics!.registry.metrics();
+    expect(scraped).toContain(`database_replica_routes{route="replica",subgraph="search"} ${replica.decisions.replica}`);
     // Its background work (the query log's writer) would otherwise count on the primary in the tests below.
     await search.stop?.();
     search = undefined;
