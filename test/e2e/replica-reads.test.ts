@@ -188,6 +188,16 @@ async function counted<T>(database: Database, work: () => Promise<T>): Promise<{
     expect(colleague.result).toBe("Deadlock in the order service");
     expect(colleague.replica).toBeGreaterThan(0);
     expect(b.database.replica!.decisions.notReplayed).toBeGreaterThan(0);
+    // The search providers' path (the tenant-read pool) follows the same rule as the loaders.
+    const providerRead = (userId: string) =>
+      counted(b.database, () =>
+        withReadSession({ organizationId: "org-a", userId }, () =>
+          withTenantReads(b.database.prisma, "org-a", (reader) => reader.$queryRawUnsafe<{ title: string }[]>("SELECT title FROM conversations WHERE id = $1::uuid", conversationId)),
+        ),
+      );
+    const [aliceSearch, bobSearch] = [await providerRead("alice"), await providerRead("bob")];
+    expect(aliceSearch).toMatchObject({ result: [{ title: "Deadlock fixed: lock in id order" }], primary: 1, replica: 0 });
+    expect(bobSearch).toMatchObject({ result: [{ title: "Deadlock in the order service" }], primary: 0, replica: 1 });
 
     await pair.setApplyDelay(0);
     await pair.waitForReplay();
