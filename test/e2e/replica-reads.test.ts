@@ -187,15 +187,15 @@ async function counted<T>(database: Database, work: () => Promise<T>): Promise<{
     const colleague = await counted(b.database, () => title(b.conversations, bob, conversationId));
     expect(colleague.result).toBe("Deadlock in the order service");
     expect(colleague.replica).toBeGreaterThan(0);
-    expect(b.database.replica!.decisions.notReplayed).toBeGreaterThan(0);
+    expect(reader.database.replica!.decisions.notReplayed).toBeGreaterThan(0);
     // The search providers' path (the tenant-read pool) follows the same rule as the loaders.
-    const providerRead = (userId: string) =>
-      counted(b.database, () =>
+    const providerRead = (database: Database, userId: string) =>
+      counted(database, () =>
         withReadSession({ organizationId: "org-a", userId }, () =>
-          withTenantReads(b.database.prisma, "org-a", (reader) => reader.$queryRawUnsafe<{ title: string }[]>("SELECT title FROM conversations WHERE id = $1::uuid", conversationId)),
+          withTenantReads(database.prisma, "org-a", (sql) => sql.$queryRawUnsafe<{ title: string }[]>("SELECT title FROM conversations WHERE id = $1::uuid", conversationId)),
         ),
       );
-    const [aliceSearch, bobSearch] = [await providerRead("alice"), await providerRead("bob")];
+    const [aliceSearch, bobSearch] = [await providerRead(reader.database, "alice"), await providerRead(b.database, "bob")];
     expect(aliceSearch).toMatchObject({ result: [{ title: "Deadlock fixed: lock in id order" }], primary: 1, replica: 0 });
     expect(bobSearch).toMatchObject({ result: [{ title: "Deadlock in the order service" }], primary: 0, replica: 1 });
 
