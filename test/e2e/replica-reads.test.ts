@@ -210,6 +210,29 @@ async function counted<T>(database: Database, work: () => Promise<T>): Promise<{
     }
   }, 60_000);
 
+  it("(b) a created and then a deleted conversation: the author sees each at once, a colleague only after replay", async () => {
+    // Another organization, so the counts of org-a's rows in the tests below stay as they are.
+    const [carol, dave] = [await tokenFor("org-c", "carol"), await tokenFor("org-c", "dave")];
+    const [a, b] = instances as [Instance, Instance];
+    const reader = redisUrl ? b : a;
+    await pair.setApplyDelay(APPLY_DELAY_MS);
+    const created = await graphql(a.conversations.url, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, { input: { title: "Quarterly planning" } }, { token: carol });
+    expect(created.errors).toBeUndefined();
+    const id = (created.data!.createConversation as { id: string }).id;
+    expect(await title(reader.conversations, carol, id)).toBe("Quarterly planning");
+    expect(await title(b.conversations, dave, id)).toBeNull();
+    await pair.waitForReplay();
+    expect(await title(b.conversations, dave, id)).toBe("Quarterly planning");
+
+    const deleted = await graphql(a.conversations.url, `mutation($id: ID!) { deleteConversation(id: $id) { id } }`, { id }, { token: carol });
+    expect(deleted.errors).toBeUndefined();
+    expect(await title(reader.conversations, carol, id)).toBeNull();
+    expect(await title(b.conversations, dave, id)).toBe("Quarterly planning");
+    await pair.setApplyDelay(0);
+    await pair.waitForReplay();
+    expect(await title(b.conversations, dave, id)).toBeNull();
+  }, 60_000);
+
   it("(c) row-level security holds on the standby: another organization's reads there see none of org-a's rows", async () => {
     const b = instances[1]!;
     const byId = await counted(b.database, () => title(b.conversations, mallory, conversationId));
