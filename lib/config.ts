@@ -30,7 +30,7 @@ export interface Config {
    * connectTimeoutMs: how long a PostgreSQL pool waits for a connection (a new one, or a free one)
    * before the request fails with SERVICE_UNAVAILABLE instead of hanging on a database that is gone.
    */
-  database: { url: string | null; pgliteDataDir: string; connectTimeoutMs: number };
+  database: { url: string | null; pgliteDataDir: string; connectTimeoutMs: number; replica: ReplicaConfig | null };
   auth: AuthConfig;
   gateway: {
     port: number;
@@ -73,6 +73,22 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   /** Keys that seal secrets stored at rest (lib/secrets/keyring.ts); null: storing a secret is refused. */
   secrets: { keyring: SecretKeyring | null };
+}
+
+/**
+ * DATABASE_READ_URL: a hot standby of DATABASE_URL that search reads and entity loads go to
+ * (lib/database/replica-reads.ts); null (unset): every read goes to DATABASE_URL.
+ */
+export interface ReplicaConfig {
+  url: string;
+  /**
+   * DATABASE_READ_MAX_LAG_SECONDS: how long a user's last write keeps their reads off a replica
+   * that has not replayed it, and how far behind the replica may fall before no read goes there.
+   */
+  maxLagSeconds: number;
+  /** Where write positions are shared between instances (REDIS_URL); null: in process only. */
+  redisUrl: string | null;
+  redisKeyPrefix: string;
 }
 
 export interface PersistedDocumentsConfig {
@@ -229,6 +245,13 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError("DATABASE_URL", `must be a postgres:// or postgresql:// URL, got "${redactUrl(databaseUrl)}"`);
   }
 
+  const databaseReadUrl = str(env, "DATABASE_READ_URL");
+  if (databaseReadUrl && !/^postgres(ql)?:\/\//.test(databaseReadUrl)) {
+    throw new ConfigError("DATABASE_READ_URL", `must be a postgres:// or postgresql:// URL, got "${redactUrl(databaseReadUrl)}"`);
+  }
+  // A replica is a copy of the primary: without the primary there is nothing it replicates.
+  if (databaseReadUrl && !databaseUrl) throw new ConfigError("DATABASE_READ_URL", "is set, but DATABASE_URL (the primary it replicates) is not");
+
   const jwtSecret = str(env, "JWT_SECRET");
   const jwksUrl = str(env, "JWT_JWKS_URL");
   if (jwksUrl && !/^https?:\/\//.test(jwksUrl)) throw new ConfigError("JWT_JWKS_URL", `must be an http:// or https:// URL, got "${jwksUrl}"`);
@@ -278,6 +301,9 @@ export function loadConfig(env: Env = process.env): Config {
       url: databaseUrl ?? null,
       pgliteDataDir: path.resolve(str(env, "PGLITE_DATA_DIR") ?? ".data/pglite"),
       connectTimeoutMs: int(env, "DATABASE_CONNECT_TIMEOUT_MS", 10_000, 100, 300_000),
+      replica: databaseReadUrl
+        ? { url: databaseReadUrl, maxLagSeconds: int(env, "DATABASE_READ_MAX_LAG_SECONDS", 30, 1, 3_600), redisUrl, redisKeyPrefix }
+        : null,
     },
     auth: {
       // Outside production, `npm start` signs its dev token with the built-in secret.

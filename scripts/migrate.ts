@@ -5,7 +5,8 @@ import { migrate } from "../lib/database/migrate.js";
 import { runMain } from "../lib/shutdown.js";
 
 runMain(async () => {
-  const database = await openDatabase(loadConfig().database);
+  // Migrations run on the primary only: a replica (DATABASE_READ_URL) gets them by WAL, so none is opened.
+  const database = await openDatabase({ ...loadConfig().database, replica: null });
   try {
     const result = await migrate(database);
     process.stdout.write(

@@ -18,6 +18,9 @@ import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
 import { withEventLoopTurns } from "./pglite-turns.js";
 import { recordFinishedSpan, sqlSpanName } from "../observability/tracing.js";
 import { registerTenantReadPool, TenantReadPool } from "./tenant-reads.js";
+import { registerReplica, ReplicaReads } from "./replica-reads.js";
+import { RedisWritePositions } from "./write-positions.js";
+import type { ReplicaConfig } from "../config.js";
 
 /** One connection for work that must stay on a single session (migrations, advisory locks). */
 export interface SqlSession {
@@ -40,6 +43,8 @@ export interface Database {
   statements: StatementCounter;
   /** Open, idle and awaited connections of the `pg` pool (metrics read it on scrape); absent for PGlite, which has one connection. */
   poolUse?(): { total: number; idle: number; waiting: number };
+  /** The hot standby search reads and entity loads may go to (DATABASE_READ_URL; replica-reads.ts); absent: none. */
+  replica?: ReplicaReads;
   /** PGlite only: an uncompressed tarball of the data directory, which `pgliteImage` opens a copy of. */
   dumpDataDirectory?(): Promise<Blob>;
   close(): Promise<void>;
@@ -73,6 +78,8 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** Where connection failures of idle pooled clients go (default: a logger named "database"). */
   logger?: Logger;
+  /** PostgreSQL only: a hot standby of `url` for search reads and entity loads (replica-reads.ts). */
+  replica?: ReplicaConfig | null;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -94,10 +101,13 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   // mixed with owner work: half the main pool's size, at least two.
   const tenantReads = new TenantReadPool({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), connectionTimeoutMillis, statements, logger });
   registerTenantReadPool(prisma, tenantReads);
+  const replica = options.replica ? openReplica(options.replica, pool, { poolSize, connectionTimeoutMillis, logger }) : undefined;
+  if (replica) registerReplica(prisma, replica);
   return {
     kind: "postgres",
     prisma,
-    location: redactUrl(url),
+    ...(replica ? { replica } : {}),
+    location: replica ? `${redactUrl(url)} (reads: ${replica.location})` : redactUrl(url),
     statements,
     poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async withSession(work) {
@@ -112,11 +122,41 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
       }
     },
     async close() {
+      await replica?.close();
       await prisma.$disconnect();
       await tenantReads.close();
       await pool.end();
     },
   };
+}
+
+/**
+ * The replica's side: a Prisma client and a tenant-read pool of the same sizes as the primary's
+ * (reads are what moves there), a one-connection pool for the replay probe, and the write
+ * positions in Redis when configured. Its statements are counted apart from the primary's.
+ */
+function openReplica(config: ReplicaConfig, primaryPool: pg.Pool, sizes: { poolSize: number; connectionTimeoutMillis: number; logger: Logger }): ReplicaReads {
+  const { poolSize, connectionTimeoutMillis, logger } = sizes;
+  const statements = createStatementCounter();
+  const pool = new pg.Pool({ connectionString: config.url, max: poolSize, connectionTimeoutMillis });
+  pool.on("error", (error) => logger.warn(`idle replica connection failed: ${error.message}`));
+  const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] }), statements);
+  const tenantReads = new TenantReadPool({ connectionString: config.url, max: Math.max(2, Math.ceil(poolSize / 2)), connectionTimeoutMillis, statements, logger });
+  // A probe that cannot answer within a second says "down": reads then go to the primary.
+  const probePool = new pg.Pool({ connectionString: config.url, max: 1, connectionTimeoutMillis: Math.min(1_000, connectionTimeoutMillis), query_timeout: 1_000 });
+  probePool.on("error", (error) => logger.warn(`idle replica probe connection failed: ${error.message}`));
+  const maxLagMs = config.maxLagSeconds * 1000;
+  return new ReplicaReads({
+    tenantReads,
+    prisma,
+    probePool,
+    primaryPosition: async () => (await primaryPool.query<{ position: string }>("SELECT pg_current_wal_lsn()::text AS position")).rows[0]!.position,
+    sharedPositions: config.redisUrl ? new RedisWritePositions(config.redisUrl, config.redisKeyPrefix, maxLagMs, logger) : null,
+    maxLagMs,
+    statements,
+    location: redactUrl(config.url),
+    logger,
+  });
 }
 
 async function openPGlite(options: DatabaseOptions): Promise<Database> {

@@ -24,12 +24,16 @@
  *
  * PGlite has one in-process connection shared with Prisma: there, and whenever no pool was
  * registered for the Prisma client, the same calls run in `withTenantScope`'s transaction.
+ *
+ * With DATABASE_READ_URL, a database has a second such pool on its replica, and each read goes to
+ * one or the other as replica-reads.ts decides (read-your-writes).
  */
 import pg from "pg";
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { StatementCounter } from "./connect.js";
 import type { Logger } from "../logger.js";
 import { SpanKind, withSpan, withStatementSpan } from "../observability/tracing.js";
+import { replicaOf, routedRead } from "./replica-reads.js";
 import { tenantScopesEnabled, TENANT_ROLE, withTenantScope, type TenantScopeOptions, type TenantTransaction } from "./tenant-scope.js";
 
 /** What a tenant read may do: read with raw SQL, like Prisma's $queryRaw and $queryRawUnsafe. */
@@ -272,6 +276,8 @@ export function registerTenantReadPool(prisma: PrismaClient, pool: TenantReadPoo
 export function useTenantReadTimeout(prisma: PrismaClient, statementTimeoutMs: number): void {
   const pool = pools.get(prisma);
   if (pool) pool.defaultStatementTimeoutMs = statementTimeoutMs;
+  const replica = replicaOf(prisma);
+  if (replica) replica.tenantReads.defaultStatementTimeoutMs = statementTimeoutMs;
 }
 
 /** The tenant-read pool of a Prisma client (tests inspect it); undefined on PGlite. */
@@ -312,6 +318,8 @@ export async function withTenantReads<T>(
 ): Promise<T> {
   const pool = pools.get(prisma);
   if (!pool || !sessionReadsEnabled || !tenantScopesEnabled()) return withTenantScope(prisma, organizationId, work, options);
-  // One span per session read (when the request is traced), its statements its children, as a tenant scope's are.
-  return withSpan("db.session tenant_reads", { "db.system.name": "postgresql", "db.operation.name": "SESSION" }, () => pool.run(organizationId, options, work), SpanKind.CLIENT);
+  // One span per session read (when the request is traced), its statements its children, as a
+  // tenant scope's are. On the replica when the request may read there (replica-reads.ts).
+  const session = (on: TenantReadPool) => withSpan("db.session tenant_reads", { "db.system.name": "postgresql", "db.operation.name": "SESSION" }, () => on.run(organizationId, options, work), SpanKind.CLIENT);
+  return routedRead(prisma, (replica) => session(replica.tenantReads), () => session(pool));
 }

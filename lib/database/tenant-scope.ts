@@ -17,6 +17,7 @@
  */
 import type { Prisma, PrismaClient } from "../../generated/prisma/client.js";
 import { SpanKind, withSpan } from "../observability/tracing.js";
+import { noteScopeOn } from "./read-session.js";
 
 /** The role tenant-scoped transactions run as (created by the row_level_security migration). */
 export const TENANT_ROLE = "context_search_tenant";
@@ -63,6 +64,8 @@ export async function withTenantScope<T>(
   options: TenantScopeOptions = {},
 ): Promise<T> {
   if (!scopesEnabled) return work(prisma as unknown as TenantTransaction);
+  // A mutation's scopes are where it wrote: their primary's write position is recorded for the caller (replica-reads.ts).
+  noteScopeOn(prisma);
   const settings: [string, string][] = [
     ["role", TENANT_ROLE],
     ["app.organization_id", organizationId],

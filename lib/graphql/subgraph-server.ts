@@ -22,6 +22,8 @@ import { startServiceTracing, traceIncomingRequest } from "../observability/trac
 import type { TracingConfig } from "../observability/tracing-config.js";
 import { verifyBearerToken, type TenantContext, type TokenSettings } from "../tenancy/token.js";
 import { databaseFault, DATABASE_RETRY_AFTER_SECONDS } from "../database/faults.js";
+import { currentReadSession, withReadSession } from "../database/read-session.js";
+import { recordSessionWrites } from "../database/replica-reads.js";
 import { CLIENT_ERROR_CODES, isWholeAnswerUnavailable, serviceUnavailable, unauthenticated } from "./errors.js";
 import { ReadinessCheck, type ReadinessSettings } from "./readiness.js";
 import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withOperationLimitCode, type OperationLimits } from "./operation-limits.js";
@@ -167,7 +169,16 @@ export async function startSubgraph<TContext extends RequestContext>(
           if (operations.recent.length > 100) operations.recent.shift();
           const startedAt = performance.now();
           return {
+            // A mutation's own reads stay on the primary, and its writes are recorded for the
+            // caller's next reads (read-your-writes, lib/database/replica-reads.ts).
+            async didResolveOperation({ operation }) {
+              const session = currentReadSession();
+              if (session && operation?.operation === "mutation") session.writing = true;
+            },
             async willSendResponse({ operationName, response }) {
+              // Before the answer leaves: the caller's next read, wherever it lands, must find the position.
+              const session = currentReadSession();
+              if (session) await recordSessionWrites(session);
               // What the cache-control plugin answered for every response of these schemas.
               if (!response.http.headers.has("cache-control")) response.http.headers.set("cache-control", "no-store");
               const failed = response.body.kind === "single" && (response.body.singleResult.errors?.length ?? 0) > 0;
@@ -259,11 +270,20 @@ export async function startSubgraph<TContext extends RequestContext>(
       idempotencyKeyTtlSeconds: options.idempotencyKeyTtlSeconds ?? DEFAULT_IDEMPOTENCY_KEY_TTL_SECONDS,
       signal: callerGone.signal,
     };
-    const result = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: graphQLRequest,
-      context: async () =>
-        definition.createContext(await createRequestContext(headers.get("authorization"), options.auth, signedByGateway, writes)),
-    });
+    // The request's read session (lib/database/read-session.ts) learns its caller with the context.
+    const result = await withReadSession(null, (session) =>
+      apollo.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: graphQLRequest,
+        context: async () => {
+          const base = await createRequestContext(headers.get("authorization"), options.auth, signedByGateway, writes);
+          if (base.authenticated) {
+            const tenant = base.requireTenant();
+            session.caller = { organizationId: tenant.organizationId, userId: tenant.userId };
+          }
+          return definition.createContext(base);
+        },
+      }),
+    );
     for (const [key, value] of result.headers) response.setHeader(key, value);
     response.statusCode = result.status ?? 200;
     if (result.body.kind === "complete") {

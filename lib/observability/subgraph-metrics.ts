@@ -195,4 +195,20 @@ export class SubgraphMetrics {
       },
     });
   }
+  /**
+   * Where requests' reads went when the database has a replica (lib/database/replica-reads.ts),
+   * by reason, counted since start; read on scrape. A rising `not_replayed` or `lagging` says the
+   * replica falls behind; `replica_down` and `fallback` that it fails.
+   */
+  observeReplicaRoutes(read: () => Record<string, number>): void {
+    new Gauge({
+      name: "database_replica_routes",
+      help: "Requests' read routing since start: to the replica, or to the primary and why (not_replayed, replica_down, lagging, positions_unavailable, writing, no_caller), and reads that failed on the replica and ran again on the primary (fallback)",
+      labelNames: ["route"],
+      registers: [this.registry],
+      collect() {
+        for (const [route, count] of Object.entries(read())) this.set({ route }, count);
+      },
+    });
+  }
 }

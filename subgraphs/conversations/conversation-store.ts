@@ -8,6 +8,7 @@ import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Conversation, Message } from "../../generated/prisma/client.js";
 import type { MessageRole } from "../../generated/prisma/enums.js";
 import { createdEntity, earlierAnswer, writeOnce, type ReceiptFormat, type WriteOnce } from "../../lib/database/idempotency.js";
+import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -46,9 +47,17 @@ export class ConversationStore {
     return withTenantScope(this.prisma, tenant.organizationId, work);
   }
 
+  /**
+   * The DataLoaders' entity loads (loaders.ts): the same scope, on the replica when the request
+   * may read there (lib/database/replica-reads.ts: read-your-writes decides).
+   */
+  private loaded<T>(tenant: TenantContext, work: (db: TenantTransaction) => Promise<T>): Promise<T> {
+    return withTenantLoads(this.prisma, tenant.organizationId, work);
+  }
+
   /** Live conversations among `ids` in the tenant's organization: one SQL statement however many ids. */
   findByIds(tenant: TenantContext, ids: readonly string[]): Promise<Conversation[]> {
-    return this.scoped(tenant, (db) =>
+    return this.loaded(tenant, (db) =>
       db.conversation.findMany({
         where: { id: { in: [...ids] }, organizationId: tenant.organizationId, deletedAt: null },
       }),
@@ -89,7 +98,7 @@ export class ConversationStore {
     }
     const pages = new Map<string, Message[]>();
     for (const [key, group] of groups) {
-      const rows = await this.scoped(tenant, (db) => db.$queryRaw<RawMessage[]>`
+      const rows = await this.loaded(tenant, (db) => db.$queryRaw<RawMessage[]>`
         SELECT id, conversation_id, organization_id, position, role::text AS role, content, token_count, created_at
         FROM (
           SELECT m.*, row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) AS rank

@@ -15,6 +15,7 @@ import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Document, DocumentChunk } from "../../generated/prisma/client.js";
 import type { DocumentFormat, DocumentStatus } from "../../generated/prisma/enums.js";
 import { createdEntity, earlierAnswer, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
+import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { readStructure, storableStructure, type DocumentStructure } from "../../lib/documents/document-structure.js";
 import { MAX_FILE_NAME_LENGTH } from "../../lib/documents/file-name.js";
@@ -99,9 +100,17 @@ export class DocumentStore {
     return withTenantScope(this.prisma, organizationId, work);
   }
 
+  /**
+   * The DataLoaders' entity loads (loaders.ts): the same scope, on the replica when the request
+   * may read there (lib/database/replica-reads.ts: read-your-writes decides).
+   */
+  private loaded<T>(organizationId: string, work: (db: TenantTransaction) => Promise<T>): Promise<T> {
+    return withTenantLoads(this.prisma, organizationId, work);
+  }
+
   /** Documents among `ids` the caller may read: one SQL statement however many ids (for DataLoader). */
   findByIds(tenant: TenantContext, ids: readonly string[]): Promise<Document[]> {
-    return this.scoped(tenant.organizationId, (db) => db.document.findMany({ where: { id: { in: [...ids] }, ...visibleTo(tenant) } }));
+    return this.loaded(tenant.organizationId, (db) => db.document.findMany({ where: { id: { in: [...ids] }, ...visibleTo(tenant) } }));
   }
 
   /** Newest first, the id breaking ties so pages never overlap or skip. */
@@ -138,7 +147,7 @@ export class DocumentStore {
    * loader, which checks the same scope.
    */
   findChunksByIds(tenant: TenantContext, ids: readonly string[]): Promise<DocumentChunk[]> {
-    return this.scoped(tenant.organizationId, (db) =>
+    return this.loaded(tenant.organizationId, (db) =>
       db.documentChunk.findMany({
         where: { id: { in: [...ids] }, organizationId: tenant.organizationId, document: visibleTo(tenant) },
       }),

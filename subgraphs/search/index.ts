@@ -68,6 +68,8 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   // Made here rather than by the server, so the pipeline can feed it; the pool gauge is read on scrape.
   const metrics = new SubgraphMetrics("search");
   if (database.poolUse) metrics.observePool(database.poolUse);
+  const replica = database.replica;
+  if (replica) metrics.observeReplicaRoutes(() => replica.routeCounts());
   // A cached page is re-checked by every domain, each answering for its own types.
   const liveEntities: LiveEntityFilter = async (tenant, refs) => {
     const live = await Promise.all(all.map((domain) => domain.liveEntities?.(tenant, refs) ?? Promise.resolve(new Set<string>())));

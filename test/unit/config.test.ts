@@ -24,6 +24,16 @@ describe("loadConfig", () => {
     });
   });
 
+  it("takes an optional read replica (DATABASE_READ_URL) of the primary, with its lag bound and the shared Redis", () => {
+    expect(loadConfig({ DATABASE_URL: "postgresql://db/x" }).database.replica).toBeNull();
+    const config = loadConfig({ DATABASE_URL: "postgresql://db/x", DATABASE_READ_URL: "postgres://standby/x", REDIS_URL: "redis://cache:6379" });
+    expect(config.database.replica).toEqual({ url: "postgres://standby/x", maxLagSeconds: 30, redisUrl: "redis://cache:6379", redisKeyPrefix: "context-search:" });
+    expect(loadConfig({ DATABASE_URL: "postgresql://db/x", DATABASE_READ_URL: "postgres://standby/x", DATABASE_READ_MAX_LAG_SECONDS: "5" }).database.replica).toMatchObject({ maxLagSeconds: 5, redisUrl: null });
+    expect(() => loadConfig({ DATABASE_READ_URL: "postgres://standby/x" })).toThrow(/DATABASE_READ_URL is set, but DATABASE_URL \(the primary it replicates\) is not/);
+    expect(() => loadConfig({ DATABASE_URL: "postgresql://db/x", DATABASE_READ_URL: "mysql://admin:hunter2@standby/x" })).toThrow(/DATABASE_READ_URL must be a postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/admin:\*\*\*@standby\/x"/);
+    expect(() => loadConfig({ DATABASE_URL: "postgresql://db/x", DATABASE_READ_URL: "postgres://standby/x", DATABASE_READ_MAX_LAG_SECONDS: "0" })).toThrow(/DATABASE_READ_MAX_LAG_SECONDS must be between 1 and 3600/);
+  });
+
   it("requires a real JWT secret in production and binds all interfaces there", () => {
     expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/JWT_SECRET \(or JWT_JWKS_URL\) is required/);
     const config = loadConfig({ NODE_ENV: "production", JWT_SECRET: "s".repeat(32) });
