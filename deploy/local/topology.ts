@@ -373,6 +373,9 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       // HAProxy's health checks are anonymous requests from one address: two gateways checked
       // every second spend 120 of the anonymous budget a minute (docs/deployment.md).
       RATE_LIMIT_ANONYMOUS_POINTS: "100000",
+      // Under HAProxy's probe budget (timeout check 3s in deploy/haproxy.cfg): a busy instance
+      // whose database check waits for a pooled connection is slow, not down.
+      READINESS_TIMEOUT_MS: "2500",
       ...options.env,
       ...extra,
     });
