@@ -178,15 +178,20 @@ export class DrillTraffic {
     return [...this.failures].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `${count}× ${kind}`);
   }
 
-  /** Waits until `writes` writes have been acknowledged since the call (the clients' first writes done, their users known). */
-  async warmUp(writes: number, timeoutMs = 120_000): Promise<void> {
+  /**
+   * Waits until `writes` more writes have been acknowledged: as a warm-up (the clients' first
+   * writes done, their users known; `forget` then drops the failures seen so far), or to show
+   * that writes go on after a fault.
+   */
+  async awaitWrites(writes: number, options: { forget?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? 120_000;
     const target = this.counts.acknowledgedWrites + writes;
     const deadline = Date.now() + timeoutMs;
     while (this.counts.acknowledgedWrites < target) {
       if (Date.now() > deadline) throw new Error(`only ${this.counts.acknowledgedWrites} of ${target} writes acknowledged within ${timeoutMs} ms; failures: ${this.samples.slice(0, 5).join(" | ")}`);
       await sleep(100);
     }
-    this.failures.clear();
+    if (options.forget) this.failures.clear();
   }
 
   private async client(token: string, client: number): Promise<void> {
