@@ -181,6 +181,25 @@ async function waitForOutput(child: Child, pattern: RegExp, what: string, timeou
   }
 }
 
+/** Waits until something accepts TCP connections on the loopback port (PgBouncer logs to its file, not to us). */
+async function waitUntilListening(port: number, child: Child, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const connects = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+  while (!(await connects())) {
+    if (child.process.exitCode !== null || child.process.signalCode !== null) throw new Error(`${what} exited before it listened on ${port}:\n${child.output().slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`${what} did not listen on ${port} within ${timeoutMs} ms:\n${child.output().slice(-4000)}`);
+    await sleep(50);
+  }
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -346,6 +365,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
 
     // The database through the whole path the apps use (PgBouncer, HAProxy): migrated and seeded once.
     await waitUntilUp(["primary"], 30_000);
+    await waitUntilListening(ports.pgbouncer, pgbouncer, "pgbouncer");
     log("migrations and the demo organization ...");
     const database = await openDatabase({ url: databaseUrl, pgliteDataDir: "", poolSize: 2 });
     try {
