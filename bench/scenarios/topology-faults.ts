@@ -7,7 +7,7 @@
  * with a token of its own, mixing searches (60 %), reads of their own latest conversation
  * (10 %) and writes (30 %: create a conversation, or append a message to their own), every write
  * with an Idempotency-Key. A client retries a write that failed with a retryable error (HTTP
- * 503, SUBGRAPH_UNAVAILABLE, SERVICE_UNAVAILABLE, SHUTTING_DOWN, a lost connection) with the
+ * 503, SUBGRAPH_UNAVAILABLE, SERVICE_UNAVAILABLE, SHUTTING_DOWN, OVERLOADED, a lost connection) with the
  * same key, as our clients are told to; it never retries a read. Meanwhile:
  *   (a) kill -9 one instance of each tier in turn, wait until HAProxy takes it out, start it again;
  *   (b) a rolling restart: every instance in turn gets SIGTERM, exits after its drain, starts again
@@ -60,7 +60,7 @@ const CREATE_MUTATION = `mutation DrillCreate($input: CreateConversationInput!) 
 const APPEND_MUTATION = `mutation DrillAppend($id: ID!, $messages: [MessageInput!]!) { appendMessages(conversationId: $id, messages: $messages) { messages { id } } }`;
 
 /** Codes a client is told to retry on. */
-const RETRYABLE_CODES = new Set(["SUBGRAPH_UNAVAILABLE", "SERVICE_UNAVAILABLE", "SHUTTING_DOWN"]);
+const RETRYABLE_CODES = new Set(["SUBGRAPH_UNAVAILABLE", "SERVICE_UNAVAILABLE", "SHUTTING_DOWN", "OVERLOADED"]);
 const WRITE_ATTEMPTS = 5;
 const WRITE_RETRY_DELAY_MS = 300;
 
@@ -375,6 +375,8 @@ export const topologyFaultsScenario: Scenario<TopologyFaultsEntry> = {
       context.log(`   topology up in ${topology.startupMs} ms`);
       const traffic = await DrillTraffic.create(topology);
       traffic.start();
+      // Every client's first write done (its user known to the database) before anything is counted.
+      await traffic.awaitWrites(100, { forget: true });
       const phases: (PhaseResult | FailoverResult)[] = [];
       let before = traffic.snapshot();
       await sleep(Math.max(5, context.options.durationSeconds) * 1_000);
