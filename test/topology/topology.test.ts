@@ -9,14 +9,16 @@
  * requests (counted by each process's own /metrics), and, under 50 clients of bounded traffic,
  * that one instance can be restarted (SIGTERM, drain, start) with no request failing, and that a
  * SIGKILLed gateway, conversations and search instance are each taken out by HAProxy's health
- * check while traffic goes on: no read fails and no acknowledged write is lost
- * (bench/scenarios/topology-faults.ts is the same drill at full length). It counts, never times.
+ * check while traffic goes on: no read fails and no acknowledged write is lost; and that after
+ * the primary is stopped and the standby promoted, writes succeed again through the same
+ * processes and none acknowledged is lost (bench/scenarios/topology-faults.ts is the same drill
+ * at full length, with the times). It counts, never times.
  */
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { randomUUID } from "node:crypto";
 import { DEMO_ORGANIZATION } from "../../lib/demo-data/organization.js";
 import { startTopology, SUBGRAPH_TIERS, TIERS, type Topology } from "../../deploy/local/topology.js";
-import { DRILL_ENV, DrillTraffic, killEachTier, countsBetween } from "../../bench/scenarios/topology-faults.js";
+import { DRILL_ENV, DrillTraffic, failOver, killEachTier, countsBetween } from "../../bench/scenarios/topology-faults.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
 /** Ports 20100-20134 (the drill's full run uses 20200, `npm run topology` 20000). */
@@ -168,5 +170,34 @@ describe("under 50 clients of traffic", () => {
     const lost = await traffic.lostWrites(topology.databaseUrl);
     expect(lost.checked).toBe(traffic.acknowledged.conversations.length + traffic.acknowledged.messages.length);
     expect({ conversations: lost.conversations, messages: lost.messages }).toEqual({ conversations: 0, messages: 0 });
+  }, 180_000);
+});
+
+describe("a database failover", () => {
+  test("with the primary stopped and the standby promoted, writes succeed again with no process restarted, and no acknowledged write is lost", async () => {
+    const traffic = await DrillTraffic.create(topology);
+    traffic.start();
+    try {
+      await traffic.awaitWrites(25, { forget: true });
+      const pids = topology.instances.filter((i) => i.running()).map((i) => [i.name, i.pid()]);
+      // Returns once a probe write through the gateway has succeeded on the promoted standby.
+      const phase = await failOver(topology, traffic);
+      expect(phase.writesBackMs).toBeGreaterThan(0);
+      await traffic.awaitWrites(25);
+      await traffic.stop();
+      // The old primary is fenced out of HAProxy's PostgreSQL listener; the new one is the standby.
+      const servers = await topology.servers();
+      expect(servers.find((s) => s.backend === "postgres" && s.server === "primary")!.status).toBe("MAINT");
+      expect(await topology.postgres.psql(topology.postgres.standby, "SELECT pg_is_in_recovery()")).toBe("f");
+      // The same processes throughout.
+      expect(topology.instances.filter((i) => i.running()).map((i) => [i.name, i.pid()])).toEqual(pids);
+      const total = traffic.snapshot();
+      expect({ abandoned: total.abandonedWrites, nonRetryable: total.nonRetryableWriteFailures }).toEqual({ abandoned: 0, nonRetryable: 0 });
+      const lost = await traffic.lostWrites(topology.databaseUrl);
+      expect(lost.checked).toBeGreaterThanOrEqual(50);
+      expect({ conversations: lost.conversations, messages: lost.messages }).toEqual({ conversations: 0, messages: 0 });
+    } finally {
+      await traffic.stop();
+    }
   }, 180_000);
 });
