@@ -30,6 +30,9 @@ export default {
     "^.+\\.ts$": ["ts-jest", { useESM: true, diagnostics: false }],
   },
   testMatch: ["<rootDir>/test/**/*.test.ts"],
+  // The multi-instance topology's suite starts ~20 processes on real engines: it runs once per CI
+  // run, by itself (npm run test:topology), not in each of the default suite's three passes.
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/topology/"],
   testTimeout: 60_000,
   // Every suite closes the servers, pools and databases it opens; a worker that still held a
   // handle (an SDK socket, a worker-thread pool) would otherwise keep the run from ending.

@@ -35,6 +35,7 @@ import { soakScenario } from "./scenarios/soak.js";
 import { suggestionsScenario } from "./scenarios/suggestions.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
 import { typoToleranceScenario } from "./scenarios/typo-tolerance.js";
+import { topologyFaultsScenario } from "./scenarios/topology-faults.js";
 import { writeSummary } from "./summary.js";
 
 export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
@@ -55,6 +56,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "search-features": searchFeaturesScenario as unknown as Scenario<EntryBase>,
   "typo-tolerance": typoToleranceScenario as unknown as Scenario<EntryBase>,
   defer: deferScenario as unknown as Scenario<EntryBase>,
+  "topology-faults": topologyFaultsScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

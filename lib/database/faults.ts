@@ -20,9 +20,13 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
  * (admin_shutdown, crash_shutdown, cannot_connect_now), 53300 (too_many_connections), 3D000
  * (invalid_catalog_name: the database was dropped), 55000 (object_not_in_prerequisite_state,
  * which PostgreSQL sends for "database is not currently accepting connections" once
- * ALLOW_CONNECTIONS is false).
+ * ALLOW_CONNECTIONS is false), 25006 (read_only_sql_transaction: a write reached a hot standby,
+ * which is what a failover looks like from the moment the primary is gone until the standby is
+ * promoted; docs/deployment.md). Our own read-only sessions (tenant reads) never write, so a
+ * 25006 from one of them would be a bug reported as "try again": the tests that run every write
+ * path would see it first.
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300|3D000|55000)$/;
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300|3D000|55000|25006)$/;
 
 /** Node's socket failures (pg's own errors when it never reached the server or lost it). */
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "EAI_AGAIN"]);

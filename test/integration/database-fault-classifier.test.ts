@@ -43,6 +43,16 @@ it("does not take a bad statement for an unavailable database", async () => {
   expect(databaseFault(timedOut)).toBeNull();
 });
 
+it("takes a write refused as read-only for one: what a hot standby answers before its promotion", async () => {
+  const prisma = db.database.prisma;
+  await prisma.$executeRawUnsafe("CREATE TABLE IF NOT EXISTS classifier_read_only (id int)");
+  const refused = await failureOf(() => prisma.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
+    await tx.$executeRawUnsafe("INSERT INTO classifier_read_only VALUES (1)");
+  }));
+  expect(databaseFault(refused)).toEqual({ reason: "25006" });
+});
+
 (usingPostgres ? it : it.skip)("takes a pool that found no connection in time for one", async () => {
   const narrow = await openDatabase({ url: db.url!, pgliteDataDir: "", poolSize: 1, connectTimeoutMs: 100, logger: silentLogger });
   try {
