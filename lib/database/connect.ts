@@ -17,6 +17,7 @@ import { createLogger, type Logger } from "../logger.js";
 import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
 import { withEventLoopTurns } from "./pglite-turns.js";
 import { recordFinishedSpan, sqlSpanName } from "../observability/tracing.js";
+import { handleClientErrors } from "./pool-errors.js";
 import { registerTenantReadPool, TenantReadPool } from "./tenant-reads.js";
 import { registerReplica, ReplicaReads } from "./replica-reads.js";
 import { RedisWritePositions } from "./write-positions.js";
@@ -93,8 +94,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   const connectionTimeoutMillis = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const logger = options.logger ?? createLogger("database");
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis });
-  // An idle client that loses its server emits 'error' on the pool; unhandled, it would kill the process.
-  pool.on("error", (error) => logger.warn(`idle PostgreSQL connection failed: ${error.message}`));
+  handleClientErrors(pool, logger, "PostgreSQL");
   const statements = createStatementCounter();
   const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] }), statements);
   // Hot search reads run on their own session-scoped connections (tenant-reads.ts), never
@@ -139,12 +139,12 @@ function openReplica(config: ReplicaConfig, primaryPool: pg.Pool, sizes: { poolS
   const { poolSize, connectionTimeoutMillis, logger } = sizes;
   const statements = createStatementCounter();
   const pool = new pg.Pool({ connectionString: config.url, max: poolSize, connectionTimeoutMillis });
-  pool.on("error", (error) => logger.warn(`idle replica connection failed: ${error.message}`));
+  handleClientErrors(pool, logger, "replica");
   const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] }), statements);
   const tenantReads = new TenantReadPool({ connectionString: config.url, max: Math.max(2, Math.ceil(poolSize / 2)), connectionTimeoutMillis, statements, logger });
   // A probe that cannot answer within a second says "down": reads then go to the primary.
   const probePool = new pg.Pool({ connectionString: config.url, max: 1, connectionTimeoutMillis: Math.min(1_000, connectionTimeoutMillis), query_timeout: 1_000 });
-  probePool.on("error", (error) => logger.warn(`idle replica probe connection failed: ${error.message}`));
+  handleClientErrors(probePool, logger, "replica probe");
   const maxLagMs = config.maxLagSeconds * 1000;
   return new ReplicaReads({
     tenantReads,

@@ -32,6 +32,7 @@ import pg from "pg";
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { StatementCounter } from "./connect.js";
 import type { Logger } from "../logger.js";
+import { handleClientErrors } from "./pool-errors.js";
 import { SpanKind, withSpan, withStatementSpan } from "../observability/tracing.js";
 import { replicaOf, routedRead } from "./replica-reads.js";
 import { tenantScopesEnabled, TENANT_ROLE, withTenantScope, type TenantScopeOptions, type TenantTransaction } from "./tenant-scope.js";
@@ -139,7 +140,7 @@ export class TenantReadPool {
       types: { getTypeParser: prismaLikeTypeParser as typeof pg.types.getTypeParser },
     });
     this.logger = options.logger;
-    this.pool.on("error", (error) => this.logger.warn(`idle tenant-read connection failed: ${error.message}`));
+    handleClientErrors(this.pool, this.logger, "tenant-read");
     this.statements = options.statements;
   }
 

@@ -266,4 +266,36 @@ describe("tenant reads", () => {
     expect(await read(first)).toEqual([{ n: 1 }]);
     expect(warnings.lines.filter((message) => message.includes('"test_taken"'))).toHaveLength(usingPostgres ? 1 : 0);
   });
+  it("lives through the server ending a connection it holds between two statements (a failover), and the next read gets a fresh one", async () => {
+    if (!usingPostgres) return; // PGlite has no server to end a connection.
+    const terminate = (pid: number) => db.database.withSession((session) => session.query("SELECT pg_terminate_backend($1::int)", [pid]));
+    // The error arrives on the socket while nobody awaits a statement: only a listener on the
+    // checked-out client stands between it and the process's exit (lib/database/pool-errors.ts).
+    const arrived = async (before: number) => {
+      for (let tries = 0; tries < 100 && warnings.lines.filter((line) => line.includes("connection failed: terminating connection")).length === before; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      return warnings.lines.filter((line) => line.includes("connection failed: terminating connection")).length;
+    };
+    const seen = warnings.lines.filter((line) => line.includes("connection failed: terminating connection")).length;
+    // A tenant read (its own pool), ended between its statements.
+    await expect(
+      withTenantReads(db.database.prisma, "acme", async (reader) => {
+        const [{ pid }] = await reader.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        await terminate(pid);
+        expect(await arrived(seen)).toBe(seen + 1);
+        return reader.$queryRaw`SELECT 1`;
+      }),
+    ).rejects.toThrow();
+    // A transaction on the main pool (Prisma's), ended between its statements.
+    await expect(
+      db.database.prisma.$transaction(async (tx) => {
+        const [{ pid }] = await tx.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        await terminate(pid);
+        expect(await arrived(seen + 1)).toBe(seen + 2);
+        return tx.$queryRaw`SELECT 1`;
+      }),
+    ).rejects.toThrow();
+    // Both pools answer on fresh connections.
+    expect((await hybrid(acme, "deadlock")).hits.length).toBeGreaterThan(0);
+    expect(await db.database.prisma.conversation.count({ where: { organizationId: "acme" } })).toBeGreaterThan(0);
+  });
 });
