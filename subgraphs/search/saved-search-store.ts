@@ -111,7 +111,7 @@ export class SavedSearchStore {
 
   async rename(tenant: TenantContext, id: string, name: string): Promise<SavedSearch> {
     const row = await withDuplicateNameAs("name", name, () =>
-      withNotFoundAs(id, () => this.scoped(tenant, (db) => db.savedSearch.update({ where: { id, organizationId: tenant.organizationId, userId: tenant.userId }, data: { name } }))),
+      withNotFoundAs(id, () => this.scoped(tenant, (db) => db.savedSearch.update({ where: { organizationId_id: { organizationId: tenant.organizationId, id }, userId: tenant.userId }, data: { name } }))),
     );
     return toSavedSearch(row);
   }
@@ -156,7 +156,7 @@ export class SavedSearchStore {
   }
 }
 
-const savedSearchRow = createdEntity<SavedSearchRow>("SavedSearch", (row) => row.id, (tx, id) => tx.savedSearch.findUnique({ where: { id } }));
+const savedSearchRow = createdEntity<SavedSearchRow>("SavedSearch", (row) => row.id, (tx, organizationId, id) => tx.savedSearch.findUnique({ where: { organizationId_id: { organizationId, id } } }));
 
 function toSavedSearch(row: SavedSearchRow): SavedSearch {
   return {

@@ -262,7 +262,7 @@ export class DocumentIndexer implements BackgroundIndexer {
     await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs
       SET last_error = ${reason}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds})
-      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+      WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
     return true;
   }
 
@@ -282,7 +282,7 @@ export class DocumentIndexer implements BackgroundIndexer {
     await this.store.recordProgress(job.organization_id, job.document_id, progress);
     await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
-      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+      WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
   }
 
   private async load(organizationId: string, documentId: string): Promise<DocumentToIndex | null> {
@@ -296,8 +296,8 @@ export class DocumentIndexer implements BackgroundIndexer {
     return this.database.prisma.$queryRaw<ClaimedJob[]>`
       UPDATE document_index_jobs j
       SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1
-      WHERE j.document_id IN (
-        SELECT document_id FROM document_index_jobs
+      WHERE (j.organization_id, j.document_id) IN (
+        SELECT organization_id, document_id FROM document_index_jobs
         WHERE run_after <= clock_timestamp()
         ORDER BY run_after
         LIMIT ${this.batchSize}
@@ -311,13 +311,13 @@ export class DocumentIndexer implements BackgroundIndexer {
     for (const job of jobs) {
       await this.database.prisma.$executeRaw`
         UPDATE document_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0)
-        WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+        WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
     }
   }
 
   private async complete(job: ClaimedJob): Promise<void> {
     await this.database.prisma.$executeRaw`
-      DELETE FROM document_index_jobs WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
+      DELETE FROM document_index_jobs WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz`;
   }
 }
 
