@@ -79,7 +79,7 @@ export const indexingLatencyScenario: Scenario<IndexingLatencyEntry> = {
       await database.prisma.$executeRaw`
         INSERT INTO search_index_jobs (conversation_id, organization_id)
         SELECT id, organization_id FROM conversations WHERE id = ANY(${ids}::uuid[])
-        ON CONFLICT (conversation_id) DO UPDATE SET run_after = clock_timestamp(), attempts = 0, last_error = NULL`;
+        ON CONFLICT (organization_id, conversation_id) DO UPDATE SET run_after = clock_timestamp(), attempts = 0, last_error = NULL`;
       const chunksBefore = await countChunks(database, embedder.model);
       indexer = new ConversationIndexer(database, embedder, new PgVectorStore(database), silentLogger, { batchSize: 16, chunking: chunkingFor(embedder) });
       indexer.start();

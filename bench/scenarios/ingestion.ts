@@ -63,7 +63,7 @@ export const ingestionScenario: Scenario<IngestionEntry> = {
       await database.prisma.$executeRaw`
         INSERT INTO search_index_jobs (conversation_id, organization_id)
         SELECT id, organization_id FROM conversations WHERE id = ANY(${ids}::uuid[])
-        ON CONFLICT (conversation_id) DO UPDATE SET run_after = clock_timestamp(), attempts = 0, last_error = NULL`;
+        ON CONFLICT (organization_id, conversation_id) DO UPDATE SET run_after = clock_timestamp(), attempts = 0, last_error = NULL`;
       const embedder = createEmbedder(benchConfig({ cacheTtlSeconds: 0, embedder: "local" }).search, database);
       const [cacheBefore] = await database.prisma.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM embedding_cache WHERE model = ${embedder.model}`;
       context.log(`  embedding ${ids.length} conversations with ${embedder.model} (about 15 chunks/s on 2 cores)…`);

@@ -144,7 +144,11 @@ function previousTriggerFunction(): string {
   const start = sql.indexOf("CREATE OR REPLACE FUNCTION conversations_after_write_search()");
   const bodyEnd = sql.indexOf("$$;", sql.indexOf("$$", sql.indexOf("$$", start) + 2));
   if (start < 0 || bodyEnd < 0) throw new Error("previous trigger function not found in the keyword_search_at_scale migration");
-  return sql.slice(start, bodyEnd + 3);
+  // The sharding-ready keys (20261203180000) put organization_id in the queue's key, so the old
+  // ON CONFLICT target matches no constraint any more; the enqueue is not what is compared here.
+  const onConflict = "ON CONFLICT (conversation_id)";
+  if (!sql.includes(onConflict)) throw new Error(`the keyword_search_at_scale migration no longer says ${onConflict}: update previousTriggerFunction`);
+  return sql.slice(start, bodyEnd + 3).replace(onConflict, "ON CONFLICT (organization_id, conversation_id)");
 }
 
 export const keywordPruningScenario: Scenario<KeywordPruningEntry> = {

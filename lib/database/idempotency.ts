@@ -47,22 +47,25 @@ export interface WriteOnce {
 /** JSON the database keeps for a key: the created ids, enough to read the answer again. */
 export type Receipt = Record<string, string | string[]>;
 
-/** How a write's result becomes its receipt, and how the receipt becomes the result again. */
+/**
+ * How a write's result becomes its receipt, and how the receipt becomes the result again. The
+ * organization is passed back to `replay` because every entity is keyed by (organization, id).
+ */
 export interface ReceiptFormat<T> {
   of(result: T): Receipt;
-  replay(tx: TenantTransaction, receipt: Receipt): Promise<T>;
+  replay(tx: TenantTransaction, receipt: Receipt, organizationId: string): Promise<T>;
 }
 
 /**
  * The receipt of a write that creates one entity: its id. A retry reads the entity again as it is
  * now; one deleted since is NOT_FOUND, saying so.
  */
-export function createdEntity<T>(what: string, idOf: (result: T) => string, read: (tx: TenantTransaction, id: string) => Promise<T | null>): ReceiptFormat<T> {
+export function createdEntity<T>(what: string, idOf: (result: T) => string, read: (tx: TenantTransaction, organizationId: string, id: string) => Promise<T | null>): ReceiptFormat<T> {
   return {
     of: (result) => ({ id: idOf(result) }),
-    async replay(tx, receipt) {
+    async replay(tx, receipt, organizationId) {
       const id = String(receipt.id);
-      const entity = await read(tx, id);
+      const entity = await read(tx, organizationId, id);
       if (entity === null) throw createdThenDeleted(what, id);
       return entity;
     },
@@ -88,7 +91,7 @@ export async function writeOnce<T>(tx: TenantTransaction, organizationId: string
     return result;
   }
   const earlier = await claimKey(tx, organizationId, claim);
-  if (earlier) return receipts.replay(tx, earlier);
+  if (earlier) return receipts.replay(tx, earlier, organizationId);
   const result = await write();
   await tx.$executeRaw`
     UPDATE idempotency_keys SET receipt = ${JSON.stringify(receipts.of(result))}::jsonb
@@ -109,7 +112,7 @@ export async function earlierAnswer<T>(tx: TenantTransaction, organizationId: st
     WHERE organization_id = ${organizationId} AND key = ${claim.key} AND operation = ${claim.operation} AND expires_at > now()`;
   if (!earlier) return null;
   if (!earlier.receipt || earlier.request_hash !== claim.requestHash) throw idempotencyKeyReused(claim.key, claim.operation);
-  return receipts.replay(tx, earlier.receipt);
+  return receipts.replay(tx, earlier.receipt, organizationId);
 }
 
 /**

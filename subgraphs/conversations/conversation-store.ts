@@ -129,7 +129,7 @@ export class ConversationStore {
         });
         if (messages.length === 0) return conversation;
         await tx.message.createMany({ data: messages.map((message, position) => messageRow(tenant, conversation.id, message, position)) });
-        return tx.conversation.findUniqueOrThrow({ where: { id: conversation.id } });
+        return tx.conversation.findUniqueOrThrow({ where: { organizationId_id: { organizationId: tenant.organizationId, id: conversation.id } } });
       }, createdConversation),
     );
   }
@@ -146,7 +146,7 @@ export class ConversationStore {
   async rename(tenant: TenantContext, id: string, title: string): Promise<Conversation> {
     return this.scoped(tenant, async (tx) => {
       await lockOwnedConversation(tx, tenant, id);
-      return tx.conversation.update({ where: { id }, data: { title } });
+      return tx.conversation.update({ where: { organizationId_id: { organizationId: tenant.organizationId, id } }, data: { title } });
     });
   }
 
@@ -174,7 +174,7 @@ export class ConversationStore {
         const created = await tx.message.createManyAndReturn({
           data: messages.map((message, index) => messageRow(tenant, id, message, locked.message_count + index)),
         });
-        const conversation = await tx.conversation.findUniqueOrThrow({ where: { id } });
+        const conversation = await tx.conversation.findUniqueOrThrow({ where: { organizationId_id: { organizationId: tenant.organizationId, id } } });
         return { conversation, messages: created.sort((a, b) => a.position - b.position) };
       }, appendedMessages),
     );
@@ -183,7 +183,7 @@ export class ConversationStore {
   async softDelete(tenant: TenantContext, id: string): Promise<Date> {
     return this.scoped(tenant, async (tx) => {
       await lockOwnedConversation(tx, tenant, id);
-      const deleted = await tx.conversation.update({ where: { id }, data: { deletedAt: new Date() } });
+      const deleted = await tx.conversation.update({ where: { organizationId_id: { organizationId: tenant.organizationId, id } }, data: { deletedAt: new Date() } });
       return deleted.deletedAt!;
     });
   }
@@ -198,14 +198,14 @@ export interface AppendedMessages {
 
 // Receipts of keyed writes: the created ids. A retry reads the conversation as it is now and the
 // very messages the first call appended (not whatever was appended since).
-const createdConversation = createdEntity<Conversation>("Conversation", (conversation) => conversation.id, (tx, id) => tx.conversation.findUnique({ where: { id } }));
+const createdConversation = createdEntity<Conversation>("Conversation", (conversation) => conversation.id, (tx, organizationId, id) => tx.conversation.findUnique({ where: { organizationId_id: { organizationId, id } } }));
 
 const appendedMessages: ReceiptFormat<AppendedMessages> = {
   of: ({ conversation, messages }) => ({ conversationId: conversation.id, messageIds: messages.map((message) => message.id) }),
-  async replay(tx, receipt) {
+  async replay(tx, receipt, organizationId) {
     const ids = Array.isArray(receipt.messageIds) ? receipt.messageIds : [];
-    const conversation = await tx.conversation.findUniqueOrThrow({ where: { id: String(receipt.conversationId) } });
-    return { conversation, messages: await tx.message.findMany({ where: { id: { in: ids } }, orderBy: { position: "asc" } }) };
+    const conversation = await tx.conversation.findUniqueOrThrow({ where: { organizationId_id: { organizationId, id: String(receipt.conversationId) } } });
+    return { conversation, messages: await tx.message.findMany({ where: { organizationId, id: { in: ids } }, orderBy: { position: "asc" } }) };
   },
 };
 

@@ -104,10 +104,10 @@ export class CreditLedger {
     const credits = roundCredits(Math.max(0, settlement.credits));
     await withTenantScope(this.prisma, tenant.organizationId, async (tx) => {
       await tx.externalCall.update({
-        where: { id: reservation.callId },
+        where: { organizationId_id: { organizationId: tenant.organizationId, id: reservation.callId } },
         data: { status: settlement.status, results: settlement.results, credits, latencyMs: Math.round(settlement.latencyMs), error: settlement.error?.slice(0, 500) ?? null },
       });
-      await tx.creditLedgerEntry.update({ where: { callId: reservation.callId }, data: { credits } });
+      await tx.creditLedgerEntry.update({ where: { organizationId_callId: { organizationId: tenant.organizationId, callId: reservation.callId } }, data: { credits } });
     });
   }
 

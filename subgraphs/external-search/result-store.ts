@@ -124,7 +124,7 @@ export class ExternalResultStore {
         ${unique.map((row) => row.postedAt)}::timestamptz[],
         ${unique.map((row) => row.fetchedAt)}::timestamptz[]
       ) AS r(id, kind, provider, url, title, snippet, position, channel_id, channel_name, author, posted_at, fetched_at)
-      ON CONFLICT (id) DO UPDATE SET
+      ON CONFLICT (organization_id, id) DO UPDATE SET
         title = EXCLUDED.title, snippet = EXCLUDED.snippet, position = EXCLUDED.position,
         fetched_at = EXCLUDED.fetched_at, retrieved_at = now()`);
   }

@@ -269,7 +269,7 @@ export class DocumentStore {
         FOR UPDATE`;
       if (!row || (row.owner_id !== tenant.userId && !(row.team_id !== null && tenant.teamIds.includes(row.team_id)))) throw notFound("Document", id);
       if (row.owner_id !== tenant.userId) throw forbidden(`Only the owner of document ${id} can delete it.`);
-      await tx.document.delete({ where: { id } });
+      await tx.document.delete({ where: { organizationId_id: { organizationId: tenant.organizationId, id } } });
     });
   }
 
@@ -369,8 +369,8 @@ async function ensureMember(tx: TenantTransaction, tenant: TenantContext): Promi
 const createdDocument = createdEntity<CreatedDocument>(
   "Document",
   ({ document }) => document.id,
-  async (tx, id) => {
-    const document = await tx.document.findUnique({ where: { id } });
+  async (tx, organizationId, id) => {
+    const document = await tx.document.findUnique({ where: { organizationId_id: { organizationId, id } } });
     return document && { document, contentExisted: true };
   },
 );

@@ -213,7 +213,7 @@ export class KnowledgeBaseStore {
       const base = await this.writable(tx, tenant, id, "store keys for");
       if (base.backend === "LOCAL") throw badUserInput("id", `knowledge base ${id} is LOCAL: it calls no AWS service, so it takes no AWS keys.`);
       await tx.knowledgeBaseCredentials.upsert({
-        where: { knowledgeBaseId: id },
+        where: { organizationId_knowledgeBaseId: { organizationId: tenant.organizationId, knowledgeBaseId: id } },
         create: { knowledgeBaseId: id, organizationId: tenant.organizationId, sealedSecret },
         update: { sealedSecret, updatedAt: new Date() },
       });
@@ -370,4 +370,4 @@ async function ensureOrganization(tx: TenantTransaction, organizationId: string)
   await tx.$executeRaw`INSERT INTO organizations (id) VALUES (${organizationId}) ON CONFLICT (id) DO NOTHING`;
 }
 
-const createdKnowledgeBase = createdEntity<KnowledgeBase>("KnowledgeBase", (knowledgeBase) => knowledgeBase.id, (tx, id) => tx.knowledgeBase.findUnique({ where: { id } }));
+const createdKnowledgeBase = createdEntity<KnowledgeBase>("KnowledgeBase", (knowledgeBase) => knowledgeBase.id, (tx, organizationId, id) => tx.knowledgeBase.findFirst({ where: { organizationId, id } }));

@@ -106,7 +106,7 @@ export class PassageStore {
         ${unique.map(([, row]) => row.uri)}::text[],
         ${unique.map(([, row]) => row.page)}::int[]
       ) AS p(id, knowledge_base_id, text, uri, page)
-      ON CONFLICT (id) DO UPDATE SET retrieved_at = now()`);
+      ON CONFLICT (organization_id, id) DO UPDATE SET retrieved_at = now()`);
     return ids;
   }
 

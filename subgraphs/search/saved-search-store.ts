@@ -111,7 +111,7 @@ export class SavedSearchStore {
 
   async rename(tenant: TenantContext, id: string, name: string): Promise<SavedSearch> {
     const row = await withDuplicateNameAs("name", name, () =>
-      withNotFoundAs(id, () => this.scoped(tenant, (db) => db.savedSearch.update({ where: { id, organizationId: tenant.organizationId, userId: tenant.userId }, data: { name } }))),
+      withNotFoundAs(id, () => this.scoped(tenant, (db) => db.savedSearch.update({ where: { organizationId_id: { organizationId: tenant.organizationId, id }, userId: tenant.userId }, data: { name } }))),
     );
     return toSavedSearch(row);
   }
@@ -140,11 +140,11 @@ export class SavedSearchStore {
         UPDATE saved_searches AS s
         SET last_hit_keys = ${JSON.stringify(hitKeys)}::jsonb, last_run_at = now()
         FROM (
-          SELECT id, last_hit_keys FROM saved_searches
+          SELECT organization_id, id, last_hit_keys FROM saved_searches
           WHERE id = ${id}::uuid AND organization_id = ${tenant.organizationId} AND user_id = ${tenant.userId}
           FOR UPDATE
         ) AS previous
-        WHERE s.id = previous.id
+        WHERE s.organization_id = previous.organization_id AND s.id = previous.id
         RETURNING s.id::text AS id, s.organization_id AS "organizationId", s.user_id AS "userId", s.name, s.query, s.alpha,
                   s.providers, s.weights, s.created_at AS "createdAt", s.updated_at AS "updatedAt", s.last_run_at AS "lastRunAt",
                   s.last_hit_keys AS "lastHitKeys", previous.last_hit_keys AS "previousHitKeys"`,
@@ -156,7 +156,7 @@ export class SavedSearchStore {
   }
 }
 
-const savedSearchRow = createdEntity<SavedSearchRow>("SavedSearch", (row) => row.id, (tx, id) => tx.savedSearch.findUnique({ where: { id } }));
+const savedSearchRow = createdEntity<SavedSearchRow>("SavedSearch", (row) => row.id, (tx, organizationId, id) => tx.savedSearch.findUnique({ where: { organizationId_id: { organizationId, id } } }));
 
 function toSavedSearch(row: SavedSearchRow): SavedSearch {
   return {

@@ -219,8 +219,8 @@ describe("passages retrieved from remote knowledge bases", () => {
   it("drops passages a day after their last retrieval", async () => {
     const passages = new PassageStore(db.database.prisma);
     const [old] = await passages.upsert(bob, [{ knowledgeBaseId: platformPolicies.id, text: "Old passage", uri: null, page: null }]);
-    await db.database.prisma.knowledgeBasePassage.update({ where: { id: old! }, data: { retrievedAt: new Date(Date.now() - 25 * 3_600_000) } });
+    await db.database.prisma.knowledgeBasePassage.update({ where: { organizationId_id: { organizationId: bob.organizationId, id: old! } }, data: { retrievedAt: new Date(Date.now() - 25 * 3_600_000) } });
     await passages.upsert(bob, [{ knowledgeBaseId: platformPolicies.id, text: "New passage", uri: null, page: null }]);
-    expect(await db.database.prisma.knowledgeBasePassage.findUnique({ where: { id: old! } })).toBeNull();
+    expect(await db.database.prisma.knowledgeBasePassage.findUnique({ where: { organizationId_id: { organizationId: bob.organizationId, id: old! } } })).toBeNull();
   });
 });

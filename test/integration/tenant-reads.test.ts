@@ -279,8 +279,8 @@ describe("tenant reads", () => {
     // A tenant read (its own pool), ended between its statements.
     await expect(
       withTenantReads(db.database.prisma, "acme", async (reader) => {
-        const [{ pid }] = await reader.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-        await terminate(pid);
+        const [held] = await reader.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        await terminate(held!.pid);
         expect(await arrived(seen)).toBe(seen + 1);
         return reader.$queryRaw`SELECT 1`;
       }),
@@ -288,8 +288,8 @@ describe("tenant reads", () => {
     // A transaction on the main pool (Prisma's), ended between its statements.
     await expect(
       db.database.prisma.$transaction(async (tx) => {
-        const [{ pid }] = await tx.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-        await terminate(pid);
+        const [held] = await tx.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+        await terminate(held!.pid);
         expect(await arrived(seen + 1)).toBe(seen + 2);
         return tx.$queryRaw`SELECT 1`;
       }),

@@ -41,8 +41,8 @@ export async function removeDeletedVectors(database: Database, store: VectorStor
     }
     await database.prisma.$executeRaw`
       DELETE FROM vector_deletion_jobs j
-      USING unnest(${rows.map((row) => row.entity_type)}::text[], ${rows.map((row) => row.entity_id)}::uuid[]) AS done(entity_type, entity_id)
-      WHERE j.entity_type = done.entity_type AND j.entity_id = done.entity_id`;
+      USING unnest(${rows.map((row) => row.organization_id)}::text[], ${rows.map((row) => row.entity_type)}::text[], ${rows.map((row) => row.entity_id)}::uuid[]) AS done(organization_id, entity_type, entity_id)
+      WHERE j.organization_id = done.organization_id AND j.entity_type = done.entity_type AND j.entity_id = done.entity_id`;
     removed += rows.length;
     if (rows.length < BATCH_SIZE) break;
   }

@@ -124,7 +124,7 @@ export class ConversationIndexer {
   }
 
   private async indexBatch(jobs: ClaimedJob[]): Promise<number> {
-    const texts = await this.load(jobs.map((job) => job.conversation_id));
+    const texts = await this.load(jobs);
 
     // Every chunk of the batch goes to the embedder in one call: batching is where throughput comes from.
     const plans = jobs.map((job) => {
@@ -196,7 +196,7 @@ export class ConversationIndexer {
     for (const job of jobs) {
       await this.database.prisma.$executeRaw`
         UPDATE search_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0), lease_token = NULL
-        WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+        WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     }
   }
 
@@ -221,7 +221,7 @@ export class ConversationIndexer {
     return async (transaction) => {
       const held = await (transaction ?? this.database.prisma).$queryRaw<unknown[]>`
         SELECT 1 FROM search_index_jobs
-        WHERE conversation_id = ${job.conversation_id}::uuid AND lease_token = ${job.lease_token}::uuid
+        WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND lease_token = ${job.lease_token}::uuid
         FOR KEY SHARE`;
       if (held.length === 0) throw new LeaseLost(`conversation ${job.conversation_id}`);
     };
@@ -231,8 +231,8 @@ export class ConversationIndexer {
     return this.database.prisma.$queryRaw<ClaimedJob[]>`
       UPDATE search_index_jobs j
       SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1, lease_token = ${randomUUID()}::uuid
-      WHERE j.conversation_id IN (
-        SELECT conversation_id FROM search_index_jobs
+      WHERE (j.organization_id, j.conversation_id) IN (
+        SELECT organization_id, conversation_id FROM search_index_jobs
         WHERE run_after <= clock_timestamp()
         ORDER BY run_after
         LIMIT ${this.batchSize}
@@ -242,20 +242,21 @@ export class ConversationIndexer {
   }
 
   /** Titles and the user's and assistant's words; system prompts and tool output are boilerplate that would blur the meaning. */
-  private async load(ids: string[]): Promise<Map<string, ConversationText>> {
+  /** By (organization, id), the conversations' key: jobs of a batch may be of several organizations. */
+  private async load(jobs: readonly ClaimedJob[]): Promise<Map<string, ConversationText>> {
     const rows = await this.database.prisma.$queryRaw<ConversationText[]>`
       SELECT c.id::text AS id, c.title, c.deleted_at IS NOT NULL AS deleted,
              (SELECT string_agg(m.content, E'\n\n' ORDER BY m.position)
-              FROM messages m WHERE m.conversation_id = c.id AND m.role IN ('user', 'assistant')) AS body
-      FROM conversations c
-      WHERE c.id = ANY(${ids}::uuid[])`;
+              FROM messages m WHERE m.organization_id = c.organization_id AND m.conversation_id = c.id AND m.role IN ('user', 'assistant')) AS body
+      FROM unnest(${jobs.map((job) => job.organization_id)}::text[], ${jobs.map((job) => job.conversation_id)}::uuid[]) AS job(organization_id, id)
+      JOIN conversations c ON c.organization_id = job.organization_id AND c.id = job.id`;
     return new Map(rows.map((row) => [row.id, { ...row, body: row.body ?? "" }]));
   }
 
   private async complete(job: ClaimedJob): Promise<void> {
     await this.database.prisma.$executeRaw`
       DELETE FROM search_index_jobs
-      WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+      WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     this.counters.record("indexed");
   }
 
@@ -267,7 +268,7 @@ export class ConversationIndexer {
     await this.database.prisma.$executeRaw`
       UPDATE search_index_jobs
       SET last_error = ${message.slice(0, 2_000)}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds}), lease_token = NULL
-      WHERE conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+      WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
   }
 }
 
@@ -281,6 +282,6 @@ export async function enqueueMissing(database: Database, model: string): Promise
     INSERT INTO search_index_jobs (conversation_id, organization_id)
     SELECT c.id, c.organization_id FROM conversations c
     WHERE c.deleted_at IS NULL
-      AND NOT EXISTS (SELECT 1 FROM embedding_chunks e WHERE e.entity_type = 'conversation' AND e.entity_id = c.id AND e.model = ${model})
-    ON CONFLICT (conversation_id) DO NOTHING`;
+      AND NOT EXISTS (SELECT 1 FROM embedding_chunks e WHERE e.organization_id = c.organization_id AND e.entity_type = 'conversation' AND e.entity_id = c.id AND e.model = ${model})
+    ON CONFLICT (organization_id, conversation_id) DO NOTHING`;
 }

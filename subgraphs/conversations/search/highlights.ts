@@ -54,7 +54,7 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
           FROM messages m
           -- The ids on both sides: the planner then reads the page's conversations by primary key
           -- rather than hashing every conversation of the organization.
-          JOIN conversations c ON c.id = m.conversation_id AND c.id = ANY(${ids}::uuid[]) AND c.organization_id = ${organizationId} AND c.deleted_at IS NULL
+          JOIN conversations c ON c.organization_id = m.organization_id AND c.id = m.conversation_id AND c.id = ANY(${ids}::uuid[]) AND c.organization_id = ${organizationId} AND c.deleted_at IS NULL
           CROSS JOIN query_terms q
           WHERE m.conversation_id = ANY(${ids}::uuid[]) AND m.organization_id = ${organizationId} AND m.position < ${MAX_MESSAGES_SCANNED}::int
         ) w

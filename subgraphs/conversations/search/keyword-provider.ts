@@ -213,7 +213,7 @@ export async function scorePostings(
       LIMIT ${window}
     )
     SELECT r.conversation_id::text AS id, r.score, NULL::text AS term, NULL::boolean AS counted, NULL::text AS typed, NULL::text AS word, NULL::float8 AS boost, c.created_at, c.updated_at, c.user_id
-    FROM ranked r LEFT JOIN conversations c ON c.id = r.conversation_id
+    FROM ranked r LEFT JOIN conversations c ON c.organization_id = ${organizationId} AND c.id = r.conversation_id
     UNION ALL
     SELECT NULL, df, term, was_counted AND df >= ${reportFromDf}::float8, typed, word, boost, NULL, NULL, NULL FROM counted
     WHERE (was_counted AND df >= ${reportFromDf}::float8) OR (typed IS NOT NULL AND df > 0)`,

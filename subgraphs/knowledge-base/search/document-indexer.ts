@@ -278,7 +278,7 @@ export class DocumentIndexer implements BackgroundIndexer {
     await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs
       SET last_error = ${reason}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds}), lease_token = NULL
-      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+      WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     return true;
   }
 
@@ -302,9 +302,9 @@ export class DocumentIndexer implements BackgroundIndexer {
   private async progress(job: ClaimedJob, progress: Parameters<DocumentStore["recordProgress"]>[2], { renewed: alreadyRenewed = false } = {}): Promise<void> {
     const renewed = alreadyRenewed ? 1 : await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
-      WHERE document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
+      WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
     if (renewed === 0) {
-      const document = await this.database.prisma.$queryRaw<unknown[]>`SELECT 1 FROM documents WHERE id = ${job.document_id}::uuid`;
+      const document = await this.database.prisma.$queryRaw<unknown[]>`SELECT 1 FROM documents WHERE organization_id = ${job.organization_id} AND id = ${job.document_id}::uuid`;
       throw document.length > 0 ? new LeaseLost(`document ${job.document_id}`) : new DocumentGone();
     }
     await this.store.recordProgress(job.organization_id, job.document_id, progress);
@@ -320,7 +320,7 @@ export class DocumentIndexer implements BackgroundIndexer {
     return async (transaction) => {
       const held = await (transaction ?? this.database.prisma).$queryRaw<unknown[]>`
         UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
-        WHERE document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid
+        WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid
         RETURNING 1`;
       if (held.length === 0) throw new LeaseLost(`document ${job.document_id}`);
     };
@@ -337,8 +337,8 @@ export class DocumentIndexer implements BackgroundIndexer {
     return this.database.prisma.$queryRaw<ClaimedJob[]>`
       UPDATE document_index_jobs j
       SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1, lease_token = ${randomUUID()}::uuid
-      WHERE j.document_id IN (
-        SELECT document_id FROM document_index_jobs
+      WHERE (j.organization_id, j.document_id) IN (
+        SELECT organization_id, document_id FROM document_index_jobs
         WHERE run_after <= clock_timestamp()
         ORDER BY run_after
         LIMIT ${this.batchSize}
@@ -352,14 +352,14 @@ export class DocumentIndexer implements BackgroundIndexer {
     for (const job of jobs) {
       await this.database.prisma.$executeRaw`
         UPDATE document_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - ${countAttempt ? 0 : 1}, 0), lease_token = NULL
-        WHERE document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
+        WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
     }
   }
 
   private async complete(job: ClaimedJob): Promise<void> {
     const deleted = await this.database.prisma.$executeRaw`
       DELETE FROM document_index_jobs
-      WHERE document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+      WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     // Re-enqueued while this worker held it (the renewals kept pushing its run_after out): due now.
     if (deleted === 0) await this.release([job], { countAttempt: true });
   }

@@ -118,8 +118,8 @@ export class DocumentsKeywordProvider implements SearchProvider {
       )
       SELECT r.chunk_id::text AS id, r.score, NULL::text AS term, NULL::text AS typed, NULL::text AS word, NULL::float8 AS boost, ${DOCUMENT_ATTRIBUTE_COLUMNS}
       FROM ranked r
-      LEFT JOIN document_chunks c ON c.id = r.chunk_id
-      LEFT JOIN documents d ON d.id = c.document_id
+      LEFT JOIN document_chunks c ON c.organization_id = ${organizationId} AND c.id = r.chunk_id
+      LEFT JOIN documents d ON d.organization_id = c.organization_id AND d.id = c.document_id
       UNION ALL
       SELECT NULL, df, term, typed, word, boost, NULL, NULL, NULL, NULL, NULL, NULL FROM terms WHERE typed IS NOT NULL`,
     );
