@@ -21,6 +21,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { redisReady } from "../lib/cache/redis-ready.js";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "../lib/logger.js";
 
@@ -182,18 +183,7 @@ export class SharedGenerations implements WriteGenerations {
 
   /** Whether the connection is up (tests wait for it before counting hits). */
   async ready(timeoutMs = 2_000): Promise<boolean> {
-    if (this.redis.status === "ready") return true;
-    return new Promise((resolve) => {
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.redis.off("ready", onReady);
-        resolve(false);
-      }, timeoutMs);
-      this.redis.once("ready", onReady);
-    });
+    return redisReady(this.redis, timeoutMs);
   }
 
   async close(): Promise<void> {

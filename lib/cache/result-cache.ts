@@ -4,6 +4,7 @@
  * only: when Redis is down or slow, searches run uncached, they never fail.
  */
 import { Redis } from "ioredis";
+import { redisReady } from "./redis-ready.js";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "../logger.js";
 
@@ -102,18 +103,7 @@ export class RedisResultCache implements ResultCache {
    * the cache works either way.
    */
   async connected(timeoutMs: number): Promise<boolean> {
-    if (this.redis.status === "ready") return true;
-    return new Promise((resolve) => {
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.redis.off("ready", onReady);
-        resolve(false);
-      }, timeoutMs);
-      this.redis.once("ready", onReady);
-    });
+    return redisReady(this.redis, timeoutMs);
   }
 
   async close(): Promise<void> {

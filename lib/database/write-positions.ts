@@ -9,6 +9,7 @@
  * smaller one.
  */
 import { Redis } from "ioredis";
+import { redisReady } from "../cache/redis-ready.js";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "../logger.js";
 import type { ReadCaller } from "./read-session.js";
@@ -105,18 +106,7 @@ export class RedisWritePositions implements WritePositions {
 
   /** Whether Redis answers within `timeoutMs` (tests and start-up wait for it; commands are not queued). */
   async ready(timeoutMs: number): Promise<boolean> {
-    if (this.redis.status === "ready") return true;
-    return new Promise((resolve) => {
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.redis.off("ready", onReady);
-        resolve(false);
-      }, timeoutMs);
-      this.redis.once("ready", onReady);
-    });
+    return redisReady(this.redis, timeoutMs);
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,7 @@
 import type { IncomingMessage } from "node:http";
 import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
 import { Redis } from "ioredis";
+import { redisReady } from "../cache/redis-ready.js";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { GraphQLError } from "graphql";
 import type { Logger } from "../logger.js";
@@ -118,15 +119,7 @@ export class RequestRateLimiter {
 
   /** Resolves once the shared store is connected (at once without Redis, or after `timeoutMs` regardless). */
   async ready(timeoutMs = 2_000): Promise<void> {
-    const redis = this.redis;
-    if (!redis || redis.status === "ready") return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      redis.once("ready", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    if (this.redis) await redisReady(this.redis, timeoutMs);
   }
 
   /** Spends `points` of each budget the caller draws on; null when the request may go on. */
