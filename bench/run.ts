@@ -36,6 +36,7 @@ import { suggestionsScenario } from "./scenarios/suggestions.js";
 import { tenantScopeScenario } from "./scenarios/tenant-scope.js";
 import { typoToleranceScenario } from "./scenarios/typo-tolerance.js";
 import { topologyFaultsScenario } from "./scenarios/topology-faults.js";
+import { topologyThroughputScenario } from "./scenarios/topology-throughput.js";
 import { writeSummary } from "./summary.js";
 
 export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
@@ -57,6 +58,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   "typo-tolerance": typoToleranceScenario as unknown as Scenario<EntryBase>,
   defer: deferScenario as unknown as Scenario<EntryBase>,
   "topology-faults": topologyFaultsScenario as unknown as Scenario<EntryBase>,
+  "topology-throughput": topologyThroughputScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

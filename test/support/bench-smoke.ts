@@ -30,9 +30,10 @@ export const SMOKE_GROUPS = {
   latency: ["latency", "ingestion", "indexing", "tenant-scope", "suggestions", "search-facets"],
   features: ["search-features", "defer"],
 } as const satisfies Record<string, readonly ScenarioName[]>;
-// topology-faults starts its own multi-instance topology (real PostgreSQL pair, HAProxy, PgBouncer):
-// test/topology/ runs a short version of it, once per CI run (npm run test:topology).
-export const SLOW_SCENARIOS: readonly ScenarioName[] = ["hostile", "document-ingestion", "mixed-search", "topology-faults"];
+// topology-faults and topology-throughput start their own multi-instance topology (real
+// PostgreSQL pair, HAProxy, PgBouncer): test/topology/ runs a short version of the fault drill,
+// once per CI run (npm run test:topology).
+export const SLOW_SCENARIOS: readonly ScenarioName[] = ["hostile", "document-ingestion", "mixed-search", "topology-faults", "topology-throughput"];
 
 export const smokeDatabase = usingPostgres ? "postgres" : "pglite";
 
