@@ -161,6 +161,32 @@ export async function warmUp(options: LoadOptions, seconds: number): Promise<voi
   if (timed.completed < options.connections) await runLoad({ ...options, amount: options.connections });
 }
 
+/**
+ * Short rounds of one mode pooled into one result (scenarios alternate modes in rounds so drift
+ * on a shared machine hits every mode alike): latencies and per-request figures weighted by
+ * requests, throughput over the total time, errors summed.
+ */
+export function poolRounds(results: readonly LoadResult[]): LoadResult {
+  const completed = results.reduce((total, result) => total + result.completed, 0);
+  const seconds = results.reduce((total, result) => total + result.durationSeconds, 0);
+  const weighted = (pick: (result: LoadResult) => number) => (completed > 0 ? results.reduce((total, result) => total + pick(result) * result.completed, 0) / completed : 0);
+  const first = results[0]!;
+  const errors = { ...first.errors, first: results.map((result) => result.errors.first).find((message) => message !== null) ?? null };
+  for (const result of results.slice(1)) {
+    for (const key of ["connection", "timeouts", "non2xx", "graphql", "degraded", "total"] as const) errors[key] += result.errors[key];
+  }
+  return {
+    ...first,
+    durationSeconds: seconds,
+    completed,
+    requestsPerSecond: seconds > 0 ? completed / seconds : 0,
+    latencyMs: { ...first.latencyMs, p50: weighted((result) => result.latencyMs.p50), p99: weighted((result) => result.latencyMs.p99), mean: weighted((result) => result.latencyMs.mean) },
+    errors,
+    serverCpuMsPerRequest: weighted((result) => result.serverCpuMsPerRequest),
+    hitsPerResponse: weighted((result) => result.hitsPerResponse),
+  };
+}
+
 export function graphqlBody(query: string, variables: Record<string, unknown> = {}): string {
   return JSON.stringify({ query, variables });
 }

@@ -16,7 +16,7 @@
  */
 import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
 import { queryPool } from "../corpus.js";
-import { graphqlBody, runLoad, warmUp, type LoadResult } from "../load.js";
+import { graphqlBody, poolRounds, runLoad, warmUp, type LoadResult } from "../load.js";
 import { databaseLabel, entryHeading, formatCount, formatErrors, formatMs, formatRatio, renderConditions, type EntryBase } from "../report.js";
 import { baseConditions, type Scenario } from "../scenario.js";
 import { benchConfig, benchToken, settle, startBenchSubgraphs } from "../stack.js";
@@ -63,28 +63,6 @@ export interface SearchFeaturesEntry extends EntryBase {
   totalErrors: number;
 }
 
-/** Rounds of one mode pooled: latencies weighted by requests, throughput over the total time. */
-function pool(results: readonly LoadResult[]): LoadResult {
-  const completed = results.reduce((total, result) => total + result.completed, 0);
-  const seconds = results.reduce((total, result) => total + result.durationSeconds, 0);
-  const weighted = (pick: (result: LoadResult) => number) => (completed > 0 ? results.reduce((total, result) => total + pick(result) * result.completed, 0) / completed : 0);
-  const first = results[0]!;
-  const errors = { ...first.errors, first: results.map((result) => result.errors.first).find((message) => message !== null) ?? null };
-  for (const result of results.slice(1)) {
-    for (const key of ["connection", "timeouts", "non2xx", "graphql", "degraded", "total"] as const) errors[key] += result.errors[key];
-  }
-  return {
-    ...first,
-    durationSeconds: seconds,
-    completed,
-    requestsPerSecond: seconds > 0 ? completed / seconds : 0,
-    latencyMs: { ...first.latencyMs, p50: weighted((result) => result.latencyMs.p50), p99: weighted((result) => result.latencyMs.p99), mean: weighted((result) => result.latencyMs.mean) },
-    errors,
-    serverCpuMsPerRequest: weighted((result) => result.serverCpuMsPerRequest),
-    hitsPerResponse: weighted((result) => result.hitsPerResponse),
-  };
-}
-
 export const searchFeaturesScenario: Scenario<SearchFeaturesEntry> = {
   name: "search-features",
   title: "Search features: highlights on a page of hits",
@@ -111,7 +89,7 @@ export const searchFeaturesScenario: Scenario<SearchFeaturesEntry> = {
             await settle(subgraphs, database);
           }
         }
-        return { plain: pool(rounds.plain), features: pool(rounds.features), featuresWithFacets: pool(rounds.featuresWithFacets) };
+        return { plain: poolRounds(rounds.plain), features: poolRounds(rounds.features), featuresWithFacets: poolRounds(rounds.featuresWithFacets) };
       };
       const one = await measured(1);
       const many = await measured(context.options.connections);

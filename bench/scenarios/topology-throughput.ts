@@ -20,7 +20,7 @@ import { renderMarkdownTable } from "../../lib/evaluation/markdown-table.js";
 import { DEMO_ORGANIZATION } from "../../lib/demo-data/organization.js";
 import { signToken } from "../../lib/tenancy/token.js";
 import { startTopology } from "../../deploy/local/topology.js";
-import { graphqlBody, runLoad, warmUp, type LoadResult } from "../load.js";
+import { graphqlBody, poolRounds, runLoad, warmUp, type LoadResult } from "../load.js";
 import { entryHeading, formatMs, formatRatio, renderConditions, type EntryBase } from "../report.js";
 import { baseConditions, type Scenario } from "../scenario.js";
 import { ratio } from "../stats.js";
@@ -53,24 +53,6 @@ export interface TopologyThroughputEntry extends EntryBase {
     secondInstanceUnderLoadP50: number;
   };
   errors: number;
-}
-
-/** Rounds of one mode pooled: latencies weighted by requests, throughput over the total time. */
-function pool(results: readonly LoadResult[]): LoadResult {
-  const completed = results.reduce((total, result) => total + result.completed, 0);
-  const seconds = results.reduce((total, result) => total + result.durationSeconds, 0);
-  const weighted = (pick: (result: LoadResult) => number) => (completed > 0 ? results.reduce((total, result) => total + pick(result) * result.completed, 0) / completed : 0);
-  const first = results[0]!;
-  const errors = { ...first.errors };
-  for (const result of results.slice(1)) for (const key of ["connection", "timeouts", "non2xx", "graphql", "degraded", "total"] as const) errors[key] += result.errors[key];
-  return {
-    ...first,
-    durationSeconds: seconds,
-    completed,
-    requestsPerSecond: seconds > 0 ? completed / seconds : 0,
-    latencyMs: { ...first.latencyMs, p50: weighted((result) => result.latencyMs.p50), p99: weighted((result) => result.latencyMs.p99), mean: weighted((result) => result.latencyMs.mean) },
-    errors,
-  };
 }
 
 export const topologyThroughputScenario: Scenario<TopologyThroughputEntry> = {
@@ -107,7 +89,7 @@ export const topologyThroughputScenario: Scenario<TopologyThroughputEntry> = {
             if (mode === "haproxy2") for (const [server, sessions] of await sessionsOf()) split.set(server, (split.get(server) ?? 0) + sessions - (splitBefore.get(server) ?? 0));
           }
         }
-        return { direct: pool(rounds.direct), haproxy1: pool(rounds.haproxy1), haproxy2: pool(rounds.haproxy2) };
+        return { direct: poolRounds(rounds.direct), haproxy1: poolRounds(rounds.haproxy1), haproxy2: poolRounds(rounds.haproxy2) };
       };
       const one = await measured(1);
       const many = await measured(context.options.connections);
