@@ -136,6 +136,11 @@ export interface ExternalSearchConfig {
   dataforseo: ExternalProviderConfig & { login: string | null; password: string | null; locationCode: number; languageCode: string };
   /** Slack is always an organization's own workspace: no platform token. */
   slack: ExternalProviderConfig;
+  /**
+   * LinkedIn's versioned REST API (`baseUrl` ends in `/rest`): always an organization's own
+   * OAuth token, no platform token. `version` is the `LinkedIn-Version` header (YYYYMM).
+   */
+  linkedin: ExternalProviderConfig & { version: string };
   /** Credits an organization may spend per UTC month unless it has its own budget; null: no cap. */
   defaultMonthlyBudget: number | null;
   /** One attempt's time budget, and the whole call's (retries included). */
@@ -385,6 +390,14 @@ export function loadConfig(env: Env = process.env): Config {
         credits: credits(env, "SLACK_CREDITS", 0),
         cacheTtlSeconds: int(env, "SLACK_CACHE_TTL_SECONDS", 300, 0, 86_400),
       },
+      linkedin: {
+        baseUrl: httpUrl(env, "LINKEDIN_API_URL") ?? "https://api.linkedin.com/rest",
+        version: linkedInVersion(env),
+        // LinkedIn bills nothing, but every call spends the platform's application quota (daily
+        // limits per application and per member), so a call is not free by default.
+        credits: credits(env, "LINKEDIN_CREDITS", 1),
+        cacheTtlSeconds: int(env, "LINKEDIN_CACHE_TTL_SECONDS", 900, 0, 86_400),
+      },
       defaultMonthlyBudget: str(env, "CREDITS_MONTHLY_BUDGET") === undefined ? null : credits(env, "CREDITS_MONTHLY_BUDGET", 0),
       attemptTimeoutMs: int(env, "EXTERNAL_ATTEMPT_TIMEOUT_MS", 4_000, 50, 120_000),
       callTimeoutMs: int(env, "EXTERNAL_CALL_TIMEOUT_MS", 10_000, 50, 300_000),
@@ -521,6 +534,17 @@ function httpUrl(env: Env, name: string): string | null {
   const value = str(env, name);
   if (value === undefined) return null;
   if (!/^https?:\/\/[^\s/]+/.test(value)) throw new ConfigError(name, `must be an http:// or https:// URL, got "${redactUrl(value)}"`);
+  return value;
+}
+
+/**
+ * LinkedIn-Version: a month YYYYMM. LinkedIn serves each version for about a year; the default is
+ * the one this client was written against, and an operator moves it forward after checking
+ * LinkedIn's changelog.
+ */
+function linkedInVersion(env: Env): string {
+  const value = str(env, "LINKEDIN_VERSION") ?? "202611";
+  if (!/^20\d\d(0[1-9]|1[0-2])$/.test(value)) throw new ConfigError("LINKEDIN_VERSION", `must be a LinkedIn API version as YYYYMM, e.g. 202611, got "${value}"`);
   return value;
 }
 

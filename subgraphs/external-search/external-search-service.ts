@@ -12,8 +12,9 @@
  *   7. settlement: the call's record and its ledger row together, at the real price (0 when it
  *      failed; released when it was never sent); a good answer is cached.
  *
- * `webSearch`, `discoverQuestions`, `research` and `slackSearch` (the GraphQL operations) and
- * the unified search's `web.*` and `slack.messages` providers (search.ts) all use it, so a
+ * `webSearch`, `discoverQuestions`, `research`, `slackSearch`, `linkedInOrganization` and
+ * `linkedInPosts` (the GraphQL operations) and the unified search's `web.*`, `slack.messages`
+ * and `linkedin.posts` providers (search.ts) all use it, so a
  * budget, a breaker and a cached answer mean the same wherever a call comes from.
  */
 import { createHash } from "node:crypto";
@@ -25,8 +26,8 @@ import type { Logger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { CreditBudgetSpentError, roundCredits, type CreditLedger, type ExternalProvider } from "./credit-ledger.js";
 import type { CredentialsByProvider, ProviderCredentials } from "./provider-credentials.js";
-import type { DataForSeoApi, PerplexityApi, RelatedQuestion, ResearchAnswer, SerpAnswer, SerperApi, SlackApi, SlackMessageData, WebResultData } from "./providers/types.js";
-import type { ExternalResultStore, StoredSlackMessage, StoredWebResult } from "./result-store.js";
+import type { DataForSeoApi, LinkedInApi, LinkedInOrganizationData, LinkedInPostData, PerplexityApi, RelatedQuestion, ResearchAnswer, SerpAnswer, SerperApi, SlackApi, SlackMessageData, WebResultData } from "./providers/types.js";
+import type { ExternalResultStore, StoredLinkedInOrganization, StoredLinkedInPost, StoredSlackMessage, StoredWebResult } from "./result-store.js";
 
 export const MAX_QUERY_CHARACTERS = 400;
 /** Results asked of a web provider per call: one size, so webSearch, discoverQuestions and the unified search share cached answers. */
@@ -51,6 +52,7 @@ export interface ExternalClients {
   perplexity: PerplexityApi;
   dataforseo: DataForSeoApi;
   slack: SlackApi;
+  linkedin: LinkedInApi;
 }
 
 export interface ExternalSearchDependencies {
@@ -72,6 +74,11 @@ interface CallSpec<P extends ExternalProvider, T> {
   variant: string;
   dryRun: boolean;
   signal?: AbortSignal | undefined;
+  /**
+   * What of the credentials, beyond whose they are, decides the answer (LinkedIn: the page the
+   * stored token reads): part of the cache key, so that changing it never serves the old answer.
+   */
+  scope?(credentials: CredentialsByProvider[P]): string;
   run(credentials: CredentialsByProvider[P], signal: AbortSignal): Promise<T>;
   count(value: T): number;
   /** The real price once the answer is in; default the estimate. */
@@ -91,7 +98,10 @@ export interface WebSearchAnswer {
   dryRun: boolean;
 }
 
-const POLICY_NAME: Record<ExternalProvider, string> = { SERPER: "serper", PERPLEXITY: "perplexity", DATAFORSEO: "dataforseo", SLACK: "slack" };
+const POLICY_NAME: Record<ExternalProvider, string> = { SERPER: "serper", PERPLEXITY: "perplexity", DATAFORSEO: "dataforseo", SLACK: "slack", LINKEDIN: "linkedin" };
+
+/** Which LinkedIn organization to look up: by LinkedIn's numeric id or by its page's vanity name. */
+export type LinkedInOrganizationLookup = { linkedInId: string } | { vanityName: string };
 
 export class ExternalSearchService {
   constructor(private readonly deps: ExternalSearchDependencies) {}
@@ -108,6 +118,8 @@ export class ExternalSearchService {
         return dataforseo.credits;
       case "SLACK":
         return slack.credits;
+      case "LINKEDIN":
+        return this.deps.config.linkedin.credits;
     }
   }
 
@@ -122,7 +134,7 @@ export class ExternalSearchService {
   }
 
   cacheTtlSeconds(provider: ExternalProvider): number {
-    return this.deps.config[POLICY_NAME[provider] as "serper" | "perplexity" | "dataforseo" | "slack"].cacheTtlSeconds;
+    return this.deps.config[POLICY_NAME[provider] as "serper" | "perplexity" | "dataforseo" | "slack" | "linkedin"].cacheTtlSeconds;
   }
 
   /** Organic results of one web provider (also the unified search's web.* providers). */
@@ -204,6 +216,45 @@ export class ExternalSearchService {
     return { messages, ...summary([report], dryRun) };
   }
 
+  /** One LinkedIn organization, by id or vanity name, stored as a LinkedInOrganization entity; null when LinkedIn has none. */
+  async linkedInOrganization(tenant: TenantContext, lookup: LinkedInOrganizationLookup, dryRun: boolean) {
+    const byId = "linkedInId" in lookup;
+    const { report, value } = await this.call<"LINKEDIN", LinkedInOrganizationData | null>(tenant, {
+      provider: "LINKEDIN",
+      operation: "linkedin_organization",
+      // Vanity names are case-insensitive at LinkedIn: one cached answer for every spelling.
+      query: byId ? `id:${lookup.linkedInId}` : `vanityName:${lookup.vanityName.toLowerCase()}`,
+      variant: "v1",
+      dryRun,
+      run: (credentials, signal) =>
+        byId ? this.deps.clients.linkedin.organizationById(lookup.linkedInId, credentials, { signal }) : this.deps.clients.linkedin.organizationByVanityName(lookup.vanityName, credentials, { signal }),
+      count: (organization) => (organization ? 1 : 0),
+    });
+    const organization: StoredLinkedInOrganization | null = value ? await this.deps.results.saveLinkedInOrganization(tenant, value) : null;
+    return { organization, ...summary([report], dryRun) };
+  }
+
+  /**
+   * Published posts of a LinkedIn organization (null: the page stored with the organization's
+   * token), newest first, stored as LinkedInPost entities. Also the unified search's
+   * `linkedin.posts`, which reads the stored page's posts and matches them itself.
+   */
+  async linkedInPosts(tenant: TenantContext, linkedInId: string | null, limit: number, dryRun: boolean, signal?: AbortSignal): Promise<{ posts: StoredLinkedInPost[]; report: CallReport }> {
+    const { report, value } = await this.call<"LINKEDIN", LinkedInPostData[]>(tenant, {
+      provider: "LINKEDIN",
+      operation: "linkedin_posts",
+      query: linkedInId ? `posts of urn:li:organization:${linkedInId}` : "posts of the stored page",
+      variant: `n${limit}`,
+      dryRun,
+      signal,
+      scope: (credentials) => (linkedInId ? "" : credentials.linkedInOrganization),
+      run: (credentials, callSignal) => this.deps.clients.linkedin.organizationPosts(linkedInId ?? credentials.linkedInOrganization, credentials, { signal: callSignal, limit }),
+      count: (posts) => posts.length,
+    });
+    const posts = value ? await this.deps.results.saveLinkedInPosts(tenant, value) : [];
+    return { posts, report };
+  }
+
   // Private: one Serper results page, shared by webSearch, discoverQuestions and web.serper.
   private serp(tenant: TenantContext, query: string, dryRun: boolean, signal?: AbortSignal): Promise<CallResult<SerpAnswer>> {
     return this.call<"SERPER", SerpAnswer>(tenant, {
@@ -237,7 +288,7 @@ export class ExternalSearchService {
     if (!credentials) {
       return { report: report("SKIPPED", notConfigured(spec.provider)), value: null };
     }
-    const cacheKey = this.cacheKey(tenant, spec);
+    const cacheKey = this.cacheKey(tenant, spec, spec.scope?.(credentials) ?? "");
     const ttl = this.cacheTtlSeconds(spec.provider);
     if (ttl > 0) {
       const cached = await this.deps.cache.get(cacheKey);
@@ -290,8 +341,8 @@ export class ExternalSearchService {
     }
   }
 
-  private cacheKey(tenant: TenantContext, spec: CallSpec<ExternalProvider, unknown>): string {
-    const digest = createHash("sha256").update(`${tenant.organizationId}\u0000${spec.query}`).digest("hex").slice(0, 40);
+  private cacheKey(tenant: TenantContext, spec: CallSpec<ExternalProvider, unknown>, scope: string): string {
+    const digest = createHash("sha256").update(`${tenant.organizationId}\u0000${spec.query}${scope ? `\u0000${scope}` : ""}`).digest("hex").slice(0, 40);
     return `external:${spec.provider}:${spec.operation}:${spec.variant}:${digest}`;
   }
 }
@@ -306,6 +357,8 @@ function notConfigured(provider: ExternalProvider): string {
       return "dataforseo is not configured: the platform sets DATAFORSEO_LOGIN and DATAFORSEO_PASSWORD, or your organization stores its login with setExternalProviderCredentials";
     case "SLACK":
       return "slack is not configured: store your organization's Slack user token (search:read) with setExternalProviderCredentials";
+    case "LINKEDIN":
+      return "linkedin is not configured: an admin stores your organization's LinkedIn access token and page id with setExternalProviderCredentials";
   }
 }
 
@@ -354,5 +407,5 @@ function dedupeBy<T>(items: readonly T[], key: (item: T) => string): T[] {
 }
 
 function reviveDates(key: string, value: unknown): unknown {
-  return (key === "fetchedAt" || key === "postedAt") && typeof value === "string" ? new Date(value) : value;
+  return (key === "fetchedAt" || key === "postedAt" || key === "publishedAt") && typeof value === "string" ? new Date(value) : value;
 }

@@ -13,13 +13,14 @@ import { withTenantScope } from "../../lib/database/tenant-scope.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import type { SecretKeyring } from "../../lib/secrets/keyring.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import type { DataForSeoCredentials, PerplexityCredentials, SerperCredentials, SlackCredentials } from "./providers/types.js";
+import type { DataForSeoCredentials, LinkedInCredentials, PerplexityCredentials, SerperCredentials, SlackCredentials } from "./providers/types.js";
 
 export interface CredentialsByProvider {
   SERPER: SerperCredentials;
   PERPLEXITY: PerplexityCredentials;
   DATAFORSEO: DataForSeoCredentials;
   SLACK: SlackCredentials;
+  LINKEDIN: LinkedInCredentials;
 }
 
 export interface CredentialsInput {
@@ -28,6 +29,7 @@ export interface CredentialsInput {
   login?: string | null;
   password?: string | null;
   token?: string | null;
+  linkedInOrganization?: string | null;
 }
 
 export function credentialsContext(organizationId: string, provider: ExternalProvider): string {
@@ -46,24 +48,41 @@ export function validateCredentials(input: CredentialsInput): CredentialsByProvi
     }
     return value;
   };
-  const unused = (names: ("apiKey" | "login" | "password" | "token")[]) => {
+  const unused = (names: ("apiKey" | "login" | "password" | "token" | "linkedInOrganization")[]) => {
     for (const name of names) if (input[name] != null) throw badUserInput(`input.${name}`, `${input.provider} does not take ${name}.`);
   };
   switch (input.provider) {
     case "SERPER":
     case "PERPLEXITY":
-      unused(["login", "password", "token"]);
+      unused(["login", "password", "token", "linkedInOrganization"]);
       return { apiKey: field("apiKey", 8, 256) };
     case "DATAFORSEO":
-      unused(["apiKey", "token"]);
+      unused(["apiKey", "token", "linkedInOrganization"]);
       return { login: field("login", 3, 256), password: field("password", 8, 256) };
     case "SLACK": {
-      unused(["apiKey", "login", "password"]);
+      unused(["apiKey", "login", "password", "linkedInOrganization"]);
       const token = field("token", 16, 512);
       if (!/^xox[pbea]-/.test(token)) throw badUserInput("input.token", "must be a Slack token (xoxp-… for a user token with search:read).");
       return { token };
     }
+    case "LINKEDIN": {
+      unused(["apiKey", "login", "password"]);
+      // LinkedIn's access tokens are opaque and run to several hundred characters.
+      const token = field("token", 16, 4096);
+      return { token, linkedInOrganization: linkedInOrganizationId(input.linkedInOrganization, "input.linkedInOrganization") };
+    }
   }
+}
+
+/**
+ * A LinkedIn organization's numeric id from its digits or its URN (urn:li:organization:N), or
+ * BAD_USER_INPUT naming `field`.
+ */
+export function linkedInOrganizationId(value: string | null | undefined, field: string): string {
+  if (typeof value !== "string" || value.trim() === "") throw badUserInput(field, "LinkedIn needs the id of the organization's page: its number, or urn:li:organization:<number>.");
+  const match = /^(?:urn:li:organization:)?([1-9]\d{0,19})$/.exec(value.trim());
+  if (!match) throw badUserInput(field, `must be a LinkedIn organization id: digits, or urn:li:organization:<digits> (got ${JSON.stringify(value.slice(0, 60))}).`);
+  return match[1]!;
 }
 
 /** How long a process trusts what it last read of an organization's stored keys (another process's change shows within this). */
@@ -150,6 +169,7 @@ export class ProviderCredentials {
       case "DATAFORSEO":
         return dataforseo.login && dataforseo.password ? { login: dataforseo.login, password: dataforseo.password } : null;
       case "SLACK":
+      case "LINKEDIN":
         return null;
     }
   }

@@ -13,6 +13,7 @@ import { CreditLedger } from "./credit-ledger.js";
 import { ExternalSearchService, type ExternalClients } from "./external-search-service.js";
 import { ProviderCredentials } from "./provider-credentials.js";
 import { DataForSeoClient } from "./providers/dataforseo.js";
+import { LinkedInClient } from "./providers/linkedin.js";
 import { PerplexityClient } from "./providers/perplexity.js";
 import { SerperClient } from "./providers/serper.js";
 import { SlackClient } from "./providers/slack.js";
@@ -41,7 +42,7 @@ export function createExternalSearchRuntime({ database, config, logger, clients 
   const credentials = new ProviderCredentials(database.prisma, external, config.secrets.keyring);
   const ledger = new CreditLedger(database.prisma, external.defaultMonthlyBudget);
   const results = new ExternalResultStore(database.prisma);
-  const longestTtl = Math.max(external.serper.cacheTtlSeconds, external.perplexity.cacheTtlSeconds, external.dataforseo.cacheTtlSeconds, external.slack.cacheTtlSeconds);
+  const longestTtl = Math.max(external.serper.cacheTtlSeconds, external.perplexity.cacheTtlSeconds, external.dataforseo.cacheTtlSeconds, external.slack.cacheTtlSeconds, external.linkedin.cacheTtlSeconds);
   const cache = createResultCache({ redisUrl: config.search.redisUrl, redisKeyPrefix: config.search.redisKeyPrefix, ttlSeconds: longestTtl, logger });
   const shared = {
     attemptTimeoutMs: external.attemptTimeoutMs,
@@ -66,6 +67,7 @@ export function createExternalSearchRuntime({ database, config, logger, clients 
       dataforseo: clients.dataforseo ?? new DataForSeoClient({ baseUrl: external.dataforseo.baseUrl, locationCode: external.dataforseo.locationCode, languageCode: external.dataforseo.languageCode }),
       perplexity: clients.perplexity ?? new PerplexityClient({ baseURL: external.perplexity.baseUrl, model: external.perplexity.model }),
       slack: clients.slack ?? new SlackClient({ slackApiUrl: external.slack.baseUrl }),
+      linkedin: clients.linkedin ?? new LinkedInClient({ baseUrl: external.linkedin.baseUrl, version: external.linkedin.version }),
     },
     logger,
   });

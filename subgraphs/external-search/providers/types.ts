@@ -6,7 +6,7 @@
  * caller's (lib/external-apis/policies.ts and the subgraph's credit ledger).
  */
 
-export type ExternalProviderName = "serper" | "perplexity" | "dataforseo" | "slack";
+export type ExternalProviderName = "serper" | "perplexity" | "dataforseo" | "slack" | "linkedin";
 
 /** One web search result. */
 export interface WebResultData {
@@ -58,6 +58,34 @@ export interface SlackMessageData {
   postedAt: Date;
 }
 
+/** A LinkedIn organization (company, school or showcase page), as the Organization Lookup API gives it. */
+export interface LinkedInOrganizationData {
+  /** LinkedIn's numeric id (the N of urn:li:organization:N), as a string. */
+  linkedInId: string;
+  name: string;
+  /** The page's handle in linkedin.com/company/<vanityName>, when it has one. */
+  vanityName: string | null;
+  /** The organization's own website, when it is a safe http(s) URL. */
+  website: string | null;
+  /** Only answered to an administrator of the page's token; null otherwise. */
+  description: string | null;
+}
+
+/** A published post of an organization's page (Posts API). */
+export interface LinkedInPostData {
+  /** urn:li:share:N or urn:li:ugcPost:N. */
+  urn: string;
+  /** The author's organization id (digits), when the author is an organization. */
+  organizationId: string | null;
+  /** The commentary as plain text (LinkedIn's little text format resolved: mentions and hashtags as text). */
+  text: string;
+  /** The title of the article the post shares, when it shares one. */
+  articleTitle: string | null;
+  /** https link to the post on linkedin.com. */
+  url: string;
+  publishedAt: Date;
+}
+
 /** Every client call takes these. */
 export interface CallOptions {
   /** Aborted at the call's deadline or when the request goes away. */
@@ -70,6 +98,8 @@ export interface SerperCredentials { apiKey: string }
 export interface PerplexityCredentials { apiKey: string }
 export interface DataForSeoCredentials { login: string; password: string }
 export interface SlackCredentials { token: string }
+/** An organization's LinkedIn OAuth access token, and the page (organization id) its posts are read from. */
+export interface LinkedInCredentials { token: string; linkedInOrganization: string }
 
 export interface SerperApi {
   search(query: string, credentials: SerperCredentials, options: CallOptions): Promise<SerpAnswer>;
@@ -82,4 +112,12 @@ export interface DataForSeoApi {
 }
 export interface SlackApi {
   searchMessages(query: string, credentials: SlackCredentials, options: CallOptions): Promise<SlackMessageData[]>;
+}
+export interface LinkedInApi {
+  /** The organization with this numeric id; null when LinkedIn has none (404). */
+  organizationById(linkedInId: string, credentials: LinkedInCredentials, options: Pick<CallOptions, "signal">): Promise<LinkedInOrganizationData | null>;
+  /** The organization whose page has this vanity name; null when none has. */
+  organizationByVanityName(vanityName: string, credentials: LinkedInCredentials, options: Pick<CallOptions, "signal">): Promise<LinkedInOrganizationData | null>;
+  /** The organization's published posts, newest first. */
+  organizationPosts(linkedInId: string, credentials: LinkedInCredentials, options: CallOptions): Promise<LinkedInPostData[]>;
 }
