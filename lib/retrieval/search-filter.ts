@@ -15,6 +15,7 @@ export const ITEM_KINDS = {
   KNOWLEDGE_BASE_PASSAGE: "KnowledgeBasePassage",
   WEB_RESULT: "WebResult",
   SLACK_MESSAGE: "SlackMessage",
+  LINKEDIN_POST: "LinkedInPost",
 } as const;
 export type ItemKind = keyof typeof ITEM_KINDS;
 export type ItemTypename = (typeof ITEM_KINDS)[ItemKind];

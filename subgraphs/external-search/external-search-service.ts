@@ -255,6 +255,12 @@ export class ExternalSearchService {
     return { posts, report };
   }
 
+  /** `linkedInPosts` (the GraphQL operation): the posts with the call's summary. */
+  async linkedInPostsResult(tenant: TenantContext, linkedInId: string | null, limit: number, dryRun: boolean) {
+    const { posts, report } = await this.linkedInPosts(tenant, linkedInId, limit, dryRun);
+    return { posts, ...summary([report], dryRun) };
+  }
+
   // Private: one Serper results page, shared by webSearch, discoverQuestions and web.serper.
   private serp(tenant: TenantContext, query: string, dryRun: boolean, signal?: AbortSignal): Promise<CallResult<SerpAnswer>> {
     return this.call<"SERPER", SerpAnswer>(tenant, {

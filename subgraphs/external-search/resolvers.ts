@@ -14,8 +14,8 @@ import type { ProviderPolicies } from "../../lib/external-apis/policies.js";
 import { requireAdmin } from "../../lib/tenancy/roles.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import type { CreditLedger, ExternalProvider } from "./credit-ledger.js";
-import { MAX_QUERY_CHARACTERS, type ExternalSearchService } from "./external-search-service.js";
-import type { CredentialsInput, ProviderCredentials } from "./provider-credentials.js";
+import { MAX_QUERY_CHARACTERS, type ExternalSearchService, type LinkedInOrganizationLookup } from "./external-search-service.js";
+import { linkedInOrganizationId, type CredentialsInput, type ProviderCredentials } from "./provider-credentials.js";
 import { isResultId, type ExternalResultStore, type StoredResult } from "./result-store.js";
 
 export interface ExternalSearchContext extends RequestContext {
@@ -37,7 +37,8 @@ export function createResultLoader(store: ExternalResultStore, tenant: TenantCon
   }, { maxBatchSize: 1000 });
 }
 
-const PROVIDERS: readonly ExternalProvider[] = ["SERPER", "PERPLEXITY", "DATAFORSEO", "SLACK"];
+const PROVIDERS: readonly ExternalProvider[] = ["SERPER", "PERPLEXITY", "DATAFORSEO", "SLACK", "LINKEDIN"];
+const VANITY_NAME = /^[\p{L}\p{N}._-]{1,100}$/u;
 const MAX_REPORT_DAYS = 92;
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -49,6 +50,19 @@ export function externalQuery(raw: string, field = "query"): string {
   if (text.length > MAX_QUERY_CHARACTERS) throw badUserInput(field, `must be at most ${MAX_QUERY_CHARACTERS} characters (got ${text.length}).`);
   if (UNPAIRED_SURROGATE.test(text)) throw badUserInput(field, "must be valid Unicode (it has an unpaired surrogate).");
   return text;
+}
+
+/** `linkedInOrganization`'s arguments: exactly one of id and vanityName, each checked. */
+function linkedInLookup(args: { id?: string | null; vanityName?: string | null }): LinkedInOrganizationLookup {
+  const hasId = args.id != null;
+  const hasVanityName = args.vanityName != null;
+  if (hasId === hasVanityName) throw badUserInput(hasId ? "vanityName" : "id", "give exactly one of `id` and `vanityName`.");
+  if (hasId) return { linkedInId: linkedInOrganizationId(args.id, "id") };
+  const vanityName = args.vanityName!.trim();
+  if (!VANITY_NAME.test(vanityName)) {
+    throw badUserInput("vanityName", `must be a LinkedIn page's vanity name: 1 to 100 letters, digits, ".", "_" or "-", as in linkedin.com/company/<vanityName> (got ${args.vanityName!.length} characters).`);
+  }
+  return { vanityName };
 }
 
 function limitOf(value: number | null | undefined, fallback: number, max: number): number {
@@ -94,6 +108,15 @@ export const resolvers: GraphQLResolverMap<ExternalSearchContext> = {
     },
     slackSearch(_source, args: { query: string; limit?: number | null; dryRun?: boolean | null }, context) {
       return context.service.slackSearch(context.requireTenant(), externalQuery(args.query), limitOf(args.limit, 20, 50), args.dryRun ?? false);
+    },
+    linkedInOrganization(_source, args: { id?: string | null; vanityName?: string | null; dryRun?: boolean | null }, context) {
+      const tenant = context.requireTenant();
+      return context.service.linkedInOrganization(tenant, linkedInLookup(args), args.dryRun ?? false);
+    },
+    linkedInPosts(_source, args: { organization?: string | null; limit?: number | null; dryRun?: boolean | null }, context) {
+      const tenant = context.requireTenant();
+      const organization = args.organization == null ? null : linkedInOrganizationId(args.organization, "organization");
+      return context.service.linkedInPostsResult(tenant, organization, limitOf(args.limit, 20, 100), args.dryRun ?? false);
     },
     async externalProviders(_source, _args, context) {
       const own = await context.credentials.ownProviders(context.requireTenant());
@@ -153,6 +176,27 @@ export const resolvers: GraphQLResolverMap<ExternalSearchContext> = {
       return row?.kind === "WEB" ? row : null;
     },
     provider: (result: { provider: string }) => result.provider.toUpperCase(),
+  },
+
+  LinkedInOrganization: {
+    async __resolveReference(reference: { id?: unknown }, context: ExternalSearchContext) {
+      context.requireTenant();
+      if (typeof reference.id !== "string") throw badUserInput("id", "must be a LinkedInOrganization id string.");
+      if (!isResultId(reference.id)) return null;
+      const row = await context.resultById().load(reference.id);
+      return row?.kind === "LINKEDIN_ORGANIZATION" ? row : null;
+    },
+    pageUrl: (organization: { vanityName: string | null }) => (organization.vanityName ? `https://www.linkedin.com/company/${encodeURIComponent(organization.vanityName)}/` : null),
+  },
+
+  LinkedInPost: {
+    async __resolveReference(reference: { id?: unknown }, context: ExternalSearchContext) {
+      context.requireTenant();
+      if (typeof reference.id !== "string") throw badUserInput("id", "must be a LinkedInPost id string.");
+      if (!isResultId(reference.id)) return null;
+      const row = await context.resultById().load(reference.id);
+      return row?.kind === "LINKEDIN_POST" ? row : null;
+    },
   },
 
   SlackMessage: {

@@ -1,6 +1,7 @@
 /**
- * The external-search subgraph's part in the unified search: `web.serper`, `web.dataforseo` and
- * `slack.messages`, keyword-kind providers whose hits are WebResult and SlackMessage entities.
+ * The external-search subgraph's part in the unified search: `web.serper`, `web.dataforseo`,
+ * `slack.messages` and `linkedin.posts`, keyword-kind providers whose hits are WebResult,
+ * SlackMessage and LinkedInPost entities.
  * Each is one call through ExternalSearchService, so credits, budgets, breakers and the answer
  * cache apply exactly as for `webSearch` and `slackSearch`; a provider that is not configured,
  * whose breaker is open or whose budget is spent is reported SKIPPED with the reason. The search
@@ -11,6 +12,10 @@
  * the sites should the engine ignore the operator; no other field describes a web result, so a
  * search filtered by any other field skips them. Slack's search modifiers work in whole days
  * and by Slack's own user and channel ids, not by our filter's values: Slack applies none.
+ * LinkedIn has no keyword search of posts for third parties: `linkedin.posts` reads the recent
+ * posts of the organization's stored page (one call, cached whatever the query) and ranks them
+ * here by the query's words (PostgreSQL's english lexemes, as highlights match them); it applies
+ * no filter either.
  */
 import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";
@@ -20,9 +25,14 @@ import { MAX_QUERY_CHARACTERS, type CallReport, type ExternalSearchService } fro
 import { externalResultHighlights } from "./highlights.js";
 import { createExternalSearchRuntime, type ExternalSearchRuntimeOptions } from "./runtime.js";
 import { hostMatchesSites, type FilterField } from "../../lib/retrieval/search-filter.js";
+import { runLexeme } from "../../lib/retrieval/english-analyzer.js";
+import { TYPENAME_OF_KIND, type StoredLinkedInPost } from "./result-store.js";
 
 /** Slack messages asked per search (one call; the cache keys on it). */
 const SLACK_MESSAGES_PER_CALL = 20;
+/** Recent LinkedIn posts read per search and matched here (one call whatever the query, so the cache serves every query). */
+export const LINKEDIN_POSTS_PER_CALL = 50;
+const WORD_RUN = /[\p{L}\p{N}]+/gu;
 
 function outcome(report: CallReport): void {
   if (report.status === "SKIPPED") throw new SearchProviderSkippedError(report.reason ?? "skipped", !report.reason?.includes("is not configured"));
@@ -97,6 +107,59 @@ class SlackProvider implements SearchProvider {
   }
 }
 
+class LinkedInPostsProvider implements SearchProvider {
+  readonly name = "linkedin.posts";
+  readonly kind = "KEYWORD" as const;
+  readonly itemTypes = ["LinkedInPost"];
+  readonly filters: readonly FilterField[] = [];
+  readonly latency = "REMOTE" as const;
+  readonly description: string;
+
+  constructor(private readonly service: ExternalSearchService) {
+    this.description = `Recent posts of your organization's LinkedIn page that match (read with your organization's token, ${service.estimate("LINKEDIN")} credits per uncached read; LinkedIn offers no keyword search, so the words are matched here).`;
+  }
+
+  async search({ tenant, query, window, signal }: ProviderRequest): Promise<ProviderHit[]> {
+    tooLong(query);
+    const { posts, report } = await this.service.linkedInPosts(tenant, null, LINKEDIN_POSTS_PER_CALL, false, signal);
+    outcome(report);
+    return rankPostsByWords(posts, query)
+      .slice(0, window)
+      .map(({ post, score }) => ({ ref: { typename: "LinkedInPost", id: post.id }, nativeScore: score }));
+  }
+}
+
+/** Lexemes of a text's runs of letters and digits, with their counts (stop words dropped). */
+function lexemeCounts(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const [run] of text.matchAll(WORD_RUN)) {
+    const lexeme = runLexeme(run);
+    if (lexeme) counts.set(lexeme, (counts.get(lexeme) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * Posts that share a word with the query, best first: each query lexeme a post holds adds
+ * 1 + ln(its count), so more of the query's words beat one word repeated; ties go to the newer
+ * post. A post with none of the words is no hit.
+ */
+export function rankPostsByWords(posts: readonly StoredLinkedInPost[], query: string): { post: StoredLinkedInPost; score: number }[] {
+  const wanted = [...lexemeCounts(query).keys()];
+  if (wanted.length === 0) return [];
+  const ranked: { post: StoredLinkedInPost; score: number }[] = [];
+  for (const post of posts) {
+    const counts = lexemeCounts(`${post.articleTitle ?? ""} ${post.text}`);
+    let score = 0;
+    for (const lexeme of wanted) {
+      const count = counts.get(lexeme) ?? 0;
+      if (count > 0) score += 1 + Math.log(count);
+    }
+    if (score > 0) ranked.push({ post, score });
+  }
+  return ranked.sort((a, b) => b.score - a.score || b.post.publishedAt.getTime() - a.post.publishedAt.getTime());
+}
+
 export type ExternalSearchDomain = DomainSearch;
 
 export function externalSearch(dependencies: ExternalSearchRuntimeOptions & { database: Database; config: Config; logger: Logger }): ExternalSearchDomain {
@@ -104,12 +167,12 @@ export function externalSearch(dependencies: ExternalSearchRuntimeOptions & { da
   const { service, results } = runtime;
   return {
     domain: "external-search",
-    providers: [new WebProvider(service, "SERPER"), new WebProvider(service, "DATAFORSEO"), new SlackProvider(service)],
+    providers: [new WebProvider(service, "SERPER"), new WebProvider(service, "DATAFORSEO"), new SlackProvider(service), new LinkedInPostsProvider(service)],
     async liveEntities(tenant, refs) {
-      const ids = refs.filter((ref) => ref.typename === "WebResult" || ref.typename === "SlackMessage").map((ref) => ref.id);
+      const ids = refs.filter((ref) => ref.typename === "WebResult" || ref.typename === "SlackMessage" || ref.typename === "LinkedInPost").map((ref) => ref.id);
       if (ids.length === 0) return new Set();
       const rows = await results.findByIds(tenant, ids);
-      return new Set(rows.map((row) => `${row.kind === "WEB" ? "WebResult" : "SlackMessage"}:${row.id}`));
+      return new Set(rows.map((row) => `${TYPENAME_OF_KIND[row.kind]}:${row.id}`));
     },
     highlights: (tenant, refs, query, options) => externalResultHighlights(dependencies.database.prisma, tenant, refs, query, options),
     close: () => runtime.close(),

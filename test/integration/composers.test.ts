@@ -37,7 +37,7 @@ describe("supergraph.yaml", () => {
     const api = printApiSchema(apollo.apiSchema!);
     // Spot checks that the comparison compares what clients see, not an empty schema.
     expect(api).toContain("search(");
-    expect(api).toContain("union SearchItem = Conversation | DocumentChunk | KnowledgeBasePassage | SlackMessage | WebResult");
+    expect(api).toContain("union SearchItem = Conversation | DocumentChunk | KnowledgeBasePassage | LinkedInPost | SlackMessage | WebResult");
     expect(api).toContain('"""Title shown in lists, 1 to 500 characters."""');
     expect(api).not.toMatch(/@join__|@link|_entities|_service/);
   });
