@@ -44,7 +44,7 @@ describe("searches over every provider", () => {
       expect((providers as { name: string; status: string }[]).filter((provider) => provider.status !== "OK" && provider.status !== "SKIPPED")).toEqual([]);
     }
     const statuses = (reports as { name: string; status: string }[][]).flat();
-    for (const name of ["web.serper", "web.dataforseo", "slack.messages", "knowledge-bases", "conversations.keyword", "conversations.semantic"]) expect(statuses.some((provider) => provider.name === name && provider.status === "OK")).toBe(true);
+    for (const name of ["web.serper", "web.dataforseo", "slack.messages", "linkedin.posts", "knowledge-bases", "conversations.keyword", "conversations.semantic"]) expect(statuses.some((provider) => provider.name === name && provider.status === "OK")).toBe(true);
     const piles = warnings.filter((warning) => warning.name === "MaxListenersExceededWarning");
     expect(piles.map((warning) => warning.stack)).toEqual([]);
   }, 300_000);

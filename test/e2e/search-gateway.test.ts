@@ -70,6 +70,7 @@ describe("search through the gateway", () => {
       ["web.serper", "SKIPPED"],
       ["web.dataforseo", "SKIPPED"],
       ["slack.messages", "SKIPPED"],
+      ["linkedin.posts", "SKIPPED"],
     ]);
     expect(result.pageInfo.hasNextPage).toBe(true);
   });

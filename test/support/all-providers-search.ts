@@ -10,6 +10,7 @@ import { startStack } from "../../app/stack.js";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { DataForSeoStandIn } from "./external/dataforseo-stand-in.js";
+import { LinkedInStandIn } from "./external/linkedin-stand-in.js";
 import { PerplexityStandIn } from "./external/perplexity-stand-in.js";
 import { SerperStandIn } from "./external/serper-stand-in.js";
 import { SlackStandIn } from "./external/slack-stand-in.js";
@@ -22,9 +23,11 @@ process.on("warning", (warning) => void warnings.push({ name: warning.name, mess
 
 const SLACK_TOKEN = "xoxp-1234567890-abort-user-token";
 const PERPLEXITY_KEY = "pplx-abort-key-0123456789";
+const LINKEDIN_TOKEN = "AQV-abort-linkedin-token-0123456789";
 const SEARCH = `query AllProviders($input: SearchInput!) { search(input: $input) { hits { score } providers { name status error } } }`;
 
-const [serper, dataforseo, perplexity, slack] = await Promise.all([SerperStandIn.start(), DataForSeoStandIn.start(), PerplexityStandIn.start(), SlackStandIn.start()]);
+const [serper, dataforseo, perplexity, slack, linkedin] = await Promise.all([SerperStandIn.start(), DataForSeoStandIn.start(), PerplexityStandIn.start(), SlackStandIn.start(), LinkedInStandIn.start()]);
+linkedin.tokens.set(LINKEDIN_TOKEN, new Set(["10001"]));
 perplexity.apiKeys.add(PERPLEXITY_KEY);
 slack.userTokens.add(SLACK_TOKEN);
 const db = await createTestDatabase();
@@ -35,7 +38,7 @@ const config = loadConfig({
   SERPER_API_KEY: serper.apiKey, SERPER_BASE_URL: serper.baseUrl,
   DATAFORSEO_LOGIN: dataforseo.login, DATAFORSEO_PASSWORD: dataforseo.password, DATAFORSEO_BASE_URL: dataforseo.baseUrl,
   PERPLEXITY_API_KEY: PERPLEXITY_KEY, PERPLEXITY_BASE_URL: perplexity.baseURL,
-  SLACK_API_URL: slack.slackApiUrl,
+  SLACK_API_URL: slack.slackApiUrl, LINKEDIN_API_URL: linkedin.baseUrl,
   // Generous: twelve searches at once on a busy machine must not time out a provider or the
   // gateway's call to the search subgraph (PGlite serializes their statements), so that
   // every provider really runs (and adds whatever listeners it adds).
@@ -46,6 +49,7 @@ const reports: unknown[] = [];
 try {
   const token = await tokenFor("org-abort", "ada", ["support"], "admin");
   await graphql(stack.gateway.url, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { configured } }`, { input: { provider: "SLACK", token: SLACK_TOKEN } }, { token });
+  await graphql(stack.gateway.url, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { configured } }`, { input: { provider: "LINKEDIN", token: LINKEDIN_TOKEN, linkedInOrganization: "10001" } }, { token });
   await graphql(stack.gateway.url, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, {
     input: { title: "Descaling the espresso machine", messages: [{ role: "USER", content: "How do I descale the espresso machine with citric acid?" }] },
   }, { token });
@@ -62,7 +66,7 @@ try {
 } finally {
   await stack.stop();
   await db.dispose();
-  await Promise.all([serper.close(), dataforseo.close(), perplexity.close(), slack.close()]);
+  await Promise.all([serper.close(), dataforseo.close(), perplexity.close(), slack.close(), linkedin.close()]);
 }
 process.stdout.write(`${JSON.stringify({ warnings: warnings.filter((w) => w.name !== "ExperimentalWarning"), reports })}\n`);
 process.exit(0);
