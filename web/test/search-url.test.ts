@@ -19,7 +19,7 @@ describe("the search page's URL", () => {
   });
 
   it("round-trips what it writes, for any search the page can make (property)", () => {
-    const kind = fc.constantFrom("CONVERSATION", "DOCUMENT_CHUNK", "KNOWLEDGE_BASE_PASSAGE", "WEB_RESULT", "SLACK_MESSAGE" as const);
+    const kind = fc.constantFrom("CONVERSATION", "DOCUMENT_CHUNK", "KNOWLEDGE_BASE_PASSAGE", "WEB_RESULT", "SLACK_MESSAGE", "LINKEDIN_POST" as const);
     const value = fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }).filter((text) => !/[\u0000-\u001f\u007f]/.test(text));
     const search = fc.record({
       query: fc.string({ unit: "grapheme", maxLength: 60 }).map((text) => text.trim()),

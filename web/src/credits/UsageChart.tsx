@@ -14,6 +14,7 @@ const PROVIDER_COLOUR: Record<string, string> = {
   DATAFORSEO: "#b3261e",
   PERPLEXITY: "#1a7f37",
   SLACK: "#7b3fa0",
+  LINKEDIN: "#005f73",
 };
 const FALLBACK_COLOURS = ["#8a4b08", "#005f73", "#57606a"];
 

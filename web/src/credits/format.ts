@@ -11,6 +11,7 @@ export const PROVIDER_LABEL: Record<string, string> = {
   DATAFORSEO: "DataForSEO",
   PERPLEXITY: "Perplexity",
   SLACK: "Slack",
+  LINKEDIN: "LinkedIn",
 };
 
 export function providerLabel(provider: string): string {

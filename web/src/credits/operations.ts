@@ -8,7 +8,7 @@
 import { gql } from "@apollo/client";
 import type { TypedDocumentNode } from "@apollo/client";
 
-export type ExternalProvider = "SERPER" | "PERPLEXITY" | "DATAFORSEO" | "SLACK";
+export type ExternalProvider = "SERPER" | "PERPLEXITY" | "DATAFORSEO" | "SLACK" | "LINKEDIN";
 
 export interface CreditUsage {
   day: string;

@@ -24,6 +24,8 @@ function HitTitle({ item }: { item: HitItem | null }) {
       return item.permalink ? <ExternalLink href={item.permalink}>{`Slack #${item.channelName ?? "message"}`}</ExternalLink> : <span>{`Slack #${item.channelName ?? "message"}`}</span>;
     case "KnowledgeBasePassage":
       return <span>{item.uri ?? "Knowledge base passage"}</span>;
+    case "LinkedInPost":
+      return <ExternalLink href={item.url}>LinkedIn post</ExternalLink>;
   }
 }
 
@@ -44,6 +46,7 @@ const KIND: Record<HitItem["__typename"], string> = {
   KnowledgeBasePassage: "Knowledge base",
   WebResult: "Web",
   SlackMessage: "Slack",
+  LinkedInPost: "LinkedIn",
 };
 
 /** A hit's identity across the two lists of a run (`result.hits` and `newHits`). */

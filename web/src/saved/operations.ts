@@ -100,7 +100,8 @@ export type HitItem =
   | { __typename: "DocumentChunk"; id: string; headingPath: string[]; document: { id: string; fileName: string } }
   | { __typename: "KnowledgeBasePassage"; id: string; uri: string | null }
   | { __typename: "WebResult"; id: string; url: string; title: string }
-  | { __typename: "SlackMessage"; id: string; channelName: string | null; permalink: string | null };
+  | { __typename: "SlackMessage"; id: string; channelName: string | null; permalink: string | null }
+  | { __typename: "LinkedInPost"; id: string; url: string };
 
 export interface RunHit {
   score: number;
@@ -146,6 +147,10 @@ const RUN_HIT_FIELDS = gql`
         id
         channelName
         permalink
+      }
+      ... on LinkedInPost {
+        id
+        url
       }
     }
     highlights(limit: 1) {

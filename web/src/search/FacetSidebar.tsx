@@ -15,6 +15,7 @@ export const KIND_LABELS: Record<SearchItemKind, string> = {
   KNOWLEDGE_BASE_PASSAGE: "Knowledge base passages",
   WEB_RESULT: "Web results",
   SLACK_MESSAGE: "Slack messages",
+  LINKEDIN_POST: "LinkedIn posts",
 };
 
 export interface FacetSidebarProps {

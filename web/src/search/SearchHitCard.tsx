@@ -19,6 +19,7 @@ const KINDS: Record<KindName, { label: string; icon: string }> = {
   KnowledgeBasePassage: { label: "Knowledge base", icon: "M2 2h4v12H2zM7 2h3v12H7zM11 3l3 1-2 10-3-1" },
   WebResult: { label: "Web", icon: "M8 1a7 7 0 1 0 0 14A7 7 0 1 0 8 1M1 8h14M8 1c-3 3-3 11 0 14M8 1c3 3 3 11 0 14" },
   SlackMessage: { label: "Slack", icon: "M6 1 4 15M12 1l-2 14M1 5h14M1 11h14" },
+  LinkedInPost: { label: "LinkedIn", icon: "M2 2h12v12H2zM5 7v5M5 4.5v.5M8 12V7M8 9c0-2 3-2.5 3 0v3" },
 };
 
 function KindIcon({ path }: { path: string }) {
@@ -95,6 +96,18 @@ function Title({ hit, query }: { hit: SearchHit & { item: SearchItem }; query: s
       const permalink = webLink(item.permalink);
       return permalink ? (
         <a href={permalink} target="_blank" rel="noopener noreferrer">
+          {label}
+          <span className="visually-hidden"> (opens in a new tab)</span>
+        </a>
+      ) : (
+        <span>{label}</span>
+      );
+    }
+    case "LinkedInPost": {
+      const label = `LinkedIn post${item.articleTitle ? ` · ${item.articleTitle}` : ""} · ${item.publishedAt.slice(0, 10)}`;
+      const url = webLink(item.url);
+      return url ? (
+        <a href={url} target="_blank" rel="noopener noreferrer">
           {label}
           <span className="visually-hidden"> (opens in a new tab)</span>
         </a>

@@ -45,6 +45,12 @@ const SEARCH_RESULT_FIELDS = gql`
           channelName
           permalink
         }
+        ... on LinkedInPost {
+          id
+          url
+          articleTitle
+          publishedAt
+        }
       }
       highlights(limit: 3) {
         text
@@ -99,7 +105,7 @@ const SEARCH_RESULT_FIELDS = gql`
   }
 `;
 
-export type SearchItemKind = "CONVERSATION" | "DOCUMENT_CHUNK" | "KNOWLEDGE_BASE_PASSAGE" | "WEB_RESULT" | "SLACK_MESSAGE";
+export type SearchItemKind = "CONVERSATION" | "DOCUMENT_CHUNK" | "KNOWLEDGE_BASE_PASSAGE" | "WEB_RESULT" | "SLACK_MESSAGE" | "LINKEDIN_POST";
 export type ProviderStatus = "OK" | "TIMEOUT" | "ERROR" | "SKIPPED";
 
 export interface TextRange {
@@ -121,7 +127,8 @@ export type SearchItem =
   | { __typename: "DocumentChunk"; id: string; headingPath: string[]; page: number | null; document: { id: string; fileName: string } }
   | { __typename: "KnowledgeBasePassage"; id: string; uri: string | null; page: number | null; knowledgeBase: { id: string; name: string } | null }
   | { __typename: "WebResult"; id: string; title: string; url: string }
-  | { __typename: "SlackMessage"; id: string; author: string | null; channelName: string | null; permalink: string | null };
+  | { __typename: "SlackMessage"; id: string; author: string | null; channelName: string | null; permalink: string | null }
+  | { __typename: "LinkedInPost"; id: string; url: string; articleTitle: string | null; publishedAt: string };
 
 export interface SearchHit {
   score: number;

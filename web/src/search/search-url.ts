@@ -8,7 +8,7 @@ import type { SearchInput, SearchItemKind } from "./operations";
 
 export const PAGE_SIZE = 20;
 
-const KINDS: readonly SearchItemKind[] = ["CONVERSATION", "DOCUMENT_CHUNK", "KNOWLEDGE_BASE_PASSAGE", "WEB_RESULT", "SLACK_MESSAGE"];
+const KINDS: readonly SearchItemKind[] = ["CONVERSATION", "DOCUMENT_CHUNK", "KNOWLEDGE_BASE_PASSAGE", "WEB_RESULT", "SLACK_MESSAGE", "LINKEDIN_POST"];
 
 export interface SearchFilters {
   kinds: SearchItemKind[];
