@@ -24,7 +24,7 @@ export function researchPrompt(args: Record<string, string> | undefined): GetPro
     `Research this question and answer it with citations: ${question}`,
     "",
     "Work through the context-search tools in this order:",
-    "1. `search` with the question (leave alpha out for the deployment's default; try alpha 0.9 for exact names, error codes or identifiers). Each hit names its type (Conversation, DocumentChunk, KnowledgeBasePassage, WebResult, SlackMessage) and the id to open it with.",
+    "1. `search` with the question (leave alpha out for the deployment's default; try alpha 0.9 for exact names, error codes or identifiers). Each hit names its type (Conversation, DocumentChunk, KnowledgeBasePassage, WebResult, SlackMessage, LinkedInPost) and the id to open it with.",
     "2. Open the two or three best hits: `get_conversation` with a Conversation's id, `get_document` with a DocumentChunk's `document.id`. Both page long content: pass the `after` cursor the answer gives you for the next page instead of asking for everything at once.",
     "3. For curated knowledge, `query_knowledge_base` searches the passages of the caller's documents; `query_platform_knowledge` asks the knowledge bases mapped to a capability (e.g. `billing-support`).",
     allowWeb

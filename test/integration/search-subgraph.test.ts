@@ -233,7 +233,7 @@ describe("hybrid search", () => {
     const row = await db.database.prisma.searchQuery.findFirst({ where: { query: "query log check" } });
     expect(row).toMatchObject({ organizationId: "acme", userId: "ann", alpha: 0.5, cacheHit: false });
     // The external providers are not configured in this test: SKIPPED, the others OK.
-    expect((row!.providers as { name: string; status: string }[]).map((p) => p.status)).toEqual(["OK", "OK", "OK", "OK", "OK", "SKIPPED", "SKIPPED", "SKIPPED"]);
+    expect((row!.providers as { name: string; status: string }[]).map((p) => p.status)).toEqual(["OK", "OK", "OK", "OK", "OK", "SKIPPED", "SKIPPED", "SKIPPED", "SKIPPED"]);
   });
 });
 
