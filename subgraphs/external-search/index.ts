@@ -1,7 +1,9 @@
 /**
- * The external-search subgraph: owns WebResult and SlackMessage, and the operations over paid,
- * rate-limited APIs: `webSearch` (Serper, DataForSEO), `discoverQuestions` (Serper's people also
- * ask and related searches), `research` (Perplexity) and `slackSearch` (the organization's Slack),
+ * The external-search subgraph: owns WebResult, SlackMessage, LinkedInOrganization and
+ * LinkedInPost, and the operations over paid, rate-limited APIs: `webSearch` (Serper,
+ * DataForSEO), `discoverQuestions` (Serper's people also ask and related searches), `research`
+ * (Perplexity), `slackSearch` (the organization's Slack) and `linkedInOrganization` /
+ * `linkedInPosts` (the organization's LinkedIn page, providers/linkedin.ts),
  * with credits, budgets and dry runs (`credits`, `externalProviders`). Its contract is
  * schema.graphql beside this file; its part in the unified search is ./search.ts.
  */
