@@ -8,6 +8,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { ExternalApiError } from "../../lib/external-apis/errors.js";
 import { ProviderPolicies } from "../../lib/external-apis/policies.js";
+import { loadConfig } from "../../lib/config.js";
+import { validateCredentials } from "../../subgraphs/external-search/provider-credentials.js";
+import { rankPostsByWords } from "../../subgraphs/external-search/search.js";
 import { LinkedInClient, littleTextToText } from "../../subgraphs/external-search/providers/linkedin.js";
 import { LinkedInStandIn } from "../support/external/linkedin-stand-in.js";
 
@@ -165,5 +168,28 @@ describe("LinkedIn's little text format", () => {
     expect(littleTextToText("Hi @[Jane \\(PM\\)](urn:li:person:abc123) {hashtag|\\#|Coffee} 2 \\* 3 \\\\ done")).toBe("Hi @Jane (PM) #Coffee 2 * 3 \\ done");
     expect(littleTextToText("plain [text](not a urn)")).toBe("plain [text](not a urn)");
     expect(littleTextToText(42)).toBe("");
+  });
+});
+
+describe("LinkedIn settings, credentials and matching", () => {
+  it("reads LINKEDIN_VERSION as YYYYMM and names the variable when it is not", () => {
+    expect(loadConfig({}).externalSearch.linkedin).toMatchObject({ baseUrl: "https://api.linkedin.com/rest", version: "202611", credits: 1, cacheTtlSeconds: 900 });
+    expect(loadConfig({ LINKEDIN_VERSION: "202701" }).externalSearch.linkedin.version).toBe("202701");
+    expect(() => loadConfig({ LINKEDIN_VERSION: "2026-11" })).toThrow(/LINKEDIN_VERSION/);
+    expect(() => loadConfig({ LINKEDIN_VERSION: "202613" })).toThrow(/LINKEDIN_VERSION/);
+  });
+
+  it("stores a token with the page's numeric id, from digits or a URN, and nothing else", () => {
+    expect(validateCredentials({ provider: "LINKEDIN", token: ADMIN_TOKEN, linkedInOrganization: "urn:li:organization:10001" })).toEqual({ token: ADMIN_TOKEN, linkedInOrganization: "10001" });
+    expect(() => validateCredentials({ provider: "LINKEDIN", token: ADMIN_TOKEN, linkedInOrganization: "urn:li:person:10001" })).toThrow(/linkedInOrganization|LinkedIn organization id/);
+    expect(() => validateCredentials({ provider: "LINKEDIN", token: "has a space in it 0123456789", linkedInOrganization: "1" })).toThrow(/printable/);
+    expect(() => validateCredentials({ provider: "SLACK", token: "xoxp-0123456789abcdef", linkedInOrganization: "1" })).toThrow(/does not take linkedInOrganization/);
+  });
+
+  it("ranks posts by how many of the query's words (stemmed) they hold, then the newer first; posts without any are no hits", () => {
+    const post = (id: string, text: string, day: number) => ({ id, urn: `urn:li:share:${day}`, organizationId: "1", text, articleTitle: null, url: "https://www.linkedin.com/", publishedAt: new Date(Date.UTC(2026, 10, day)) });
+    const posts = [post("a", "Espresso news", 1), post("b", "Descaling the espresso machines", 2), post("c", "The grinder", 3), post("d", "espresso espresso", 4)];
+    expect(rankPostsByWords(posts, "descale espresso machine").map(({ post }) => post.id)).toEqual(["b", "d", "a"]);
+    expect(rankPostsByWords(posts, "the of and")).toEqual([]);
   });
 });
