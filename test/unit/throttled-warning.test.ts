@@ -8,7 +8,9 @@ import { throttledWarning } from "../../lib/logger.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
 describe("throttledWarning", () => {
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it("logs the first warning, drops repeats for the interval, then logs again", () => {
     jest.useFakeTimers({ now: 1_000_000 });
