@@ -14,9 +14,10 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import type pg from "pg";
 
+/** Kernel clock ticks per second (getconf CLK_TCK; 100 when it cannot be read): the unit of /proc CPU times. */
 let ticksPerSecond: number | null = null;
 
-function clockTicks(): number {
+export function clockTicks(): number {
   if (ticksPerSecond !== null) return ticksPerSecond;
   try {
     const value = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());

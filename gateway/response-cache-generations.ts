@@ -23,7 +23,7 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { redisReady } from "../lib/cache/redis-ready.js";
 import { LRUCache } from "lru-cache";
-import type { Logger } from "../lib/logger.js";
+import { throttledWarning, type Logger } from "../lib/logger.js";
 
 export interface WriteGenerations {
   /** The organization's generation now, or null when it cannot be known (then the cache is not used). */
@@ -86,7 +86,6 @@ const READ_TIMEOUT_MS = 100;
 const PAUSE_AFTER_FAILURE_MS = 1_000;
 /** Organizations whose advance failed, remembered to be advanced once Redis answers again. */
 const MAX_PENDING_ADVANCES = 10_000;
-const WARNING_INTERVAL_MS = 30_000;
 
 /**
  * Reads `epoch.generation`. The epoch is a random id the first reader after Redis lost its data
@@ -122,7 +121,7 @@ interface GenerationCommands {
 export class SharedGenerations implements WriteGenerations {
   private readonly redis: Redis & GenerationCommands;
   private pausedUntil = 0;
-  private lastWarning = 0;
+  private readonly warnOutage: (message: string) => void;
   private readonly pending = new Set<string>();
   /** How long a generation key outlives its last write: the answers' TTL, plus the longest a request that read the old generation may still be running. */
   private readonly keepMs: number;
@@ -136,9 +135,10 @@ export class SharedGenerations implements WriteGenerations {
     url: string,
     private readonly keyPrefix: string,
     ttlSeconds: number,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly onUnreliable: () => void,
   ) {
+    this.warnOutage = throttledWarning(logger);
     this.keepMs = (2 * Math.max(1, ttlSeconds) + 60) * 1000;
     this.redis = new Redis(url, {
       // Fail at once while disconnected rather than queue: a search must not wait for Redis.
@@ -200,9 +200,6 @@ export class SharedGenerations implements WriteGenerations {
   private failed(error: unknown): void {
     this.pausedUntil = performance.now() + PAUSE_AFTER_FAILURE_MS;
     this.onUnreliable();
-    const now = Date.now();
-    if (now - this.lastWarning < WARNING_INTERVAL_MS) return;
-    this.lastWarning = now;
-    this.logger.warn(`Redis is unavailable: the gateway's response cache is off until it is back (${(error as Error).message})`);
+    this.warnOutage(`Redis is unavailable: the gateway's response cache is off until it is back (${(error as Error).message})`);
   }
 }

@@ -40,3 +40,18 @@ export const silentLogger: Logger = {
   error() {},
   child: () => silentLogger,
 };
+
+/**
+ * A warning for a condition that repeats while it lasts (a Redis or replica outage hit by every
+ * request): logged at once, then at most once per `intervalMs`, so the outage is visible without
+ * flooding the log. One per condition: each keeps its own clock.
+ */
+export function throttledWarning(logger: Logger, intervalMs = 30_000): (message: string) => void {
+  let lastAt = Number.NEGATIVE_INFINITY;
+  return (message) => {
+    const now = Date.now();
+    if (now - lastAt < intervalMs) return;
+    lastAt = now;
+    logger.warn(message);
+  };
+}

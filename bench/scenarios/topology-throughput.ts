@@ -25,6 +25,10 @@ import { entryHeading, formatMs, formatRatio, renderConditions, type EntryBase }
 import { baseConditions, type Scenario } from "../scenario.js";
 import { ratio } from "../stats.js";
 import { DRILL_ENV } from "./topology-faults.js";
+import { addTierCpu, sampleTierCpu, tierCpuDelta, type TierCpuSample } from "../tier-cpu.js";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
 /** Ports 20300-20334: apart from `npm run topology`, the topology test and the fault drill. */
 const BASE_PORT = 20_300;
@@ -39,7 +43,26 @@ const MODE_LABEL: Record<Mode, string> = { direct: "direct to one instance (no H
 interface ModeResult {
   oneConnection: LoadResult;
   underLoad: LoadResult;
+  /**
+   * Under load: CPU ms per completed search of each tier's processes (bench/tier-cpu.ts), their
+   * share of the topology's CPU, and the share of the machine's busy CPU the topology had (the
+   * rest was other work on the shared machine).
+   */
+  cpu: { msPerRequest: Record<string, number | null>; share: Record<string, number | null>; topologyShareOfMachine: number | null };
 }
+
+/** The tiers CPU is counted for, in report order. */
+const CPU_TIERS = ["gateway", "haproxy", "search", "other subgraphs", "pgbouncer", "postgres primary", "postgres standby", "bench client"] as const;
+const CPU_TIER_LABEL: Record<(typeof CPU_TIERS)[number], string> = {
+  gateway: "gateways (2, idle: searches go straight to the search tier)",
+  haproxy: "HAProxy",
+  search: "search instances",
+  "other subgraphs": "other subgraphs (2 × 3, idle but for health checks)",
+  pgbouncer: "PgBouncer",
+  "postgres primary": "PostgreSQL primary",
+  "postgres standby": "PostgreSQL hot standby",
+  "bench client": "the bench process and its load generator",
+};
 
 export interface TopologyThroughputEntry extends EntryBase {
   connections: number;
@@ -53,6 +76,8 @@ export interface TopologyThroughputEntry extends EntryBase {
     secondInstanceUnderLoadP50: number;
   };
   errors: number;
+  /** os.loadavg() when the measured rounds ended (the start's is in the conditions). */
+  loadAverageAtEnd: number[];
 }
 
 export const topologyThroughputScenario: Scenario<TopologyThroughputEntry> = {
@@ -79,26 +104,63 @@ export const topologyThroughputScenario: Scenario<TopologyThroughputEntry> = {
       const sessionsOf = async () => new Map((await topology.servers()).filter((s) => s.backend === "search").map((s) => [s.server, s.sessions]));
       let splitBefore = await sessionsOf();
       const split = new Map<string, number>();
-      const measured = async (connections: number): Promise<Record<Mode, LoadResult>> => {
+      // Each tier's root processes; PostgreSQL's postmasters daemonize, so their pids come from their data directories.
+      const postmaster = (dataDir: string) => Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+      const pidsOf = (tiers: readonly string[]) => topology.instances.filter((instance) => tiers.includes(instance.tier)).map((instance) => instance.pid());
+      const support = topology.supportPids();
+      const tierRoots = {
+        gateway: pidsOf(["gateway"]),
+        haproxy: [support.haproxy],
+        search: pidsOf(["search"]),
+        "other subgraphs": pidsOf(["conversations", "knowledge-base", "external-search"]),
+        pgbouncer: [support.pgbouncer],
+        "postgres primary": [postmaster(topology.postgres.primary.dataDir)],
+        "postgres standby": [postmaster(topology.postgres.standby.dataDir)],
+        // This process's tree holds the instances, HAProxy and PgBouncer too: subtracted below.
+        everything: [process.pid],
+      };
+      const cpuSpent: Partial<Record<Mode, TierCpuSample>> = {};
+      const measured = async (connections: number, countCpu: boolean): Promise<Record<Mode, LoadResult>> => {
         const rounds: Record<Mode, LoadResult[]> = { direct: [], haproxy1: [], haproxy2: [] };
         for (let round = 0; round < ROUNDS; round++) {
           for (const mode of round % 2 === 0 ? [...MODES] : [...MODES].reverse()) {
             await setInstances(mode);
             if (mode === "haproxy2") splitBefore = await sessionsOf();
+            const before = sampleTierCpu(tierRoots);
             rounds[mode].push(await runLoad(load(mode, connections)));
+            const spent = tierCpuDelta(before, sampleTierCpu(tierRoots));
+            if (countCpu) cpuSpent[mode] = cpuSpent[mode] ? addTierCpu(cpuSpent[mode]!, spent) : spent;
             if (mode === "haproxy2") for (const [server, sessions] of await sessionsOf()) split.set(server, (split.get(server) ?? 0) + sessions - (splitBefore.get(server) ?? 0));
           }
         }
         return { direct: poolRounds(rounds.direct), haproxy1: poolRounds(rounds.haproxy1), haproxy2: poolRounds(rounds.haproxy2) };
       };
-      const one = await measured(1);
-      const many = await measured(context.options.connections);
+      const one = await measured(1, false);
+      const many = await measured(context.options.connections, true);
+      const loadAverageAtEnd = os.loadavg().map((value) => Math.round(value * 100) / 100);
       await setInstances("haproxy2");
-      const modes = Object.fromEntries(MODES.map((mode) => [mode, { oneConnection: one[mode], underLoad: many[mode] }])) as Record<Mode, ModeResult>;
+      const cpuOf = (mode: Mode): ModeResult["cpu"] => {
+        const spent = cpuSpent[mode]!;
+        const t = spent.tiers;
+        const inTree = ["gateway", "haproxy", "search", "other subgraphs", "pgbouncer"].reduce((total, tier) => total + (t[tier] ?? 0), 0);
+        const ms: Record<string, number | null> = { ...t, "bench client": t.everything === null || t.everything === undefined ? null : Math.max(0, t.everything - inTree) };
+        delete ms.everything;
+        const total = CPU_TIERS.reduce((sum, tier) => sum + (ms[tier] ?? 0), 0);
+        const completed = many[mode].completed;
+        return {
+          msPerRequest: Object.fromEntries(CPU_TIERS.map((tier) => [tier, ms[tier] === null || completed === 0 ? null : Math.round((ms[tier]! / completed) * 1000) / 1000])),
+          share: Object.fromEntries(CPU_TIERS.map((tier) => [tier, ms[tier] === null || total === 0 ? null : Math.round((ms[tier]! / total) * 1000) / 1000])),
+          topologyShareOfMachine: spent.machineBusyMs ? Math.round((total / spent.machineBusyMs) * 1000) / 1000 : null,
+        };
+      };
+      const modes = Object.fromEntries(MODES.map((mode) => [mode, { oneConnection: one[mode], underLoad: many[mode], cpu: cpuOf(mode) }])) as Record<Mode, ModeResult>;
       for (const mode of MODES) {
         const { oneConnection, underLoad } = modes[mode];
         context.log(`   ${MODE_LABEL[mode]}: 1 connection p50 ${formatMs(oneConnection.latencyMs.p50)}; ${context.options.connections} connections ${underLoad.requestsPerSecond.toFixed(0)} req/s, p50 ${formatMs(underLoad.latencyMs.p50)}; errors ${oneConnection.errors.total + underLoad.errors.total}`);
+        const cpu = modes[mode].cpu;
+        context.log(`     CPU ms per search: ${CPU_TIERS.map((tier) => `${tier} ${cpu.msPerRequest[tier] ?? "?"}`).join(", ")}; the topology had ${cpu.topologyShareOfMachine === null ? "?" : Math.round(cpu.topologyShareOfMachine * 100)}% of the machine's busy CPU`);
       }
+      context.log(`   load average at end ${loadAverageAtEnd.join(" / ")}`);
       return {
         database: "postgres",
         size: context.size,
@@ -122,6 +184,7 @@ export const topologyThroughputScenario: Scenario<TopologyThroughputEntry> = {
           secondInstanceUnderLoadP50: ratio(modes.haproxy2.underLoad.latencyMs.p50, modes.haproxy1.underLoad.latencyMs.p50, 2),
         },
         errors: MODES.reduce((total, mode) => total + modes[mode].oneConnection.errors.total + modes[mode].underLoad.errors.total, 0),
+        loadAverageAtEnd,
       };
     } finally {
       await topology.stop();
@@ -152,6 +215,29 @@ export const topologyThroughputScenario: Scenario<TopologyThroughputEntry> = {
             `HAProxy split the two-instance rounds ${entry.split.map((s) => `${s.server} ${s.requests}`).join(", ")}. ` +
             `On 2 cores a second instance adds no CPU (both instances, PostgreSQL and HAProxy share the same two cores): this ratio is the cost of splitting the load, not the scaling a host with spare cores would show.`,
           "",
+          ...(entry.modes.direct.cpu
+            ? [
+                `Where the time goes under load: CPU ms per search of each tier's processes (/proc/<pid>/stat over the measured rounds, divided by the searches completed), and its share of the topology's CPU. Load average ${entry.loadAverageAtEnd?.join(" / ") ?? "?"} at the end.`,
+                "",
+                renderMarkdownTable(
+                  ["tier", ...MODES.map((mode) => MODE_LABEL[mode])],
+                  [
+                    ...CPU_TIERS.map((tier) => [
+                      CPU_TIER_LABEL[tier],
+                      ...MODES.map((mode) => {
+                        const cpu = entry.modes[mode].cpu;
+                        const ms = cpu.msPerRequest[tier];
+                        const share = cpu.share[tier];
+                        return ms === null || ms === undefined ? "?" : `${ms.toFixed(2)} ms (${Math.round((share ?? 0) * 100)}%)`;
+                      }),
+                    ]),
+                    ["all tiers", ...MODES.map((mode) => `${CPU_TIERS.reduce((sum, tier) => sum + (entry.modes[mode].cpu.msPerRequest[tier] ?? 0), 0).toFixed(2)} ms`)],
+                    ["the topology's share of the machine's busy CPU", ...MODES.map((mode) => (entry.modes[mode].cpu.topologyShareOfMachine === null ? "?" : `${Math.round(entry.modes[mode].cpu.topologyShareOfMachine! * 100)}%`))],
+                  ],
+                ),
+                "",
+              ]
+            : []),
           renderConditions(entry),
         ].join("\n"),
       )

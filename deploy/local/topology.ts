@@ -142,6 +142,8 @@ export interface Topology {
    * process and neither PgBouncer nor HAProxy is restarted.
    */
   failover(): Promise<void>;
+  /** The pids of HAProxy and PgBouncer (for CPU accounting per tier; bench/tier-cpu.ts). */
+  supportPids(): { haproxy: number | undefined; pgbouncer: number | undefined };
   stop(): Promise<void>;
 }
 
@@ -475,6 +477,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       haproxy: (command) => haproxyCommand(socketPath, command),
       waitUntilUp,
       waitUntilDown,
+      supportPids: () => ({ haproxy: haproxy.process.pid, pgbouncer: pgbouncer.process.pid }),
       async failover() {
         const pair = postgres!;
         await pair.stopCluster(pair.primary, "fast");

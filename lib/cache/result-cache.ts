@@ -6,7 +6,7 @@
 import { Redis } from "ioredis";
 import { redisReady } from "./redis-ready.js";
 import { LRUCache } from "lru-cache";
-import type { Logger } from "../logger.js";
+import { throttledWarning, type Logger } from "../logger.js";
 
 export interface ResultCache {
   readonly kind: "redis" | "memory" | "off";
@@ -57,15 +57,16 @@ const REDIS_COMMAND_TIMEOUT_MS = 150;
 export class RedisResultCache implements ResultCache {
   readonly kind = "redis" as const;
   private readonly redis: Redis;
-  private lastWarning = 0;
+  private readonly warnOutage: (message: string) => void;
 
   /** `outage`: what the warning logged while Redis is unavailable says (what this cache is for, and what happens meanwhile). */
   constructor(
     url: string,
-    private readonly logger: Logger,
+    logger: Logger,
     keyPrefix = "context-search:",
     private readonly outage = "Redis result cache unavailable, searching uncached",
   ) {
+    this.warnOutage = throttledWarning(logger);
     this.redis = new Redis(url, {
       lazyConnect: false,
       // Fail fast instead of queueing commands while disconnected: a cache miss is cheaper than waiting.
@@ -110,12 +111,8 @@ export class RedisResultCache implements ResultCache {
     this.redis.disconnect();
   }
 
-  /** At most one warning every 30 s: an outage should be visible, not flood the log. */
   private warn(error: unknown) {
-    const now = Date.now();
-    if (now - this.lastWarning < 30_000) return;
-    this.lastWarning = now;
-    this.logger.warn(`${this.outage}: ${(error as Error).message}`);
+    this.warnOutage(`${this.outage}: ${(error as Error).message}`);
   }
 }
 

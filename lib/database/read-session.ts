@@ -47,3 +47,14 @@ export function currentReadSession(): ReadSession | undefined {
 export function noteScopeOn(primary: object): void {
   sessions.getStore()?.scopedOn.add(primary);
 }
+
+/**
+ * A write made by a request that is not a mutation (a search storing the web results or
+ * knowledge-base passages it retrieved, which the gateway then loads as entities in its next
+ * call): the request's later reads stay on the primary and its write position is recorded for
+ * the caller when it answers, as for a mutation, so those entity loads find the rows.
+ */
+export function noteWriteOutsideMutation(): void {
+  const session = sessions.getStore();
+  if (session) session.writing = true;
+}

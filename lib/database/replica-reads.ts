@@ -42,7 +42,7 @@
  */
 import type pg from "pg";
 import type { PrismaClient } from "../../generated/prisma/client.js";
-import type { Logger } from "../logger.js";
+import { throttledWarning, type Logger } from "../logger.js";
 import type { StatementCounter } from "./connect.js";
 import { databaseFault } from "./faults.js";
 import { currentReadSession, type ReadCaller, type ReadSession } from "./read-session.js";
@@ -123,10 +123,11 @@ export class ReplicaReads {
   private readonly localPositions: LocalWritePositions;
   private probed: { at: number; settled: boolean; state: Promise<ReplicaState | null> } | null = null;
   private downUntil = 0;
-  private lastWarning = 0;
+  private readonly warnFailure: (message: string) => void;
 
   constructor(options: ReplicaReadsOptions) {
     this.options = options;
+    this.warnFailure = throttledWarning(options.logger);
     this.tenantReads = options.tenantReads;
     this.prisma = options.prisma;
     this.statements = options.statements;
@@ -248,12 +249,8 @@ export class ReplicaReads {
     this.warn(`replica ${this.location} failed; reads go to the primary for ${DOWN_BACKOFF_MS} ms, then it is probed again`, error);
   }
 
-  /** At most one warning every 30 s. */
   private warn(message: string, error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastWarning < 30_000) return;
-    this.lastWarning = now;
-    this.options.logger.warn(`${message}: ${(error as Error)?.message ?? String(error)}`);
+    this.warnFailure(`${message}: ${(error as Error)?.message ?? String(error)}`);
   }
 }
 

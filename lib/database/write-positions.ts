@@ -11,7 +11,7 @@
 import { Redis } from "ioredis";
 import { redisReady } from "../cache/redis-ready.js";
 import { LRUCache } from "lru-cache";
-import type { Logger } from "../logger.js";
+import { throttledWarning, type Logger } from "../logger.js";
 import type { ReadCaller } from "./read-session.js";
 
 /** A WAL position (pg_lsn) as a number: "16/B374D848" is 0x16_B374D848. */
@@ -74,14 +74,15 @@ const REDIS_COMMAND_TIMEOUT_MS = 250;
 
 export class RedisWritePositions implements WritePositions {
   private readonly redis: Redis;
-  private lastWarning = 0;
+  private readonly warnOutage: (message: string) => void;
 
   constructor(
     url: string,
     keyPrefix: string,
     private readonly ttlMs: number,
-    private readonly logger: Logger,
+    logger: Logger,
   ) {
+    this.warnOutage = throttledWarning(logger);
     this.redis = new Redis(url, {
       keyPrefix: `${keyPrefix}read-your-writes:`,
       // Fail at once while disconnected: the caller then reads from the primary.
@@ -113,11 +114,7 @@ export class RedisWritePositions implements WritePositions {
     this.redis.disconnect();
   }
 
-  /** At most one warning every 30 s. */
   private warn(error: unknown) {
-    const now = Date.now();
-    if (now - this.lastWarning < 30_000) return;
-    this.lastWarning = now;
-    this.logger.warn(`Redis for read-your-writes positions unavailable, reads of users with unknown positions go to the primary: ${(error as Error).message}`);
+    this.warnOutage(`Redis for read-your-writes positions unavailable, reads of users with unknown positions go to the primary: ${(error as Error).message}`);
   }
 }

@@ -22,7 +22,7 @@ import { Redis } from "ioredis";
 import { redisReady } from "../cache/redis-ready.js";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { GraphQLError } from "graphql";
-import type { Logger } from "../logger.js";
+import { throttledWarning, type Logger } from "../logger.js";
 import { verifyBearerToken, type TokenSettings } from "../tenancy/token.js";
 import { checkDocument, type OperationLimits } from "./operation-limits.js";
 
@@ -92,12 +92,13 @@ export class RequestRateLimiter {
   private readonly organization: RateLimiterAbstract | null;
   private readonly user: RateLimiterAbstract | null;
   private readonly anonymous: RateLimiterAbstract | null;
-  private lastWarning = 0;
+  private readonly warnOutage: (message: string) => void;
 
   constructor(
     private readonly settings: RateLimitSettings,
-    private readonly logger: Logger,
+    logger: Logger,
   ) {
+    this.warnOutage = throttledWarning(logger, WARNING_INTERVAL_MS);
     this.redis = settings.redisUrl
       ? new Redis(settings.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1_000, retryStrategy: (attempt) => Math.min(attempt * 200, 5_000) })
       : null;
@@ -149,10 +150,7 @@ export class RequestRateLimiter {
   }
 
   private warn(error: unknown) {
-    const now = Date.now();
-    if (now - this.lastWarning < WARNING_INTERVAL_MS) return;
-    this.lastWarning = now;
-    this.logger.warn(`Redis is unavailable: rate limits are counted per process until it is back: ${(error as Error).message}`);
+    this.warnOutage(`Redis is unavailable: rate limits are counted per process until it is back: ${(error as Error).message}`);
   }
 
   async close(): Promise<void> {

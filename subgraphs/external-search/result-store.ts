@@ -9,6 +9,8 @@
 import { createHash } from "node:crypto";
 import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { ExternalProvider } from "../../generated/prisma/enums.js";
+import { noteWriteOutsideMutation } from "../../lib/database/read-session.js";
+import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
 import { normalizeUrl } from "../../lib/external-apis/sanitize.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -118,11 +120,14 @@ export class ExternalResultStore {
     return stored;
   }
 
-  /** Results among `ids` the caller's organization retrieved: one statement (for DataLoader and cached pages). */
+  /**
+   * Results among `ids` the caller's organization retrieved: one statement (for DataLoader and
+   * cached pages). On the replica when the request may read there (lib/database/replica-reads.ts).
+   */
   async findByIds(tenant: TenantContext, ids: readonly string[]): Promise<StoredResult[]> {
     const candidates = [...new Set(ids.filter(isResultId))];
     if (candidates.length === 0) return [];
-    const rows = await withTenantScope(this.prisma, tenant.organizationId, (tx) =>
+    const rows = await withTenantLoads(this.prisma, tenant.organizationId, (tx) =>
       tx.externalResult.findMany({ where: { id: { in: candidates }, organizationId: tenant.organizationId } }),
     );
     return rows.map((row): StoredResult => {
@@ -155,6 +160,8 @@ export class ExternalResultStore {
   ): Promise<void> {
     const unique = [...new Map(rows.map((row) => [row.id, row])).values()];
     if (unique.length === 0) return;
+    // The gateway loads these results as entities right after this search answers (read-your-writes).
+    noteWriteOutsideMutation();
     await withTenantScope(this.prisma, tenant.organizationId, (tx) => tx.$executeRaw`
       WITH pruned AS (
         DELETE FROM external_results

@@ -12,6 +12,7 @@ import type { KnowledgeBase, KnowledgeBaseCapability } from "../../generated/pri
 import type { AwsCredentialMode, KnowledgeBaseBackend, KnowledgeBaseScope, KnowledgeBaseStatus } from "../../generated/prisma/enums.js";
 import { awsRegionProblem, bedrockKnowledgeBaseIdProblem, iamRoleArnProblem, s3VectorBucketProblem, s3VectorsIndexProblem } from "../../lib/aws/resource-names.js";
 import { createdEntity, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
+import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -237,9 +238,12 @@ export class KnowledgeBaseStore {
     return base;
   }
 
-  /** Knowledge bases among `ids` the caller may query: one statement (for DataLoader). */
+  /**
+   * Knowledge bases among `ids` the caller may query: one statement (for DataLoader). On the
+   * replica when the request may read there (lib/database/replica-reads.ts: read-your-writes decides).
+   */
   findByIds(tenant: TenantContext, ids: readonly string[]): Promise<KnowledgeBase[]> {
-    return this.scoped(tenant.organizationId, (db) => db.knowledgeBase.findMany({ where: { id: { in: [...ids] }, ...visibleTo(tenant) } }));
+    return withTenantLoads(this.prisma, tenant.organizationId, (db) => db.knowledgeBase.findMany({ where: { id: { in: [...ids] }, ...visibleTo(tenant) } }));
   }
 
   async get(tenant: TenantContext, id: string): Promise<KnowledgeBase> {

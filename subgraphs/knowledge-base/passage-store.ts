@@ -11,6 +11,8 @@
  */
 import { createHash } from "node:crypto";
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
+import { noteWriteOutsideMutation } from "../../lib/database/read-session.js";
+import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { PLATFORM_ORGANIZATION_ID } from "./knowledge-base-store.js";
@@ -90,6 +92,8 @@ export class PassageStore {
     const first = new Map<string, (typeof clean)[number]>();
     clean.forEach((row, index) => first.has(ids[index]!) || first.set(ids[index]!, row));
     const unique = [...first];
+    // The gateway loads these passages as entities right after this search answers (read-your-writes).
+    noteWriteOutsideMutation();
     await withTenantScope(this.prisma, tenant.organizationId, (tx) => tx.$executeRaw`
       WITH pruned AS (
         DELETE FROM knowledge_base_passages
@@ -110,11 +114,14 @@ export class PassageStore {
     return ids;
   }
 
-  /** Passages among `ids` the caller may see now: one statement (for DataLoader and the cached-page check). */
+  /**
+   * Passages among `ids` the caller may see now: one statement (for DataLoader and the cached-page
+   * check). On the replica when the request may read there (lib/database/replica-reads.ts).
+   */
   async findByIds(tenant: TenantContext, ids: readonly string[], options: { statementTimeoutMs?: number } = {}): Promise<StoredPassage[]> {
     const candidates = [...new Set(ids.filter(isPassageId))];
     if (candidates.length === 0) return [];
-    const rows = await withTenantScope(
+    const rows = await withTenantLoads(
       this.prisma,
       tenant.organizationId,
       (tx) => tx.$queryRaw<{ id: string; knowledge_base_id: string; text: string; uri: string | null; page: number | null; retrieved_at: Date }[]>`

@@ -7,6 +7,7 @@
 import DataLoader from "dataloader";
 import { Prisma, type PrismaClient, type SavedSearch as SavedSearchRow } from "../../generated/prisma/client.js";
 import { createdEntity, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
+import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { badUserInput, notFound } from "../../lib/graphql/errors.js";
 import { isUuid } from "../../lib/graphql/pagination.js";
@@ -55,9 +56,13 @@ export class SavedSearchStore {
     return withTenantScope(this.prisma, tenant.organizationId, work);
   }
 
-  /** The caller's own saved searches among `ids`: one statement however many ids (the `_entities` loader). */
+  /**
+   * The caller's own saved searches among `ids`: one statement however many ids (the `_entities`
+   * loader). On the replica when the request may read there (lib/database/replica-reads.ts:
+   * read-your-writes decides; a mutation's own reads stay on the primary).
+   */
   async findByIds(tenant: TenantContext, ids: readonly string[]): Promise<SavedSearch[]> {
-    const rows = await this.scoped(tenant, (db) =>
+    const rows = await withTenantLoads(this.prisma, tenant.organizationId, (db) =>
       db.savedSearch.findMany({ where: { id: { in: [...ids] }, organizationId: tenant.organizationId, userId: tenant.userId } }),
     );
     return rows.map(toSavedSearch);

@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { migrate, readMigrations } from "../../lib/database/migrate.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { REFERENCE_TABLES } from "../support/sharding.js";
 
 /**
  * The only tables that may have no organization_id, and why. A new table belongs here only
@@ -30,18 +31,6 @@ const TABLES_WITHOUT_ORGANIZATION: Record<string, string> = {
   _prisma_migrations: "the migrator's history",
 };
 
-/**
- * Tables that have organization_id but are meant to be Citus reference tables (copied to every
- * node) rather than sharded: their keys need not include organization_id, and references from
- * tenant tables may name them by id alone. Only small tables whose rows other organizations
- * read belong here.
- */
-const REFERENCE_TABLES: Record<string, string> = {
-  // PLATFORM knowledge bases belong to the __platform__ organization and every organization maps
-  // capabilities to them and keeps passages from them: those references cross organizations
-  // on purpose. A few rows per organization.
-  knowledge_bases: "platform knowledge bases are read and referenced by every organization",
-};
 const referenceTables = Object.keys(REFERENCE_TABLES);
 
 type Sql = <Row>(text: string, values?: unknown[]) => Promise<Row[]>;
