@@ -25,7 +25,6 @@
  *   variable of the operation; a file part the map names but the body lacks (400, BAD_USER_INPUT).
  */
 import type http from "node:http";
-import { Readable } from "node:stream";
 import { Busboy, type BusboyFileStream } from "@fastify/busboy";
 import {
   GraphQLError,
@@ -166,9 +165,12 @@ export function multipartRequest(options: MultipartRequestOptions) {
       if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") answerHeaders[name] = value;
     });
     response.writeHead(answer.status, answerHeaders);
-    // Streamed: an operation with @defer answers in parts.
-    if (answer.body) Readable.fromWeb(answer.body as import("node:stream/web").ReadableStream).pipe(response);
-    else response.end();
+    // Written as it comes: an operation with @defer answers in parts. (The runtime's body may be a
+    // ponyfilled stream, which Readable.fromWeb never ends; async iteration works on both kinds.)
+    if (answer.body) {
+      for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
+    }
+    response.end();
   };
 }
 
