@@ -159,7 +159,19 @@ export function multipartRequest(options: MultipartRequestOptions) {
       const value = request.headers[name];
       if (typeof value === "string") headers[name] = value;
     }
-    const answer = await options.execute(new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify(body) }), { req: request });
+    // A caller that hangs up cancels its request: a write without an Idempotency-Key then rolls
+    // back rather than committing unseen (lib/database/idempotency.ts).
+    const abandoned = new AbortController();
+    response.once("close", () => {
+      if (!response.writableFinished) abandoned.abort();
+    });
+    let answer: Response;
+    try {
+      answer = await options.execute(new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify(body), signal: abandoned.signal }), { req: request });
+    } catch (error) {
+      if (abandoned.signal.aborted) return;
+      throw error;
+    }
     const answerHeaders: Record<string, string> = {};
     answer.headers.forEach((value, name) => {
       if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") answerHeaders[name] = value;
