@@ -263,6 +263,9 @@ function readForm(request: http.IncomingMessage, limits: { maxFileBytes: number;
           }
           map.set(key, paths as string[]);
         }
+        // A file named at several paths is copied to each: count the copies, not the parts.
+        const places = [...map.values()].reduce((sum, paths) => sum + paths.length, 0);
+        if (places > MAX_UPLOAD_FILES) return fail(tooLarge(`\`map\` places files at ${places} variable paths; at most ${MAX_UPLOAD_FILES} are accepted in one request.`, "TOO_MANY_FILES"));
         return;
       }
       fail(badInput(`Unexpected field \`${name.slice(0, 100)}\`: the body takes \`operations\`, \`map\`, then the files the map names.`));
@@ -276,10 +279,12 @@ function readForm(request: http.IncomingMessage, limits: { maxFileBytes: number;
       pending += 1;
       const chunks: Buffer[] = [];
       let size = 0;
+      const copies = map.get(name)!.length;
       stream.on("data", (chunk: Buffer) => {
         if (settled) return;
         size += chunk.length;
-        totalBytes += chunk.length;
+        // The JSON request carries the file once per path the map gives it.
+        totalBytes += chunk.length * copies;
         if (totalBytes > limits.maxTotalBytes) {
           return fail(tooLarge(`The files together pass ${bytes(limits.maxTotalBytes)}, the most one request may carry: send them in several requests.`, "UPLOAD_TOO_LARGE"));
         }

@@ -270,6 +270,24 @@ describe("uploadDocuments through the gateway, as Apollo Client's upload link se
     expect(overTotal.status).toBe(413);
     expect(overTotal.body.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", reason: "UPLOAD_TOO_LARGE" });
 
+    // One file placed at two paths is carried twice: the copies count towards the total.
+    const twice = await sendStreamed([
+      `--xyz\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${operations(UPLOAD, { files: [null, null] })}\r\n` +
+        `--xyz\r\nContent-Disposition: form-data; name="map"\r\n\r\n${JSON.stringify({ 0: ["variables.files.0", "variables.files.1"] })}\r\n` +
+        filePart("0"),
+      each,
+      "\r\n--xyz--\r\n",
+    ]);
+    expect(twice.status).toBe(413);
+    expect(twice.body.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", reason: "UPLOAD_TOO_LARGE" });
+    const everywhere = await send([
+      ["operations", operations(UPLOAD, { files: Array(MAX_UPLOAD_FILES + 1).fill(null) })],
+      ["map", JSON.stringify({ 0: Array.from({ length: MAX_UPLOAD_FILES + 1 }, (_, i) => `variables.files.${i}`) })],
+      ["0", markdown("# One"), "one.md"],
+    ]);
+    expect(everywhere.status).toBe(413);
+    expect(everywhere.body.errors![0]!.extensions).toMatchObject({ code: "BAD_USER_INPUT", reason: "TOO_MANY_FILES" });
+
     // A declared Content-Length over what the limits allow: refused before a byte is read.
     const declared = await new Promise<number>((resolve, reject) => {
       const request = http.request(url(), { method: "POST", headers: { authorization: `Bearer ${owner}`, "apollo-require-preflight": "true", "content-type": "multipart/form-data; boundary=xyz", "content-length": String(50 * 1024 * 1024) } }, (response) => {
