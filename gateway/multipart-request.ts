@@ -209,7 +209,7 @@ function readForm(request: http.IncomingMessage, limits: { maxFileBytes: number;
           fieldNameSize: 200,
           fieldSize: MAX_OPERATIONS_BYTES,
           fields: 2,
-          // One more than allowed, so that passing the limit is seen (busboy then emits filesLimit).
+          // A file part past these is refused (filesLimit); the map is checked against the same count first.
           files: MAX_UPLOAD_FILES,
           fileSize: limits.maxFileBytes,
           parts: 2 + MAX_UPLOAD_FILES,
@@ -268,7 +268,7 @@ function readForm(request: http.IncomingMessage, limits: { maxFileBytes: number;
         if (places > MAX_UPLOAD_FILES) return fail(tooLarge(`\`map\` places files at ${places} variable paths; at most ${MAX_UPLOAD_FILES} are accepted in one request.`, "TOO_MANY_FILES"));
         return;
       }
-      fail(badInput(`Unexpected field \`${name.slice(0, 100)}\`: the body takes \`operations\`, \`map\`, then the files the map names.`));
+      fail(badInput(`Unexpected field \`${name.slice(0, 100)}\`: the body takes \`operations\`, \`map\`, then the files the map names (a file part needs a filename in its Content-Disposition).`));
     });
 
     parser.on("file", (name: string, stream: BusboyFileStream, fileName: string, _encoding: string, mimeType: string) => {
