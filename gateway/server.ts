@@ -25,6 +25,7 @@ import type { Logger } from "../lib/logger.js";
 import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
 import { gatewayAuthentication } from "./authentication.js";
 import { documentUpload, DOCUMENT_UPLOAD_PATH } from "./document-upload.js";
+import { isMultipartRequest, multipartRequest } from "./multipart-request.js";
 import { graphiQLPage } from "./graphiql-page.js";
 import { gatewayMetrics } from "./metrics.js";
 import { METRICS_PATH, serveMetrics } from "../lib/observability/metrics-endpoint.js";
@@ -198,7 +199,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return {
         origin,
         credentials: true,
-        allowedHeaders: ["authorization", "content-type", "apollographql-client-name", "apollographql-client-version", "x-request-id", IDEMPOTENCY_KEY_HEADER],
+        // apollo-require-preflight: GraphQL multipart uploads need it (multipart-request.ts).
+        allowedHeaders: ["authorization", "content-type", "apollographql-client-name", "apollographql-client-version", "x-request-id", IDEMPOTENCY_KEY_HEADER, "apollo-require-preflight", "x-apollo-operation-name"],
         methods: ["GET", "POST", "OPTIONS"],
         maxAge: CORS_PREFLIGHT_MAX_AGE_SECONDS,
       };
@@ -278,22 +280,36 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const graphiql = options.production ? null : graphiQLPage(async () => runtime.fetch(new Request(`http://gateway${GRAPHQL_PATH}`, { headers: { accept: "text/html" } })));
 
+  // The JSON endpoints of the gateway that it answers itself (uploads) send these CORS headers.
+  const ownCorsHeaders = (origin: string | undefined) =>
+    origin && allowedOrigins.has(origin)
+      ? {
+          "access-control-allow-origin": origin,
+          "access-control-allow-credentials": "true",
+          "access-control-allow-headers": `authorization, content-type, x-request-id, ${IDEMPOTENCY_KEY_HEADER}`,
+          "access-control-allow-methods": "POST, OPTIONS",
+          "access-control-max-age": String(CORS_PREFLIGHT_MAX_AGE_SECONDS),
+          vary: "Origin",
+        }
+      : null;
   const upload = options.documentUpload
     ? documentUpload({
         maxFileBytes: options.documentUpload.maxFileBytes,
         graphqlUrl: `http://gateway${GRAPHQL_PATH}`,
         execute: executeOwn,
-        corsHeaders: (origin) =>
-          origin && allowedOrigins.has(origin)
-            ? {
-                "access-control-allow-origin": origin,
-                "access-control-allow-credentials": "true",
-                "access-control-allow-headers": `authorization, content-type, x-request-id, ${IDEMPOTENCY_KEY_HEADER}`,
-                "access-control-allow-methods": "POST, OPTIONS",
-                "access-control-max-age": String(CORS_PREFLIGHT_MAX_AGE_SECONDS),
-                vary: "Origin",
-              }
-            : null,
+        corsHeaders: ownCorsHeaders,
+      })
+    : null;
+  // GraphQL multipart requests (the Upload scalar) on the GraphQL endpoint, with the same file limit.
+  // Not executeOwn: the operation is the client's, so persisted-operation rules apply to it.
+  const multipart = options.documentUpload
+    ? multipartRequest({
+        maxFileBytes: options.documentUpload.maxFileBytes,
+        schema: apiSchemaOf(options.supergraphSdl).schema,
+        operationLimits,
+        graphqlUrl: `http://gateway${GRAPHQL_PATH}`,
+        execute: async (request, serverContext) => runtime.fetch(request, serverContext),
+        corsHeaders: ownCorsHeaders,
       })
     : null;
 
@@ -331,6 +347,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (path === DOCUMENT_UPLOAD_PATH && upload) {
       return void upload(request, response).catch((error: unknown) => {
         logger.error("document upload failed", error);
+        if (!response.headersSent) sendJson(response, 500, { errors: [{ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR" } }] });
+      });
+    }
+    if (path === GRAPHQL_PATH && multipart && isMultipartRequest(request)) {
+      return void multipart(request, response).catch((error: unknown) => {
+        logger.error("multipart GraphQL request failed", error);
         if (!response.headersSent) sendJson(response, 500, { errors: [{ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR" } }] });
       });
     }

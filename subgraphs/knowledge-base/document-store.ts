@@ -14,7 +14,7 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Document, DocumentChunk } from "../../generated/prisma/client.js";
 import type { DocumentFormat, DocumentStatus } from "../../generated/prisma/enums.js";
-import { createdEntity, earlierAnswer, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
+import { createdEntity, earlierAnswer, writeOnce, type ReceiptFormat, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { readStructure, storableStructure, type DocumentStructure } from "../../lib/documents/document-structure.js";
@@ -162,30 +162,29 @@ export class DocumentStore {
   /** `once`: the write's Idempotency-Key and liveness (lib/database/idempotency.ts); without it, a plain write. */
   async create(tenant: TenantContext, input: NewDocument, once?: WriteOnce): Promise<CreatedDocument> {
     validateNewDocument(tenant, input);
-    return this.scoped(tenant.organizationId, (tx) => writeOnce(tx, tenant.organizationId, once, async () => {
-      await ensureMember(tx, tenant);
-      if (input.knowledgeBaseId) await requireLocalKnowledgeBase(tx, tenant, input.knowledgeBaseId);
-      // Concurrent uploads of one file must not collide on the key: see insertContent.
-      const contentExisted =
-        input.text != null
-          ? !(await insertContent(tx, tenant.organizationId, input.contentHash, input.text, input.structure ?? null))
-          : (await tx.documentContent.count({ where: { organizationId: tenant.organizationId, contentHash: input.contentHash } })) > 0;
-      const document = await tx.document.create({
-        data: {
-          organizationId: tenant.organizationId,
-          ownerId: tenant.userId,
-          teamId: input.teamId,
-          knowledgeBaseId: input.knowledgeBaseId ?? null,
-          fileName: input.fileName,
-          mediaType: input.mediaType,
-          format: input.format,
-          category: input.category,
-          sizeBytes: input.sizeBytes,
-          contentHash: input.contentHash,
+    return this.scoped(tenant.organizationId, (tx) => writeOnce(tx, tenant.organizationId, once, () => insertDocument(tx, tenant, input), createdDocument));
+  }
+
+  /**
+   * Creates several PENDING documents in one transaction: all of them, or (on any error) none.
+   * `uploadDocuments` stores the files of one multipart request this way.
+   */
+  async createAll(tenant: TenantContext, inputs: NewDocument[], once?: WriteOnce): Promise<CreatedDocument[]> {
+    for (const input of inputs) validateNewDocument(tenant, input);
+    return this.scoped(tenant.organizationId, (tx) =>
+      writeOnce(
+        tx,
+        tenant.organizationId,
+        once,
+        async () => {
+          const created: CreatedDocument[] = [];
+          // One after another: two files with the same bytes share one content row (insertContent).
+          for (const input of inputs) created.push(await insertDocument(tx, tenant, input));
+          return created;
         },
-      });
-      return { document, contentExisted };
-    }, createdDocument));
+        createdDocuments,
+      ),
+    );
   }
 
   /** The first answer of a keyed uploadDocument that committed, or null: asked before the file is read again. */
@@ -296,6 +295,32 @@ export class DocumentStore {
   }
 }
 
+/** One document row (and its text, unless the organization has it), in the caller's transaction. */
+async function insertDocument(tx: TenantTransaction, tenant: TenantContext, input: NewDocument): Promise<CreatedDocument> {
+  await ensureMember(tx, tenant);
+  if (input.knowledgeBaseId) await requireLocalKnowledgeBase(tx, tenant, input.knowledgeBaseId);
+  // Concurrent uploads of one file must not collide on the key: see insertContent.
+  const contentExisted =
+    input.text != null
+      ? !(await insertContent(tx, tenant.organizationId, input.contentHash, input.text, input.structure ?? null))
+      : (await tx.documentContent.count({ where: { organizationId: tenant.organizationId, contentHash: input.contentHash } })) > 0;
+  const document = await tx.document.create({
+    data: {
+      organizationId: tenant.organizationId,
+      ownerId: tenant.userId,
+      teamId: input.teamId,
+      knowledgeBaseId: input.knowledgeBaseId ?? null,
+      fileName: input.fileName,
+      mediaType: input.mediaType,
+      format: input.format,
+      category: input.category,
+      sizeBytes: input.sizeBytes,
+      contentHash: input.contentHash,
+    },
+  });
+  return { document, contentExisted };
+}
+
 /**
  * Inserts a content row unless the organization has the hash already; returns whether it was
  * inserted. An existing row without a structure gains the new one (rows stored before the
@@ -374,3 +399,14 @@ const createdDocument = createdEntity<CreatedDocument>(
     return document && { document, contentExisted: true };
   },
 );
+
+/** A retried `uploadDocuments` reads its documents as they are now; one deleted since is NOT_FOUND, saying so. */
+const createdDocuments: ReceiptFormat<CreatedDocument[]> = {
+  of: (created) => ({ ids: created.map(({ document }) => document.id) }),
+  async replay(tx, receipt, organizationId) {
+    const documents: CreatedDocument[] = [];
+    // One statement at a time: a transaction runs its statements in order anyway.
+    for (const id of Array.isArray(receipt.ids) ? receipt.ids : []) documents.push(await createdDocument.replay(tx, { id }, organizationId));
+    return documents;
+  },
+};

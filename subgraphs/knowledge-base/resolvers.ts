@@ -14,6 +14,8 @@ import { knowledgeBaseResolvers, type KnowledgeContext } from "./knowledge-base-
 import type { KnowledgeBase } from "./knowledge-base-store.js";
 import type { DocumentLoaders } from "./loaders.js";
 import { uploadDocument, type UploadDocumentInput } from "./upload.js";
+import { Upload } from "../../lib/graphql/upload.js";
+import { uploadDocuments, type UploadDocumentsArgs } from "./upload-files.js";
 
 export interface KnowledgeBaseContext extends KnowledgeContext {
   documents: DocumentStore;
@@ -38,6 +40,7 @@ function decodeChunkCursor(after: string): number {
 
 export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
   DateTime,
+  Upload,
   DocumentFormat: { TEXT: "text", MARKDOWN: "markdown", PDF: "pdf", DOCX: "docx" },
 
   Query: {
@@ -66,6 +69,12 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
       const knowledgeBaseId = args.input.knowledgeBaseId ? requireUuid(args.input.knowledgeBaseId, "input.knowledgeBaseId") : null;
       // A retry of an upload that committed is answered before the file is read again.
       return (await context.documents.uploadedBefore(tenant, once)) ?? uploadDocument(context.documents, tenant, { ...args.input, knowledgeBaseId }, context.maxDocumentBytes, once);
+    },
+    async uploadDocuments(_source, args: UploadDocumentsArgs, context, info) {
+      const tenant = context.requireTenant();
+      const once = writeOnceFor(context.writes, tenant, info, args);
+      const knowledgeBaseId = args.knowledgeBaseId ? requireUuid(args.knowledgeBaseId, "knowledgeBaseId") : null;
+      return uploadDocuments(context.documents, tenant, { ...args, knowledgeBaseId }, context.maxDocumentBytes, once);
     },
     async deleteDocument(_source, args: { id: string }, context) {
       const tenant = context.requireTenant();

@@ -16,7 +16,7 @@ import { uploadedFileName } from "../../lib/documents/file-name.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import type { WriteOnce } from "../../lib/database/idempotency.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import { MAX_CATEGORY_LENGTH, type Document, type DocumentFormat, type DocumentStore } from "./document-store.js";
+import { MAX_CATEGORY_LENGTH, type Document, type DocumentFormat, type DocumentStore, type NewDocument } from "./document-store.js";
 
 export interface UploadDocumentInput {
   fileName: string;
@@ -38,34 +38,60 @@ const MEDIA_TYPES: Record<DocumentFormat, string> = {
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export async function uploadDocument(store: DocumentStore, tenant: TenantContext, input: UploadDocumentInput, maxBytes: number, once?: WriteOnce): Promise<Document> {
-  const fileName = uploadedFileName(input.fileName, "input.fileName");
+  const { document } = await store.create(tenant, await readUpload(tenant, input, maxBytes), once);
+  return document;
+}
+
+/** The argument paths errors name: `uploadDocument`'s input fields, or one file of `uploadDocuments`. */
+export interface UploadFields {
+  fileName: string;
+  mediaType: string;
+  content: string;
+  category: string;
+  shareWithTeamId: string;
+}
+
+const INPUT_FIELDS: UploadFields = {
+  fileName: "input.fileName",
+  mediaType: "input.mediaType",
+  content: "input.contentBase64",
+  category: "input.category",
+  shareWithTeamId: "input.shareWithTeamId",
+};
+
+/**
+ * Every check of an upload and its text, read on a parser thread; nothing is stored. What
+ * `store.create` takes, so several files can be read first and stored together.
+ */
+export async function readUpload(tenant: TenantContext, input: UploadDocumentInput, maxBytes: number, fields: UploadFields = INPUT_FIELDS): Promise<NewDocument> {
+  const fileName = uploadedFileName(input.fileName, fields.fileName);
   const category = input.category?.trim() || null;
-  if (category !== null && category.length > MAX_CATEGORY_LENGTH) throw badUserInput("input.category", `must be at most ${MAX_CATEGORY_LENGTH} characters, got ${category.length}`);
+  if (category !== null && category.length > MAX_CATEGORY_LENGTH) throw badUserInput(fields.category, `must be at most ${MAX_CATEGORY_LENGTH} characters, got ${category.length}`);
   if (input.mediaType != null && (input.mediaType.length > 200 || !/^[\w.+-]+\/[\w.+-]+$/.test(input.mediaType))) {
-    throw badUserInput("input.mediaType", "must be a media type such as text/markdown or application/pdf");
+    throw badUserInput(fields.mediaType, "must be a media type such as text/markdown or application/pdf");
   }
   const teamId = input.shareWithTeamId ?? null;
   if (teamId !== null && !tenant.teamIds.includes(teamId)) {
-    throw badUserInput("input.shareWithTeamId", `must be one of your teams (${tenant.teamIds.length ? tenant.teamIds.join(", ") : "your token names none"})`);
+    throw badUserInput(fields.shareWithTeamId, `must be one of your teams (${tenant.teamIds.length ? tenant.teamIds.join(", ") : "your token names none"})`);
   }
 
   // The size is known from the base64 length before decoding a byte of it.
   const encoded = input.contentBase64.replace(/\s+/g, "");
   const decodedLength = Math.floor((encoded.length * 3) / 4) - (encoded.endsWith("==") ? 2 : encoded.endsWith("=") ? 1 : 0);
   if (decodedLength > maxBytes) {
-    throw badUserInputWithReason("input.contentBase64", `the file is ${decodedLength.toLocaleString("en-US")} bytes; files up to ${maxBytes.toLocaleString("en-US")} bytes are accepted`, "FILE_TOO_LARGE");
+    throw badUserInputWithReason(fields.content, `the file is ${decodedLength.toLocaleString("en-US")} bytes; files up to ${maxBytes.toLocaleString("en-US")} bytes are accepted`, "FILE_TOO_LARGE");
   }
-  if (encoded.length % 4 !== 0 || !BASE64.test(encoded)) throw badUserInput("input.contentBase64", "must be the file's bytes in base64 (RFC 4648, with padding)");
+  if (encoded.length % 4 !== 0 || !BASE64.test(encoded)) throw badUserInput(fields.content, "must be the file's bytes in base64 (RFC 4648, with padding)");
   const bytes = Buffer.from(encoded, "base64");
 
   let extracted;
   try {
     extracted = await extractText({ fileName, ...(input.mediaType ? { mediaType: input.mediaType } : {}), bytes }, { maxBytes }, { organizationId: tenant.organizationId });
   } catch (error) {
-    if (error instanceof DocumentError) throw badUserInputWithReason("input.contentBase64", error.message, error.code);
+    if (error instanceof DocumentError) throw badUserInputWithReason(fields.content, error.message, error.code);
     throw error;
   }
-  const { document } = await store.create(tenant, {
+  return {
     fileName,
     mediaType: MEDIA_TYPES[extracted.format],
     format: extracted.format,
@@ -77,8 +103,7 @@ export async function uploadDocument(store: DocumentStore, tenant: TenantContext
     text: extracted.text,
     // Pages and Word headings are not in the text itself: stored beside it for the indexer.
     structure: { sections: extracted.sections, pages: extracted.pages },
-  }, once);
-  return document;
+  };
 }
 
 /** BAD_USER_INPUT with the document error's code as `extensions.reason`. */

@@ -99,6 +99,14 @@ const ROWS: Row[] = [
     expect: EVERYONE,
   },
   {
+    field: "uploadDocuments",
+    // The files as the gateway passes a multipart request's parts on (lib/graphql/upload.ts);
+    // the multipart path itself: test/e2e/graphql-multipart-uploads.test.ts.
+    document: `mutation($files: [Upload!]!) { uploadDocuments(files: $files) { id } }`,
+    variables: async () => ({ files: [{ fileName: "notes.txt", contentBase64: Buffer.from(`Notes ${randomBytes(8).toString("hex")}`).toString("base64") }] }),
+    expect: EVERYONE,
+  },
+  {
     field: "deleteDocument",
     document: `mutation($id: ID!) { deleteDocument(id: $id) { id } }`,
     variables: async () => {
