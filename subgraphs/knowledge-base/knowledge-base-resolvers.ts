@@ -125,6 +125,7 @@ interface CreateKnowledgeBaseArgs {
   s3VectorsIndex?: string | null;
   credentialMode?: "PLATFORM" | "USER_KEYS" | "ASSUME_ROLE" | null;
   roleArn?: string | null;
+  externalId?: string | null;
   embeddingModel?: string | null;
 }
 
@@ -169,7 +170,7 @@ export const knowledgeBaseResolvers = {
       const tenant = context.requireTenant();
       const once = writeOnceFor(context.writes, tenant, info, args);
       const { input } = args;
-      for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn", "embeddingModel"] as const) {
+      for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn", "externalId", "embeddingModel"] as const) {
         storableText(input[field], `input.${field}`);
       }
       await context.organizationSettings.requireManager(tenant, { scope: input.scope, teamId: input.teamId ?? null }, "Creating");
@@ -190,6 +191,7 @@ export const knowledgeBaseResolvers = {
           s3VectorsIndex: input.s3VectorsIndex ?? null,
           credentialMode: input.credentialMode ?? null,
           roleArn: input.roleArn ?? null,
+          externalId: input.externalId ?? null,
           embeddingModel: input.embeddingModel ?? null,
         }, once);
       } catch (error) {
@@ -266,7 +268,7 @@ export const knowledgeBaseResolvers = {
       if (!base.credentialMode) return null;
       // Platform knowledge bases never carry an organization's keys (their credentials are the platform's).
       const hasStoredKeys = base.scope === "PLATFORM" ? false : await context.knowledgeBaseLoaders().hasStoredKeys.load(base.id);
-      return { mode: base.credentialMode, roleArn: base.roleArn, hasStoredKeys };
+      return { mode: base.credentialMode, roleArn: base.roleArn, externalId: base.externalId, hasStoredKeys };
     },
   },
 

@@ -10,7 +10,7 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { KnowledgeBase, KnowledgeBaseCapability } from "../../generated/prisma/client.js";
 import type { AwsCredentialMode, KnowledgeBaseBackend, KnowledgeBaseScope, KnowledgeBaseStatus } from "../../generated/prisma/enums.js";
-import { awsRegionProblem, bedrockKnowledgeBaseIdProblem, iamRoleArnProblem, s3VectorBucketProblem, s3VectorsIndexProblem } from "../../lib/aws/resource-names.js";
+import { awsRegionProblem, bedrockKnowledgeBaseIdProblem, externalIdProblem, iamRoleArnProblem, s3VectorBucketProblem, s3VectorsIndexProblem } from "../../lib/aws/resource-names.js";
 import { createdEntity, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
@@ -43,6 +43,8 @@ export interface NewKnowledgeBase {
   s3VectorsIndex?: string | null;
   credentialMode?: AwsCredentialMode | null;
   roleArn?: string | null;
+  /** Sent with AssumeRole as its ExternalId (ASSUME_ROLE only); not a secret. */
+  externalId?: string | null;
   /** The user's AWS keys, already sealed by lib/secrets (credential mode USER_KEYS). */
   sealedSecret?: string | null;
 }
@@ -110,6 +112,7 @@ export class KnowledgeBaseStore {
           s3VectorsIndex: input.s3VectorsIndex ?? null,
           credentialMode: input.credentialMode ?? null,
           roleArn: input.roleArn ?? null,
+          externalId: input.externalId ?? null,
         },
       });
       if (input.sealedSecret) {
@@ -217,7 +220,7 @@ export class KnowledgeBaseStore {
         create: { knowledgeBaseId: id, organizationId: tenant.organizationId, sealedSecret },
         update: { sealedSecret, updatedAt: new Date() },
       });
-      return tx.knowledgeBase.update({ where: { id }, data: { credentialMode: "USER_KEYS", roleArn: null, updatedAt: new Date() } });
+      return tx.knowledgeBase.update({ where: { id }, data: { credentialMode: "USER_KEYS", roleArn: null, externalId: null, updatedAt: new Date() } });
     });
   }
 
@@ -342,6 +345,7 @@ function validateKnowledgeBase(input: NewKnowledgeBase): void {
   }
   if (input.credentialMode === "ASSUME_ROLE") needs("roleArn", "with credential mode ASSUME_ROLE");
   else if (input.roleArn) throw badUserInput("roleArn", "is used only with credential mode ASSUME_ROLE.");
+  if (input.externalId && input.credentialMode !== "ASSUME_ROLE") throw badUserInput("externalId", "is used only with credential mode ASSUME_ROLE (it is sent to STS with AssumeRole).");
   if (input.credentialMode === "USER_KEYS") needs("sealedSecret", "with credential mode USER_KEYS");
   else if (input.sealedSecret) throw badUserInput("sealedSecret", "is used only with credential mode USER_KEYS.");
   // The shapes last, once every field that must be there is: AWS would refuse them only at query time.
@@ -351,6 +355,7 @@ function validateKnowledgeBase(input: NewKnowledgeBase): void {
     ["s3VectorsBucket", s3VectorBucketProblem],
     ["s3VectorsIndex", s3VectorsIndexProblem],
     ["roleArn", iamRoleArnProblem],
+    ["externalId", externalIdProblem],
   ];
   for (const [field, problemOf] of shapes) {
     const value = input[field];
