@@ -92,6 +92,12 @@ export class KnowledgeBaseStore {
     return this.insert(PLATFORM_ORGANIZATION_ID, { ...input, scope: "PLATFORM", teamId: null }, async () => undefined);
   }
 
+  /** Deletes a platform knowledge base (the operator's command; it deletes the documents first). Returns whether there was one. */
+  async deletePlatform(id: string): Promise<boolean> {
+    const deleted = await this.scoped(PLATFORM_ORGANIZATION_ID, (tx) => tx.knowledgeBase.deleteMany({ where: { id, organizationId: PLATFORM_ORGANIZATION_ID, scope: "PLATFORM" } }));
+    return deleted.count > 0;
+  }
+
   private insert(organizationId: string, input: NewKnowledgeBase, before: (tx: TenantTransaction) => Promise<void>, once?: WriteOnce): Promise<KnowledgeBase> {
     validateKnowledgeBase(input);
     return this.scoped(organizationId, (tx) => writeOnce(tx, organizationId, once, async () => {
@@ -130,13 +136,14 @@ export class KnowledgeBaseStore {
   }
 
   /**
-   * The BEDROCK and S3VECTORS knowledge bases the caller may query, in listing order, at most
-   * `limit` (the unified search asks each of them).
+   * The knowledge bases the unified search asks as such, in listing order, at most `limit`: the
+   * BEDROCK and S3VECTORS ones the caller may query, and the platform's LOCAL ones (the
+   * organization's own LOCAL ones are its documents, which the documents providers rank).
    */
-  listRemote(tenant: TenantContext, limit: number): Promise<KnowledgeBase[]> {
+  listSearchable(tenant: TenantContext, limit: number): Promise<KnowledgeBase[]> {
     return this.scoped(tenant.organizationId, (db) =>
       db.knowledgeBase.findMany({
-        where: { AND: [visibleTo(tenant), { backend: { in: ["BEDROCK", "S3VECTORS"] } }] },
+        where: { AND: [visibleTo(tenant), { OR: [{ backend: { in: ["BEDROCK", "S3VECTORS"] } }, { backend: "LOCAL", scope: "PLATFORM" }] }] },
         orderBy: [{ scope: "asc" }, { name: "asc" }, { id: "asc" }],
         take: limit,
       }),
