@@ -7,7 +7,7 @@ import DataLoader from "dataloader";
 import { GraphQLError, type GraphQLResolveInfo } from "graphql";
 import { sealUserKeys } from "../../lib/aws/credentials.js";
 import type { SecretKeyring } from "../../lib/secrets/keyring.js";
-import { badUserInput } from "../../lib/graphql/errors.js";
+import { badUserInput, forbidden } from "../../lib/graphql/errors.js";
 import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { decodeCursor, encodeCursor, isUuid, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
@@ -308,6 +308,8 @@ export const knowledgeBaseResolvers = {
  */
 async function requireManagerOf(context: KnowledgeContext, tenant: TenantContext, id: string, doing: string): Promise<void> {
   const base = await context.knowledgeBaseLoaders().knowledgeBaseById.load(id);
+  // Before anything else is checked (keys, the keyring): no organization changes the platform's.
+  if (base?.scope === "PLATFORM") throw forbidden(`${doing} knowledge base ${id} is not possible: it is curated by the platform (its operators change it with npm run platform-kb); every organization may read it, none may change it.`);
   if (base) await context.organizationSettings.requireManager(tenant, base, doing);
 }
 
