@@ -217,6 +217,16 @@ export const knowledgeBaseResolvers = {
       loaders.hasStoredKeys.prime(id, true);
       return updated;
     },
+    async setKnowledgeBaseRole(_source: unknown, args: { id: string; roleArn: string; externalId?: string | null }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      storableText(args.roleArn, "roleArn");
+      storableText(args.externalId, "externalId");
+      await requireManagerOf(context, tenant, id, "Changing the role of");
+      const updated = await context.knowledgeBases.setAssumeRole(tenant, id, args.roleArn, args.externalId ?? null);
+      context.knowledgeBaseLoaders().hasStoredKeys.prime(id, false);
+      return updated;
+    },
     async deleteKnowledgeBase(_source: unknown, args: { id: string }, context: KnowledgeContext) {
       const tenant = context.requireTenant();
       const id = requireUuid(args.id, "id");

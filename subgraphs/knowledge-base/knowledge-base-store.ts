@@ -231,6 +231,24 @@ export class KnowledgeBaseStore {
     });
   }
 
+  /**
+   * Switches one of the organization's BEDROCK or S3VECTORS knowledge bases to ASSUME_ROLE with
+   * this role and external id (null: none), dropping any stored keys. A role STS refused under
+   * the old setting is not remembered under the new one (lib/aws/credentials.ts keys by both).
+   */
+  async setAssumeRole(tenant: TenantContext, id: string, roleArn: string, externalId: string | null): Promise<KnowledgeBase> {
+    const roleProblem = iamRoleArnProblem(roleArn);
+    if (roleProblem) throw badUserInput("roleArn", `${roleProblem}.`);
+    const externalProblem = externalId === null ? null : externalIdProblem(externalId);
+    if (externalProblem) throw badUserInput("externalId", `${externalProblem}.`);
+    return this.scoped(tenant.organizationId, async (tx) => {
+      const base = await this.writable(tx, tenant, id, "change the role of");
+      if (base.backend === "LOCAL") throw badUserInput("id", `knowledge base ${id} is LOCAL: it calls no AWS service, so it assumes no role.`);
+      await tx.knowledgeBaseCredentials.deleteMany({ where: { organizationId: tenant.organizationId, knowledgeBaseId: id } });
+      return tx.knowledgeBase.update({ where: { id }, data: { credentialMode: "ASSUME_ROLE", roleArn, externalId, updatedAt: new Date() } });
+    });
+  }
+
   /** Deletes one of the organization's knowledge bases; its mappings and keys go with it (cascade), its documents stay. */
   async delete(tenant: TenantContext, id: string): Promise<void> {
     await this.scoped(tenant.organizationId, async (tx) => {

@@ -212,4 +212,23 @@ describe("the external id of an ASSUME_ROLE knowledge base", () => {
       expect(refused.errors![0]!.message).toMatch(message);
     }
   });
+
+  it("setKnowledgeBaseRole switches a refused knowledge base to another role and external id, asked at once", async () => {
+    const SET_ROLE = `mutation($id: ID!, $roleArn: String!, $externalId: String) { setKnowledgeBaseRole(id: $id, roleArn: $roleArn, externalId: $externalId) { credentials { mode roleArn externalId hasStoredKeys } } }`;
+    const bad = await gql(SET_ROLE, { id: ids.refused, roleArn: EXTERNAL_ID_ROLE, externalId: "x" });
+    expect(bad.errors?.[0]).toMatchObject({ extensions: { code: "BAD_USER_INPUT", field: "externalId" } });
+    // Still refused (and still from memory) until the setting changes.
+    const before = await gql(ASK, { capability: "contracts-refused", query: "when do contracts renew" });
+    expect(before.data!.queryPlatformKnowledge.sources[0].status).toBe("ACCESS_DENIED");
+
+    const changed = await gql(SET_ROLE, { id: ids.refused, roleArn: EXTERNAL_ID_ROLE, externalId: EXTERNAL_ID });
+    expect(changed.errors).toBeUndefined();
+    expect(changed.data!.setKnowledgeBaseRole.credentials).toEqual({ mode: "ASSUME_ROLE", roleArn: EXTERNAL_ID_ROLE, externalId: EXTERNAL_ID, hasStoredKeys: false });
+    const after = await gql(ASK, { capability: "contracts-refused", query: "when do contracts renew" });
+    expect(after.data!.queryPlatformKnowledge.sources.map((source: Record<string, any>) => [source.knowledgeBase.id, source.status])).toEqual([
+      [ids.refused, "OK"],
+      [ids.role, "OK"],
+      [ids.platform, "OK"],
+    ]);
+  });
 });

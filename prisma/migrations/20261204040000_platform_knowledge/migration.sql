@@ -5,7 +5,8 @@
 --    deputy), so it is stored plain beside the role ARN it goes with.
 ALTER TABLE "knowledge_bases" ADD COLUMN "external_id" TEXT;
 ALTER TABLE "knowledge_bases" ADD CONSTRAINT "knowledge_bases_external_id_check"
-  CHECK ("external_id" IS NULL OR ("credential_mode" = 'ASSUME_ROLE' AND "external_id" ~ '^[A-Za-z0-9_+=,.@:/-]{2,1224}$'));
+  CHECK ("external_id" IS NULL OR ("credential_mode" = 'ASSUME_ROLE' AND char_length("external_id") BETWEEN 2 AND 1224 AND "external_id" ~ '^[A-Za-z0-9_+=,.@:/-]+$'));
+-- (PostgreSQL's regular expressions allow bounds up to 255 only, hence char_length for AWS's 1224.)
 
 -- 2. Platform LOCAL knowledge bases: their documents belong to the __platform__ organization
 --    (written by a platform operator with `npm run platform-kb`, as the tables' owner, never
