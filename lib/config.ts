@@ -119,6 +119,8 @@ export interface KnowledgeBaseConfig {
   parsing: DocumentParsingConfig;
   /** Where Bedrock Agent Runtime and STS are reached instead of AWS's regional endpoints (stand-ins, VPC endpoints); null: AWS's. */
   awsEndpoints: { bedrockAgentRuntime: string | null; sts: string | null; s3vectors: string | null };
+  /** How long a role STS refused (ASSUME_ROLE) is refused again without asking STS, in ms; 0: ask every time. */
+  assumeRoleRefusalTtlMs: number;
 }
 
 /** One external provider: the platform's key (null: only organizations' own keys), where it is, and what it costs. */
@@ -426,6 +428,7 @@ export function loadConfig(env: Env = process.env): Config {
         sts: httpUrl(env, "AWS_ENDPOINT_URL_STS"),
         s3vectors: httpUrl(env, "AWS_ENDPOINT_URL_S3VECTORS"),
       },
+      assumeRoleRefusalTtlMs: int(env, "AWS_ASSUME_ROLE_REFUSAL_TTL_SECONDS", 60, 0, 3_600) * 1000,
     },
     search: {
       providerTimeoutMs: int(env, "SEARCH_PROVIDER_TIMEOUT_MS", 2_000, 10, 60_000),

@@ -11,13 +11,20 @@
  *   confused-deputy problem) and signs with the temporary credentials. Those are cached per
  *   (role, external id, organization) until 5 minutes before they expire, and concurrent callers
  *   share one in-flight AssumeRole, so a burst of searches costs one STS call, not one each.
+ *   A refusal (the role does not exist, does not trust us, or wants another external id) is
+ *   remembered for the same key for `refusalTtlMs` (60 s by default): queries in that window
+ *   fail at once with the same error and no STS call, so a broken role costs one STS call a
+ *   minute, not one per query. Changing the role ARN or external id changes the key, so a
+ *   corrected setting is tried at once. Both caches live in this process: with N instances a
+ *   broken role costs at most N calls a window (docs/shared-state.md says why that is enough).
  */
 import { createHash } from "node:crypto";
 import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
+import { LRUCache } from "lru-cache";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 import type { SecretKeyring } from "../secrets/keyring.js";
 import { AwsBackendError, toAwsBackendError } from "./errors.js";
-import { iamRoleArnProblem } from "./resource-names.js";
+import { externalIdProblem, iamRoleArnProblem } from "./resource-names.js";
 
 export type AwsCredentialSettings =
   | { mode: "platform" }
@@ -41,12 +48,20 @@ export interface AwsCredentialSourceOptions {
   assumeRoleDurationSeconds?: number | undefined;
   /** How long before expiry cached role credentials are renewed. Default 5 minutes. */
   refreshMarginMs?: number | undefined;
+  /** How long a role STS refused is refused again without asking STS, in ms. Default 60 s; 0 asks every time. */
+  refusalTtlMs?: number | undefined;
   /** The clock, in ms since the epoch (tests move it). */
   now?: (() => number) | undefined;
 }
 
 const REFRESH_MARGIN_MS = 5 * 60 * 1000;
-const EXTERNAL_ID = /^[\w+=,.@:/-]{2,1224}$/;
+export const DEFAULT_REFUSAL_TTL_MS = 60_000;
+/**
+ * What STS says when the role will not be assumed until someone changes something: it does not
+ * trust us, wants another external id, does not exist, or the request is malformed. Throttling,
+ * timeouts and STS's own errors pass by themselves and are never remembered.
+ */
+const LASTING_REFUSALS: ReadonlySet<AwsBackendError["status"]> = new Set(["ACCESS_DENIED", "NOT_FOUND", "BAD_REQUEST"]);
 
 /** The keyring context a user's AWS keys are sealed under: a value copied to another organization does not open. */
 export function userKeysContext(organizationId: string): string {
@@ -70,6 +85,11 @@ export function roleSessionNameFor(organizationId: string): string {
   return `context-search-${slug}-${hash}`.replace(/--+/g, "-");
 }
 
+interface Refusal {
+  error: AwsBackendError;
+  until: number;
+}
+
 interface CachedRole {
   credentials?: AwsCredentialIdentity;
   inFlight?: Promise<AwsCredentialIdentity>;
@@ -80,13 +100,18 @@ export class AwsCredentialSource {
   private readonly refreshMarginMs: number;
   private readonly durationSeconds: number;
   private readonly platform: AwsCredentialIdentityProvider;
+  private readonly refusalTtlMs: number;
   private readonly roles = new Map<string, CachedRole>();
+  /** Bounded: a hostile organization cycling through role ARNs cannot grow it without end. */
+  private readonly refusals = new LRUCache<string, Refusal>({ max: 10_000 });
   private sts: STSClient | undefined;
 
   constructor(private readonly options: AwsCredentialSourceOptions = {}) {
     this.now = options.now ?? Date.now;
     this.refreshMarginMs = options.refreshMarginMs ?? REFRESH_MARGIN_MS;
     this.durationSeconds = options.assumeRoleDurationSeconds ?? 3600;
+    this.refusalTtlMs = options.refusalTtlMs ?? DEFAULT_REFUSAL_TTL_MS;
+    if (!Number.isFinite(this.refusalTtlMs) || this.refusalTtlMs < 0) throw new RangeError(`refusalTtlMs must be 0 or more, got ${this.refusalTtlMs}`);
     if (!Number.isInteger(this.durationSeconds) || this.durationSeconds < 900 || this.durationSeconds > 43_200) {
       throw new RangeError(`assumeRoleDurationSeconds must be an integer from 900 to 43200 (STS's limits), got ${this.durationSeconds}`);
     }
@@ -110,9 +135,8 @@ export class AwsCredentialSource {
       case "assume-role": {
         const problem = iamRoleArnProblem(settings.roleArn);
         if (problem) throw new AwsBackendError("BAD_REQUEST", `the role ARN ${problem}`);
-        if (settings.externalId !== undefined && !EXTERNAL_ID.test(settings.externalId)) {
-          throw new AwsBackendError("BAD_REQUEST", "the external id must be 2-1224 characters of letters, digits and +=,.@:/-_");
-        }
+        const externalProblem = settings.externalId === undefined ? null : externalIdProblem(settings.externalId);
+        if (externalProblem) throw new AwsBackendError("BAD_REQUEST", `the external id ${externalProblem}`);
         return () => this.assumedRole(settings.roleArn, settings.externalId, organizationId);
       }
       default:
@@ -154,14 +178,26 @@ export class AwsCredentialSource {
     const cached = entry.credentials;
     if (cached?.expiration && cached.expiration.getTime() - this.refreshMarginMs > this.now()) return Promise.resolve(cached);
     if (entry.inFlight) return entry.inFlight;
+    const refusal = this.refusals.get(cacheKey);
+    if (refusal && refusal.until > this.now()) {
+      const seconds = Math.max(1, Math.ceil((refusal.until - this.now()) / 1000));
+      return Promise.reject(new AwsBackendError(refusal.error.status, `${refusal.error.message} (STS refused it moments ago; it is asked again in ${seconds} s, or at once if the role ARN or external id changes)`, refusal.error.awsErrorName));
+    }
     const holder = entry;
     holder.inFlight = this.callAssumeRole(roleArn, externalId, organizationId)
       .then((credentials) => {
         holder.credentials = credentials;
+        this.refusals.delete(cacheKey);
         return credentials;
       })
+      .catch((error: unknown) => {
+        // A lasting refusal is remembered for a short while; any other failure is tried again by the next caller.
+        if (error instanceof AwsBackendError && LASTING_REFUSALS.has(error.status) && this.refusalTtlMs > 0) {
+          this.refusals.set(cacheKey, { error, until: this.now() + this.refusalTtlMs });
+        }
+        throw error;
+      })
       .finally(() => {
-        // A failure is not cached: the next caller tries again.
         holder.inFlight = undefined;
       });
     return holder.inFlight;

@@ -5,6 +5,8 @@
  * shape expected, rather than by AWS (or our own client) at every query afterwards; the code that
  * calls AWS checks the role ARN with the same pattern.
  *
+ * The external id an organization gives with a role is checked the same way.
+ *
  *     const problem = awsRegionProblem("us-east-1");   // null: fine
  *     awsRegionProblem("US East");                      // "must be an AWS region such as us-east-1 ..."
  */
@@ -13,6 +15,8 @@
 export const AWS_REGION_NAME = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d{1,2}$/;
 /** IAM role ARNs in the commercial, China and GovCloud partitions; a role path and name of IAM's characters. */
 export const IAM_ROLE_ARN = /^arn:aws(-cn|-us-gov)?:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
+/** STS's ExternalId: 2 to 1224 characters of letters, digits, `_` and +=,.@:/- (AWS's pattern). */
+export const STS_EXTERNAL_ID = /^[\w+=,.@:/-]{2,1224}$/;
 /** Bedrock knowledge base ids are ten capital letters and digits (e.g. ABCDEFGHIJ). */
 export const BEDROCK_KNOWLEDGE_BASE_ID = /^[0-9a-zA-Z]{10}$/;
 /** S3 Vectors index names: 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit. */
@@ -31,6 +35,11 @@ export function awsRegionProblem(value: string): string | null {
 /** Why `value` is not an IAM role ARN, or null when it is one. */
 export function iamRoleArnProblem(value: string): string | null {
   return IAM_ROLE_ARN.test(value) ? null : `must be an IAM role ARN, arn:aws:iam::<12-digit account id>:role/<role name> (or arn:aws-cn / arn:aws-us-gov), got ${shown(value)}`;
+}
+
+/** Why `value` is not an external id STS accepts, or null when it is one. */
+export function externalIdProblem(value: string): string | null {
+  return STS_EXTERNAL_ID.test(value) ? null : `must be an AWS external id: 2 to 1224 characters of letters, digits and _+=,.@:/- (got ${value.length} characters${value.length >= 2 && value.length <= 1224 ? " with one outside that set" : ""})`;
 }
 
 /** Why `value` is not a Bedrock knowledge base id, or null when it is one. */

@@ -10,6 +10,13 @@
  * Work that is not a user's (the indexer recording progress, writing chunks) takes an
  * organization id instead of a tenant: it runs in that organization's scope, with no user
  * filter.
+ *
+ * The documents of the platform's LOCAL knowledge bases (owned by the platform organization,
+ * written only by the operator's `npm run platform-kb`) are readable by everyone: reads of one
+ * document or chunk by id, a document's chunks, and a knowledge base's documents admit them
+ * (`readableBy`), through the `platform_read` policy; the `documents` listing (the caller's own
+ * and their teams') does not. Every write stays the caller's organization's: a tenant's attempt
+ * on a platform document or knowledge base is FORBIDDEN, and row-level security would refuse it.
  */
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { Document, DocumentChunk } from "../../generated/prisma/client.js";
@@ -21,6 +28,7 @@ import { readStructure, storableStructure, type DocumentStructure } from "../../
 import { MAX_FILE_NAME_LENGTH } from "../../lib/documents/file-name.js";
 import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
+import { PLATFORM_ORGANIZATION_ID } from "./knowledge-base-store.js";
 
 export type { Document, DocumentChunk, DocumentFormat, DocumentStatus, DocumentStructure };
 
@@ -108,17 +116,20 @@ export class DocumentStore {
     return withTenantLoads(this.prisma, organizationId, work);
   }
 
-  /** Documents among `ids` the caller may read: one SQL statement however many ids (for DataLoader). */
+  /** Documents among `ids` the caller may read (platform ones included): one SQL statement however many ids (for DataLoader). */
   findByIds(tenant: TenantContext, ids: readonly string[]): Promise<Document[]> {
-    return this.loaded(tenant.organizationId, (db) => db.document.findMany({ where: { id: { in: [...ids] }, ...visibleTo(tenant) } }));
+    return this.loaded(tenant.organizationId, (db) => db.document.findMany({ where: { id: { in: [...ids] }, ...readableBy(tenant) } }));
   }
 
-  /** Newest first, the id breaking ties so pages never overlap or skip. */
+  /**
+   * Newest first, the id breaking ties so pages never overlap or skip. The caller's own and
+   * their teams' documents; one knowledge base's (`filter.knowledgeBaseId`) may be the platform's.
+   */
   listPage(tenant: TenantContext, take: number, after: DocumentPageCursor | null, filter: DocumentListFilter = {}): Promise<Document[]> {
     return this.scoped(tenant.organizationId, (db) =>
       db.document.findMany({
         where: {
-          ...visibleTo(tenant),
+          ...(filter.knowledgeBaseId !== undefined ? readableBy(tenant) : visibleTo(tenant)),
           ...(filter.category !== undefined ? { category: filter.category } : {}),
           ...(filter.status !== undefined ? { status: filter.status } : {}),
           ...(filter.knowledgeBaseId !== undefined ? { knowledgeBaseId: filter.knowledgeBaseId } : {}),
@@ -134,7 +145,7 @@ export class DocumentStore {
   chunkPage(tenant: TenantContext, documentId: string, take: number, afterIndex: number): Promise<DocumentChunk[]> {
     return this.scoped(tenant.organizationId, (db) =>
       db.documentChunk.findMany({
-        where: { documentId, organizationId: tenant.organizationId, chunkIndex: { gt: afterIndex }, document: visibleTo(tenant) },
+        where: { documentId, organizationId: { in: readableOrganizations(tenant) }, chunkIndex: { gt: afterIndex }, document: readableBy(tenant) },
         orderBy: { chunkIndex: "asc" },
         take,
       }),
@@ -149,7 +160,7 @@ export class DocumentStore {
   findChunksByIds(tenant: TenantContext, ids: readonly string[]): Promise<DocumentChunk[]> {
     return this.loaded(tenant.organizationId, (db) =>
       db.documentChunk.findMany({
-        where: { id: { in: [...ids] }, organizationId: tenant.organizationId, document: visibleTo(tenant) },
+        where: { id: { in: [...ids] }, organizationId: { in: readableOrganizations(tenant) }, document: readableBy(tenant) },
       }),
     );
   }
@@ -266,6 +277,10 @@ export class DocumentStore {
         SELECT owner_id, team_id FROM documents
         WHERE id = ${id}::uuid AND organization_id = ${tenant.organizationId}
         FOR UPDATE`;
+      if (!row && tenant.organizationId !== PLATFORM_ORGANIZATION_ID) {
+        const [platform] = await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM documents WHERE id = ${id}::uuid AND organization_id = ${PLATFORM_ORGANIZATION_ID} AND knowledge_base_id IS NOT NULL`;
+        if (platform) throw forbidden(`document ${id} belongs to a platform knowledge base: only the platform's operators change it (npm run platform-kb).`);
+      }
       if (!row || (row.owner_id !== tenant.userId && !(row.team_id !== null && tenant.teamIds.includes(row.team_id)))) throw notFound("Document", id);
       if (row.owner_id !== tenant.userId) throw forbidden(`Only the owner of document ${id} can delete it.`);
       await tx.document.delete({ where: { organizationId_id: { organizationId: tenant.organizationId, id } } });
@@ -340,6 +355,19 @@ async function insertContent(tx: TenantTransaction, organizationId: string, cont
   return rows[0]?.inserted === true;
 }
 
+/**
+ * What the caller may read by id or by knowledge base: `visibleTo`, and the documents of the
+ * platform's knowledge bases (the operator files every platform document in one).
+ */
+function readableBy(tenant: TenantContext): Prisma.DocumentWhereInput {
+  if (tenant.organizationId === PLATFORM_ORGANIZATION_ID) return visibleTo(tenant);
+  return { OR: [visibleTo(tenant), { organizationId: PLATFORM_ORGANIZATION_ID, knowledgeBaseId: { not: null } }] };
+}
+
+function readableOrganizations(tenant: TenantContext): string[] {
+  return tenant.organizationId === PLATFORM_ORGANIZATION_ID ? [tenant.organizationId] : [tenant.organizationId, PLATFORM_ORGANIZATION_ID];
+}
+
 /** The access scope as a Prisma filter: the caller's organization, and their own or their teams' documents. */
 function visibleTo(tenant: TenantContext): Prisma.DocumentWhereInput {
   return {
@@ -368,14 +396,20 @@ function validateNewDocument(tenant: TenantContext, input: NewDocument): void {
  * that does not exist.
  */
 async function requireLocalKnowledgeBase(tx: TenantTransaction, tenant: TenantContext, knowledgeBaseId: string): Promise<void> {
+  const platform = tenant.organizationId === PLATFORM_ORGANIZATION_ID;
   const base = await tx.knowledgeBase.findFirst({
     where: {
       id: knowledgeBaseId,
       organizationId: tenant.organizationId,
-      OR: [{ scope: "COMPANY" }, { scope: "TEAM", teamId: { in: tenant.teamIds } }],
+      OR: platform ? [{ scope: "PLATFORM" }] : [{ scope: "COMPANY" }, { scope: "TEAM", teamId: { in: tenant.teamIds } }],
     },
     select: { backend: true },
   });
+  if (!base && !platform) {
+    // Every organization can read the platform's knowledge bases, so it is told why it may not add to one.
+    const curated = await tx.knowledgeBase.findFirst({ where: { id: knowledgeBaseId, organizationId: PLATFORM_ORGANIZATION_ID, scope: "PLATFORM" }, select: { id: true } });
+    if (curated) throw forbidden(`knowledge base ${knowledgeBaseId} is curated by the platform: only the platform's operators add documents to it (npm run platform-kb). Add yours to a COMPANY or TEAM knowledge base.`);
+  }
   if (!base) throw notFound("KnowledgeBase", knowledgeBaseId);
   if (base.backend !== "LOCAL") throw badUserInput("knowledgeBaseId", `knowledge base ${knowledgeBaseId} is on ${base.backend}: documents can be added only to a LOCAL knowledge base.`);
 }

@@ -13,6 +13,7 @@ import { silentLogger, type Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
 import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
+import { DocumentPassages } from "./document-passages.js";
 import { DocumentStore } from "./document-store.js";
 import { createKnowledgeBaseLoaders, type KnowledgeBaseLoaders } from "./knowledge-base-resolvers.js";
 import { KnowledgeBaseStore } from "./knowledge-base-store.js";
@@ -29,6 +30,8 @@ import { documentSearch } from "./search.js";
 // The domain's one public module: its part in the unified search and its ingestion entry point are offered from here too.
 export { documentSearch, knowledgeBaseSearch, type ChunkPlace, type DocumentSearch, type KnowledgeBaseSearch } from "./search.js";
 export { DocumentIngestion } from "./ingestion.js";
+// The platform operator's command (scripts/platform-kb.ts) curates the platform's LOCAL knowledge bases through this.
+export { PlatformKnowledge, type PlatformFile, type PlatformKnowledgeBaseListing } from "./platform-knowledge.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
@@ -49,7 +52,8 @@ export function knowledgeBaseSubgraph({ database, config, logger = silentLogger,
   const { providers: documentProviders } = documentSearch({ database, embedder, vectorStore, logger: logger.child("knowledge-queries") });
   const log = new KnowledgeQueryLog(database, logger.child("knowledge-query-log"));
   const { remote, close: closeRemote } = remoteKnowledgeBasesFrom(config, knowledgeBases, embedder, logger.child("knowledge-queries"));
-  const knowledge = new KnowledgeQueries({ documents, knowledgeBases, documentProviders, remote, sourceTimeoutMs: config.search.providerTimeoutMs, log });
+  const documentPassages = new DocumentPassages({ documents, providers: documentProviders, timeoutMs: config.search.providerTimeoutMs });
+  const knowledge = new KnowledgeQueries({ knowledgeBases, documents: documentPassages, remote, log });
   const passages = new PassageStore(database.prisma);
   const organizationSettings = new OrganizationSettingsStore(database.prisma);
   return {

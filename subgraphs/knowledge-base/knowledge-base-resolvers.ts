@@ -7,7 +7,7 @@ import DataLoader from "dataloader";
 import { GraphQLError, type GraphQLResolveInfo } from "graphql";
 import { sealUserKeys } from "../../lib/aws/credentials.js";
 import type { SecretKeyring } from "../../lib/secrets/keyring.js";
-import { badUserInput } from "../../lib/graphql/errors.js";
+import { badUserInput, forbidden } from "../../lib/graphql/errors.js";
 import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { decodeCursor, encodeCursor, isUuid, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
@@ -125,6 +125,7 @@ interface CreateKnowledgeBaseArgs {
   s3VectorsIndex?: string | null;
   credentialMode?: "PLATFORM" | "USER_KEYS" | "ASSUME_ROLE" | null;
   roleArn?: string | null;
+  externalId?: string | null;
   embeddingModel?: string | null;
 }
 
@@ -169,7 +170,7 @@ export const knowledgeBaseResolvers = {
       const tenant = context.requireTenant();
       const once = writeOnceFor(context.writes, tenant, info, args);
       const { input } = args;
-      for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn", "embeddingModel"] as const) {
+      for (const field of ["name", "description", "teamId", "category", "region", "bedrockKnowledgeBaseId", "s3VectorsBucket", "s3VectorsIndex", "roleArn", "externalId", "embeddingModel"] as const) {
         storableText(input[field], `input.${field}`);
       }
       await context.organizationSettings.requireManager(tenant, { scope: input.scope, teamId: input.teamId ?? null }, "Creating");
@@ -190,6 +191,7 @@ export const knowledgeBaseResolvers = {
           s3VectorsIndex: input.s3VectorsIndex ?? null,
           credentialMode: input.credentialMode ?? null,
           roleArn: input.roleArn ?? null,
+          externalId: input.externalId ?? null,
           embeddingModel: input.embeddingModel ?? null,
         }, once);
       } catch (error) {
@@ -213,6 +215,16 @@ export const knowledgeBaseResolvers = {
       const updated = await context.knowledgeBases.setUserKeys(tenant, id, sealed);
       const loaders = context.knowledgeBaseLoaders();
       loaders.hasStoredKeys.prime(id, true);
+      return updated;
+    },
+    async setKnowledgeBaseRole(_source: unknown, args: { id: string; roleArn: string; externalId?: string | null }, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      storableText(args.roleArn, "roleArn");
+      storableText(args.externalId, "externalId");
+      await requireManagerOf(context, tenant, id, "Changing the role of");
+      const updated = await context.knowledgeBases.setAssumeRole(tenant, id, args.roleArn, args.externalId ?? null);
+      context.knowledgeBaseLoaders().hasStoredKeys.prime(id, false);
       return updated;
     },
     async deleteKnowledgeBase(_source: unknown, args: { id: string }, context: KnowledgeContext) {
@@ -266,7 +278,7 @@ export const knowledgeBaseResolvers = {
       if (!base.credentialMode) return null;
       // Platform knowledge bases never carry an organization's keys (their credentials are the platform's).
       const hasStoredKeys = base.scope === "PLATFORM" ? false : await context.knowledgeBaseLoaders().hasStoredKeys.load(base.id);
-      return { mode: base.credentialMode, roleArn: base.roleArn, hasStoredKeys };
+      return { mode: base.credentialMode, roleArn: base.roleArn, externalId: base.externalId, hasStoredKeys };
     },
   },
 
@@ -306,6 +318,8 @@ export const knowledgeBaseResolvers = {
  */
 async function requireManagerOf(context: KnowledgeContext, tenant: TenantContext, id: string, doing: string): Promise<void> {
   const base = await context.knowledgeBaseLoaders().knowledgeBaseById.load(id);
+  // Before anything else is checked (keys, the keyring): no organization changes the platform's.
+  if (base?.scope === "PLATFORM") throw forbidden(`${doing} knowledge base ${id} is not possible: it is curated by the platform (its operators change it with npm run platform-kb); every organization may read it, none may change it.`);
   if (base) await context.organizationSettings.requireManager(tenant, base, doing);
 }
 

@@ -10,7 +10,7 @@
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import type { KnowledgeBase, KnowledgeBaseCapability } from "../../generated/prisma/client.js";
 import type { AwsCredentialMode, KnowledgeBaseBackend, KnowledgeBaseScope, KnowledgeBaseStatus } from "../../generated/prisma/enums.js";
-import { awsRegionProblem, bedrockKnowledgeBaseIdProblem, iamRoleArnProblem, s3VectorBucketProblem, s3VectorsIndexProblem } from "../../lib/aws/resource-names.js";
+import { awsRegionProblem, bedrockKnowledgeBaseIdProblem, externalIdProblem, iamRoleArnProblem, s3VectorBucketProblem, s3VectorsIndexProblem } from "../../lib/aws/resource-names.js";
 import { createdEntity, writeOnce, type WriteOnce } from "../../lib/database/idempotency.js";
 import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
@@ -44,6 +44,8 @@ export interface NewKnowledgeBase {
   s3VectorsIndex?: string | null;
   credentialMode?: AwsCredentialMode | null;
   roleArn?: string | null;
+  /** Sent with AssumeRole as its ExternalId (ASSUME_ROLE only); not a secret. */
+  externalId?: string | null;
   /** The user's AWS keys, already sealed by lib/secrets (credential mode USER_KEYS). */
   sealedSecret?: string | null;
 }
@@ -91,6 +93,12 @@ export class KnowledgeBaseStore {
     return this.insert(PLATFORM_ORGANIZATION_ID, { ...input, scope: "PLATFORM", teamId: null }, async () => undefined);
   }
 
+  /** Deletes a platform knowledge base (the operator's command; it deletes the documents first). Returns whether there was one. */
+  async deletePlatform(id: string): Promise<boolean> {
+    const deleted = await this.scoped(PLATFORM_ORGANIZATION_ID, (tx) => tx.knowledgeBase.deleteMany({ where: { id, organizationId: PLATFORM_ORGANIZATION_ID, scope: "PLATFORM" } }));
+    return deleted.count > 0;
+  }
+
   private insert(organizationId: string, input: NewKnowledgeBase, before: (tx: TenantTransaction) => Promise<void>, once?: WriteOnce): Promise<KnowledgeBase> {
     validateKnowledgeBase(input);
     return this.scoped(organizationId, (tx) => writeOnce(tx, organizationId, once, async () => {
@@ -111,6 +119,7 @@ export class KnowledgeBaseStore {
           s3VectorsIndex: input.s3VectorsIndex ?? null,
           credentialMode: input.credentialMode ?? null,
           roleArn: input.roleArn ?? null,
+          externalId: input.externalId ?? null,
         },
       });
       if (input.sealedSecret) {
@@ -128,13 +137,14 @@ export class KnowledgeBaseStore {
   }
 
   /**
-   * The BEDROCK and S3VECTORS knowledge bases the caller may query, in listing order, at most
-   * `limit` (the unified search asks each of them).
+   * The knowledge bases the unified search asks as such, in listing order, at most `limit`: the
+   * BEDROCK and S3VECTORS ones the caller may query, and the platform's LOCAL ones (the
+   * organization's own LOCAL ones are its documents, which the documents providers rank).
    */
-  listRemote(tenant: TenantContext, limit: number): Promise<KnowledgeBase[]> {
+  listSearchable(tenant: TenantContext, limit: number): Promise<KnowledgeBase[]> {
     return this.scoped(tenant.organizationId, (db) =>
       db.knowledgeBase.findMany({
-        where: { AND: [visibleTo(tenant), { backend: { in: ["BEDROCK", "S3VECTORS"] } }] },
+        where: { AND: [visibleTo(tenant), { OR: [{ backend: { in: ["BEDROCK", "S3VECTORS"] } }, { backend: "LOCAL", scope: "PLATFORM" }] }] },
         orderBy: [{ scope: "asc" }, { name: "asc" }, { id: "asc" }],
         take: limit,
       }),
@@ -218,7 +228,25 @@ export class KnowledgeBaseStore {
         create: { knowledgeBaseId: id, organizationId: tenant.organizationId, sealedSecret },
         update: { sealedSecret, updatedAt: new Date() },
       });
-      return tx.knowledgeBase.update({ where: { id }, data: { credentialMode: "USER_KEYS", roleArn: null, updatedAt: new Date() } });
+      return tx.knowledgeBase.update({ where: { id }, data: { credentialMode: "USER_KEYS", roleArn: null, externalId: null, updatedAt: new Date() } });
+    });
+  }
+
+  /**
+   * Switches one of the organization's BEDROCK or S3VECTORS knowledge bases to ASSUME_ROLE with
+   * this role and external id (null: none), dropping any stored keys. A role STS refused under
+   * the old setting is not remembered under the new one (lib/aws/credentials.ts keys by both).
+   */
+  async setAssumeRole(tenant: TenantContext, id: string, roleArn: string, externalId: string | null): Promise<KnowledgeBase> {
+    const roleProblem = iamRoleArnProblem(roleArn);
+    if (roleProblem) throw badUserInput("roleArn", `${roleProblem}.`);
+    const externalProblem = externalId === null ? null : externalIdProblem(externalId);
+    if (externalProblem) throw badUserInput("externalId", `${externalProblem}.`);
+    return this.scoped(tenant.organizationId, async (tx) => {
+      const base = await this.writable(tx, tenant, id, "change the role of");
+      if (base.backend === "LOCAL") throw badUserInput("id", `knowledge base ${id} is LOCAL: it calls no AWS service, so it assumes no role.`);
+      await tx.knowledgeBaseCredentials.deleteMany({ where: { organizationId: tenant.organizationId, knowledgeBaseId: id } });
+      return tx.knowledgeBase.update({ where: { id }, data: { credentialMode: "ASSUME_ROLE", roleArn, externalId, updatedAt: new Date() } });
     });
   }
 
@@ -346,6 +374,7 @@ function validateKnowledgeBase(input: NewKnowledgeBase): void {
   }
   if (input.credentialMode === "ASSUME_ROLE") needs("roleArn", "with credential mode ASSUME_ROLE");
   else if (input.roleArn) throw badUserInput("roleArn", "is used only with credential mode ASSUME_ROLE.");
+  if (input.externalId && input.credentialMode !== "ASSUME_ROLE") throw badUserInput("externalId", "is used only with credential mode ASSUME_ROLE (it is sent to STS with AssumeRole).");
   if (input.credentialMode === "USER_KEYS") needs("sealedSecret", "with credential mode USER_KEYS");
   else if (input.sealedSecret) throw badUserInput("sealedSecret", "is used only with credential mode USER_KEYS.");
   // The shapes last, once every field that must be there is: AWS would refuse them only at query time.
@@ -355,6 +384,7 @@ function validateKnowledgeBase(input: NewKnowledgeBase): void {
     ["s3VectorsBucket", s3VectorBucketProblem],
     ["s3VectorsIndex", s3VectorsIndexProblem],
     ["roleArn", iamRoleArnProblem],
+    ["externalId", externalIdProblem],
   ];
   for (const [field, problemOf] of shapes) {
     const value = input[field];

@@ -75,7 +75,11 @@ const LASTING: ReadonlySet<AwsProviderStatus> = new Set(["ACCESS_DENIED", "NOT_F
  * knowledge-base subgraph and the unified search's provider each build one from config.
  */
 export function remoteKnowledgeBasesFrom(config: Config, knowledgeBases: KnowledgeBaseStore, embedder: Embedder, logger: Logger): { remote: RemoteKnowledgeBases; close(): void } {
-  const credentials = new AwsCredentialSource({ keyring: config.secrets.keyring ?? undefined, sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined } });
+  const credentials = new AwsCredentialSource({
+    keyring: config.secrets.keyring ?? undefined,
+    sts: { endpoint: config.knowledgeBase.awsEndpoints.sts ?? undefined },
+    refusalTtlMs: config.knowledgeBase.assumeRoleRefusalTtlMs,
+  });
   const remote = new RemoteKnowledgeBases({ knowledgeBases, credentials, embedder, endpoints: config.knowledgeBase.awsEndpoints, timeoutMs: config.search.providerTimeoutMs, logger });
   return { remote, close: () => credentials.close() };
 }
@@ -181,7 +185,7 @@ export class RemoteKnowledgeBases {
         return { mode: "user-keys", sealedKeys };
       }
       case "ASSUME_ROLE":
-        return { mode: "assume-role", roleArn: base.roleArn! };
+        return { mode: "assume-role", roleArn: base.roleArn!, externalId: base.externalId ?? undefined };
       default:
         return { mode: "platform" };
     }

@@ -4,7 +4,7 @@
  *   hit's chunk still exists and is the caller's to see, the indexer that turns PENDING
  *   documents into chunks off the request path, and the usage counter search hits feed;
  * - knowledge bases: the `knowledge-bases` provider over every BEDROCK and S3VECTORS knowledge
- *   base the caller may query, whose hits are KnowledgeBasePassage entities.
+ *   base the caller may query and the platform's LOCAL ones, whose hits are KnowledgeBasePassage entities.
  * The search subgraph reaches it through the subgraph's index.ts, which re-exports this module (see
  * subgraphs/search/providers/registry.ts); everything under ./search/ is internal.
  */
@@ -16,6 +16,7 @@ import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import type { DomainSearch } from "../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
+import { DocumentPassages } from "./document-passages.js";
 import { DocumentStore } from "./document-store.js";
 import { KnowledgeBaseStore } from "./knowledge-base-store.js";
 import { isPassageId, PassageStore } from "./passage-store.js";
@@ -94,8 +95,10 @@ export function documentSearch({ database, embedder, vectorStore, logger, indexe
 export interface KnowledgeBaseSearchDependencies {
   database: Database;
   config: Config;
-  /** Embeds queries for S3VECTORS knowledge bases. */
+  /** Embeds queries for S3VECTORS knowledge bases (and the platform's documents). */
   embedder: Embedder;
+  /** Where the platform's document vectors are; without it, its LOCAL knowledge bases are ranked by keywords only. */
+  vectorStore?: VectorStore | undefined;
   logger: Logger;
   /** Provider settings (tests; the defaults suit production). */
   provider?: KnowledgeBasesProviderOptions;
@@ -104,13 +107,19 @@ export interface KnowledgeBaseSearchDependencies {
 export type KnowledgeBaseSearch = DomainSearch;
 
 /** The `knowledge-bases` provider and the check that a cached KnowledgeBasePassage hit is still the caller's to see. */
-export function knowledgeBaseSearch({ database, config, embedder, logger, provider }: KnowledgeBaseSearchDependencies): KnowledgeBaseSearch {
+export function knowledgeBaseSearch({ database, config, embedder, vectorStore, logger, provider }: KnowledgeBaseSearchDependencies): KnowledgeBaseSearch {
   const knowledgeBases = new KnowledgeBaseStore(database.prisma);
   const passages = new PassageStore(database.prisma);
   const { remote, close } = remoteKnowledgeBasesFrom(config, knowledgeBases, embedder, logger.child("knowledge-bases"));
+  const collections = documentCollectionsOf(database.prisma);
+  const platformDocuments = new DocumentPassages({
+    documents: new DocumentStore(database.prisma),
+    providers: [new DocumentsKeywordProvider(database.prisma, collections), ...(vectorStore ? [new DocumentsSemanticProvider(embedder, vectorStore, database.prisma, collections)] : [])],
+    timeoutMs: config.search.providerTimeoutMs,
+  });
   return {
     domain: "knowledge-bases",
-    providers: [new KnowledgeBasesProvider(knowledgeBases, remote, passages, logger.child("knowledge-bases"), provider)],
+    providers: [new KnowledgeBasesProvider(knowledgeBases, remote, passages, logger.child("knowledge-bases"), provider, platformDocuments)],
     async liveEntities(tenant, refs) {
       const ids = refs.filter((ref) => ref.typename === "KnowledgeBasePassage" && isPassageId(ref.id)).map((ref) => ref.id);
       if (ids.length === 0) return new Set();

@@ -5,7 +5,9 @@
  * platform's key (the SDK's default chain: here the environment) and the Bedrock Retrieve with
  * the temporary credentials STS returned for that role; a second query reuses them (no second
  * AssumeRole); a role STS refuses makes that source ACCESS_DENIED with a line the user can act
- * on, while the other sources still answer.
+ * on, while the other sources still answer, and the refusal is kept for a minute so that the
+ * queries after it cost no STS call; the external id an organization sets is sent with
+ * AssumeRole.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startStack, type RunningStack } from "../../app/stack.js";
@@ -19,6 +21,8 @@ import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 const PLATFORM = { accessKeyId: "AKIAPLATFORMROLES001", secretAccessKey: "platform-role-test-secret-0123456789ab" };
 const TRUSTING_ROLE = "arn:aws:iam::210987654321:role/ContextSearchReader";
 const REFUSING_ROLE = "arn:aws:iam::210987654321:role/NotTrustingUs";
+const EXTERNAL_ID_ROLE = "arn:aws:iam::210987654321:role/WantsOurExternalId";
+const EXTERNAL_ID = "org-roles:7f3c2a/ctx-search";
 const ROLE_KB = "KBROLE0001";
 const PLATFORM_KB = "KBPLAT0001";
 const REGION = "eu-west-1";
@@ -58,6 +62,7 @@ beforeAll(async () => {
   standIn = await AwsStandIn.start();
   standIn.addAccessKey(PLATFORM.accessKeyId, PLATFORM.secretAccessKey);
   standIn.roles.set(TRUSTING_ROLE, {});
+  standIn.roles.set(EXTERNAL_ID_ROLE, { externalId: EXTERNAL_ID });
   standIn.knowledgeBases.set(ROLE_KB, [{ content: { text: "Customer contracts renew every twelve months unless cancelled." }, score: 0.77, location: { type: "S3", s3Location: { uri: "s3://customer/contracts.pdf" } } }]);
   standIn.knowledgeBases.set(PLATFORM_KB, [{ content: { text: "Platform policy: contracts are reviewed by legal before renewal." }, score: 0.66, location: { type: "S3", s3Location: { uri: "s3://platform/legal.pdf" } } }]);
   // The platform's identity, as a deployment hands it to the SDK's default chain.
@@ -156,5 +161,74 @@ describe("a BEDROCK knowledge base with credential mode ASSUME_ROLE", () => {
     expect(retrievesOf(ROLE_KB).length).toBe(retrievesBefore + 1);
     expect(retrievesOf(ROLE_KB).at(-1)!.accessKeyId).toBe(standIn.issuedRoleCredentials[0]!.accessKeyId);
     expect(standIn.issuedRoleCredentials).toHaveLength(1);
+  });
+
+  it("a refused role is refused again for the window without calling STS: N queries, 1 AssumeRole", async () => {
+    const stsBefore = stsCalls().length;
+    const errors: string[] = [];
+    for (let query = 0; query < 4; query += 1) {
+      const answer = await gql(ASK, { capability: "contracts-refused", query: "when do contracts renew" });
+      expect(answer.errors).toBeUndefined();
+      const [refused, ...others] = answer.data!.queryPlatformKnowledge.sources;
+      expect(refused.status).toBe("ACCESS_DENIED");
+      expect(others.map((source: Record<string, any>) => source.status)).toEqual(["OK", "OK"]);
+      errors.push(refused.error);
+    }
+    expect(stsCalls().length).toBe(stsBefore);
+    for (const error of errors) {
+      expect(error).toContain(`assuming role ${REFUSING_ROLE}`);
+      expect(error).toMatch(/check the key, role or policy.*asked again in \d+ s, or at once if the role ARN or external id changes/);
+    }
+  });
+});
+
+describe("the external id of an ASSUME_ROLE knowledge base", () => {
+  it("is set at creation, shown back, and sent to STS with AssumeRole", async () => {
+    const created = await gql(CREATE.replace("roleArn hasStoredKeys", "roleArn externalId hasStoredKeys"), {
+      input: { name: "Wants an external id", scope: "COMPANY", backend: "BEDROCK", region: REGION, bedrockKnowledgeBaseId: ROLE_KB, credentialMode: "ASSUME_ROLE", roleArn: EXTERNAL_ID_ROLE, externalId: EXTERNAL_ID },
+    });
+    expect(created.errors).toBeUndefined();
+    expect(created.data!.createKnowledgeBase.credentials).toEqual({ mode: "ASSUME_ROLE", roleArn: EXTERNAL_ID_ROLE, externalId: EXTERNAL_ID, hasStoredKeys: false });
+    await map("external-id", [[created.data!.createKnowledgeBase.id, 1]]);
+    const stsBefore = stsCalls().length;
+    const answer = await gql(ASK, { capability: "external-id", query: "when do contracts renew" });
+    expect(answer.data!.queryPlatformKnowledge.sources.map((source: Record<string, any>) => [source.status, source.returned])).toEqual([["OK", 1]]);
+    const calls = stsCalls().slice(stsBefore);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.body).toMatchObject({ RoleArn: EXTERNAL_ID_ROLE, ExternalId: EXTERNAL_ID });
+  });
+
+  it("is refused with BAD_USER_INPUT naming input.externalId when malformed, or without ASSUME_ROLE", async () => {
+    const base = { name: "Bad external id", scope: "COMPANY", backend: "BEDROCK", region: REGION, bedrockKnowledgeBaseId: ROLE_KB };
+    for (const [input, message] of [
+      [{ ...base, credentialMode: "ASSUME_ROLE", roleArn: EXTERNAL_ID_ROLE, externalId: "x" }, /2 to 1224 characters/],
+      [{ ...base, credentialMode: "ASSUME_ROLE", roleArn: EXTERNAL_ID_ROLE, externalId: "spaces are not allowed" }, /2 to 1224 characters of letters, digits and _\+=,\.@:\/-/],
+      [{ ...base, credentialMode: "ASSUME_ROLE", roleArn: EXTERNAL_ID_ROLE, externalId: "a".repeat(1225) }, /got 1225 characters/],
+      [{ ...base, credentialMode: "PLATFORM", externalId: EXTERNAL_ID }, /only with credential mode ASSUME_ROLE/],
+    ] as const) {
+      const refused = await gql(CREATE, { input });
+      expect(refused.data?.createKnowledgeBase ?? null).toBeNull();
+      expect(refused.errors?.[0]).toMatchObject({ extensions: { code: "BAD_USER_INPUT", field: "input.externalId" } });
+      expect(refused.errors![0]!.message).toMatch(message);
+    }
+  });
+
+  it("setKnowledgeBaseRole switches a refused knowledge base to another role and external id, asked at once", async () => {
+    const SET_ROLE = `mutation($id: ID!, $roleArn: String!, $externalId: String) { setKnowledgeBaseRole(id: $id, roleArn: $roleArn, externalId: $externalId) { credentials { mode roleArn externalId hasStoredKeys } } }`;
+    const bad = await gql(SET_ROLE, { id: ids.refused, roleArn: EXTERNAL_ID_ROLE, externalId: "x" });
+    expect(bad.errors?.[0]).toMatchObject({ extensions: { code: "BAD_USER_INPUT", field: "externalId" } });
+    // Still refused (and still from memory) until the setting changes.
+    const before = await gql(ASK, { capability: "contracts-refused", query: "when do contracts renew" });
+    expect(before.data!.queryPlatformKnowledge.sources[0].status).toBe("ACCESS_DENIED");
+
+    const changed = await gql(SET_ROLE, { id: ids.refused, roleArn: EXTERNAL_ID_ROLE, externalId: EXTERNAL_ID });
+    expect(changed.errors).toBeUndefined();
+    expect(changed.data!.setKnowledgeBaseRole.credentials).toEqual({ mode: "ASSUME_ROLE", roleArn: EXTERNAL_ID_ROLE, externalId: EXTERNAL_ID, hasStoredKeys: false });
+    const after = await gql(ASK, { capability: "contracts-refused", query: "when do contracts renew" });
+    expect(after.data!.queryPlatformKnowledge.sources.map((source: Record<string, any>) => [source.knowledgeBase.id, source.status])).toEqual([
+      [ids.refused, "OK"],
+      [ids.role, "OK"],
+      [ids.platform, "OK"],
+    ]);
   });
 });

@@ -140,14 +140,65 @@ describe("credential modes", () => {
     }
   });
 
-  it("a role that does not trust us (wrong external id) is ACCESS_DENIED, and the failure is not cached", async () => {
-    const source = new AwsCredentialSource({ platformKeys: PLATFORM, sts: { endpoint: standIn.endpoint } });
+  it("a role that does not trust us (wrong external id) is ACCESS_DENIED; the refusal is kept for the window (one STS call for N queries), then asked again", async () => {
+    let clock = Date.now();
+    const source = new AwsCredentialSource({ platformKeys: PLATFORM, sts: { endpoint: standIn.endpoint }, refusalTtlMs: 60_000, now: () => clock });
     const provider = source.providerFor({ mode: "assume-role", roleArn: ROLE_ARN, externalId: "wrong-id" }, "acme");
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      await expect(retrieveWith(provider)).rejects.toMatchObject({ status: "ACCESS_DENIED" });
+    const refusalOf = (work: Promise<unknown>) => work.then(() => { throw new Error("expected STS to refuse"); }, (error: unknown) => error as AwsBackendError);
+    const first = await refusalOf(retrieveWith(provider));
+    expect(first).toMatchObject({ status: "ACCESS_DENIED" });
+    expect(first.message).toContain(`assuming role ${ROLE_ARN}`);
+    // STS saw the external id we were given, and refused it.
+    expect(standIn.requests.filter((request) => request.service === "sts").map((request) => request.body.ExternalId)).toEqual(["wrong-id"]);
+
+    // Ten more queries in the window, some at once: the same error, no STS call.
+    clock += 59_000;
+    const again = await Promise.all(Array.from({ length: 10 }, () => refusalOf(retrieveWith(provider))));
+    for (const failure of again) {
+      expect(failure).toBeInstanceOf(AwsBackendError);
+      expect(failure).toMatchObject({ status: "ACCESS_DENIED", code: "AWS_ACCESS_DENIED" });
+      expect(failure.message).toContain(first.message);
+      expect(failure.message).toMatch(/asked again in 1 s, or at once if the role ARN or external id changes/);
     }
+    expect(standIn.operations("sts")).toEqual(["AssumeRole"]);
+
+    // A corrected external id is another key: asked at once (and trusted), while the wrong one stays refused.
+    await retrieveWith(source.providerFor({ mode: "assume-role", roleArn: ROLE_ARN, externalId: "acme-external-7" }, "acme"));
     expect(standIn.operations("sts")).toEqual(["AssumeRole", "AssumeRole"]);
-    expect(standIn.operations("bedrock")).toEqual([]);
+    // So is the same role for another organization: a refusal is never shared across organizations.
+    await expect(retrieveWith(source.providerFor({ mode: "assume-role", roleArn: ROLE_ARN, externalId: "wrong-id" }, "globex"))).rejects.toMatchObject({ status: "ACCESS_DENIED" });
+    expect(standIn.operations("sts")).toEqual(["AssumeRole", "AssumeRole", "AssumeRole"]);
+
+    // After the window: STS is asked again.
+    clock += 1_001;
+    await expect(retrieveWith(provider)).rejects.toMatchObject({ status: "ACCESS_DENIED" });
+    expect(standIn.operations("sts")).toEqual(["AssumeRole", "AssumeRole", "AssumeRole", "AssumeRole"]);
+    expect(standIn.operations("bedrock")).toEqual(["Retrieve"]);
+  });
+
+  it("a refused role is not remembered with refusalTtlMs 0, nor when STS fails in a passing way (throttled)", async () => {
+    const source = new AwsCredentialSource({ platformKeys: PLATFORM, sts: { endpoint: standIn.endpoint }, refusalTtlMs: 0 });
+    const refused = source.providerFor({ mode: "assume-role", roleArn: ROLE_ARN, externalId: "wrong-id" }, "acme");
+    for (let attempt = 0; attempt < 2; attempt += 1) await expect(retrieveWith(refused)).rejects.toMatchObject({ status: "ACCESS_DENIED" });
+    expect(standIn.operations("sts")).toEqual(["AssumeRole", "AssumeRole"]);
+
+    standIn.requests.length = 0;
+    const remembering = new AwsCredentialSource({ platformKeys: PLATFORM, sts: { endpoint: standIn.endpoint } });
+    const provider = remembering.providerFor({ mode: "assume-role", roleArn: ROLE_ARN, externalId: "acme-external-7" }, "acme");
+    standIn.fail("sts", "throttling");
+    await expect(retrieveWith(provider)).rejects.toMatchObject({ status: "RATE_LIMITED" });
+    standIn.fail("sts", null);
+    await retrieveWith(provider);
+    expect(standIn.operations("sts").length).toBeGreaterThanOrEqual(2);
+    expect(standIn.operations("bedrock")).toEqual(["Retrieve"]);
+  });
+
+  it("an external id STS would refuse by its shape is refused before any call, naming the rule", async () => {
+    const source = new AwsCredentialSource({ platformKeys: PLATFORM, sts: { endpoint: standIn.endpoint } });
+    for (const externalId of ["x", "has space", "é-accent", "a".repeat(1225)]) {
+      expect(() => source.providerFor({ mode: "assume-role", roleArn: ROLE_ARN, externalId }, "acme")).toThrow(/the external id must be an AWS external id: 2 to 1224 characters/);
+    }
+    expect(standIn.requests).toEqual([]);
   });
 
   it("a key the service does not know is refused by the stand-in (the key really is checked)", async () => {

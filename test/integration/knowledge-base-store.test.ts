@@ -160,10 +160,11 @@ describe("knowledge query log", () => {
 });
 
 describe("remote knowledge bases and their health", () => {
-  it("lists only BEDROCK and S3VECTORS knowledge bases the caller may query, bounded", async () => {
-    expect((await store.listRemote(ann, 10)).map((kb) => kb.name)).toEqual(["Platform policies", "Acme contracts"]);
-    expect((await store.listRemote(ann, 1)).map((kb) => kb.name)).toEqual(["Platform policies"]);
-    expect((await store.listRemote(gus, 10)).map((kb) => kb.name)).toEqual(["Platform policies"]);
+  it("lists the BEDROCK and S3VECTORS knowledge bases the caller may query (and the platform's LOCAL ones), bounded", async () => {
+    // Not the organization's own LOCAL ones ("Acme handbook"): its documents providers rank those.
+    expect((await store.listSearchable(ann, 10)).map((kb) => kb.name)).toEqual(["Platform guides", "Platform policies", "Acme contracts"]);
+    expect((await store.listSearchable(ann, 1)).map((kb) => kb.name)).toEqual(["Platform guides"]);
+    expect((await store.listSearchable(gus, 10)).map((kb) => kb.name)).toEqual(["Platform guides", "Platform policies"]);
   });
 
   it("marks an organization's own knowledge base ERROR and back, and cannot touch the platform's or another organization's", async () => {

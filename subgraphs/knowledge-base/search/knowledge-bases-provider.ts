@@ -1,14 +1,17 @@
 /**
  * `knowledge-bases`: the unified search's provider over every BEDROCK and S3VECTORS knowledge
- * base the caller may query (the platform's, the organization's, their teams'), asked side by
+ * base the caller may query (the platform's, the organization's, their teams'), and the
+ * platform's LOCAL ones (its curated documents, ranked as document-passages.ts ranks any
+ * knowledge base's documents), asked side by
  * side under the provider's deadline and merged by rank (weighted RRF with equal weights: one
  * Bedrock score and one cosine similarity are not on the same scale, but first place is first
  * place). Its hits are `KnowledgeBasePassage` entities, stored as they are retrieved
  * (passage-store.ts) so the gateway can load them from this subgraph like any other item.
  *
- * LOCAL knowledge bases are not asked here: their documents are the organization's documents,
- * which `documents.keyword` and `documents.semantic` already rank; asking them twice would give
- * their chunks two votes.
+ * The organization's own LOCAL knowledge bases are not asked here: their documents are the
+ * organization's documents, which `documents.keyword` and `documents.semantic` already rank;
+ * asking them twice would give their chunks two votes. The platform's documents are in no
+ * organization's, so they are asked here, once.
  *
  * Listing the knowledge bases costs a statement, and most organizations have none: the list is
  * kept per (organization, teams) for a few seconds, so a new or deleted knowledge base shows in
@@ -27,7 +30,7 @@ import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/
 import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import type { KnowledgeBase, KnowledgeBaseStore } from "../knowledge-base-store.js";
-import { fuseByRank } from "../knowledge-queries.js";
+import { fuseByRank, isPlatformLocal, type DocumentPassages } from "../document-passages.js";
 import type { PassageStore } from "../passage-store.js";
 import type { RemoteKnowledgeBases } from "../remote-knowledge-bases.js";
 
@@ -46,7 +49,7 @@ export class KnowledgeBasesProvider implements SearchProvider {
   readonly kind = "SEMANTIC" as const;
   // Bedrock and S3 Vectors answer over the network, in hundreds of milliseconds.
   readonly latency = "REMOTE" as const;
-  readonly description = "Passages from the Bedrock and S3 Vectors knowledge bases you may query (the platform's, your organization's and your teams'), merged by rank.";
+  readonly description = "Passages from the Bedrock and S3 Vectors knowledge bases you may query (the platform's, your organization's and your teams') and from the platform's curated documents, merged by rank.";
   readonly itemTypes = ["KnowledgeBasePassage"];
   readonly filters: readonly FilterField[] = ["knowledgeBases", "categories", "teams"];
   /**
@@ -61,15 +64,19 @@ export class KnowledgeBasesProvider implements SearchProvider {
     private readonly passages: PassageStore,
     private readonly logger: Logger,
     options: KnowledgeBasesProviderOptions = {},
+    /** Asks the platform's LOCAL knowledge bases; without it they are left out. */
+    private readonly documents: DocumentPassages | null = null,
   ) {
     this.lists = new BriefCache({ ttlMs: options.listTtlMs ?? 5_000 });
   }
 
   async search({ tenant, query, window, signal, filter = NO_FILTER }: ProviderRequest): Promise<ProviderHit[]> {
-    const bases = (await this.queryable(tenant)).filter((base) => selectedBy(base, filter));
+    const bases = (await this.queryable(tenant)).filter((base) => selectedBy(base, filter) && (this.documents !== null || !isPlatformLocal(base)));
     if (bases.length === 0) return [];
     const perBase = Math.min(MAX_PER_KNOWLEDGE_BASE, window);
-    const answers = await Promise.all(bases.map((base) => this.remote.ask(tenant, base, query, perBase, 0, signal)));
+    const answers = await Promise.all(
+      bases.map((base) => (isPlatformLocal(base) ? this.documents!.ask(tenant, query, perBase, base, 0) : this.remote.ask(tenant, base, query, perBase, 0, signal))),
+    );
     const failed = answers.filter((answer) => answer.report.status !== "OK");
     for (const { report } of failed) this.logger.warn(`knowledge base ${report.knowledgeBase?.id} left out of a search: ${report.status} ${report.error ?? ""}`);
     if (failed.length === answers.length) {
@@ -97,10 +104,10 @@ export class KnowledgeBasesProvider implements SearchProvider {
       .map((hit) => ({ ref: { typename: "KnowledgeBasePassage", id: hit.id }, nativeScore: scoreOf.get(hit.id) ?? 0, attributes: attributesOf.get(hit.id)! }));
   }
 
-  /** The caller's remote knowledge bases, reused for a few seconds per (organization, teams). */
+  /** The knowledge bases this provider asks for the caller, reused for a few seconds per (organization, teams). */
   private async queryable(tenant: TenantContext): Promise<KnowledgeBase[]> {
     const key = `${tenant.organizationId}\u0000${[...tenant.teamIds].sort().join("\u0000")}`;
-    return this.lists.get(key, () => this.knowledgeBases.listRemote(tenant, MAX_KNOWLEDGE_BASES_PER_SEARCH));
+    return this.lists.get(key, () => this.knowledgeBases.listSearchable(tenant, MAX_KNOWLEDGE_BASES_PER_SEARCH));
   }
 }
 
