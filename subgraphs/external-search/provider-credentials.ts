@@ -20,6 +20,8 @@ export interface CredentialsByProvider {
   PERPLEXITY: PerplexityCredentials;
   DATAFORSEO: DataForSeoCredentials;
   SLACK: SlackCredentials;
+  /** The answer model's key is the deployment's own (ANSWER_MODEL_*), held by its client: nothing to hand over. */
+  LANGUAGE_MODEL: { platform: true };
 }
 
 export interface CredentialsInput {
@@ -63,6 +65,8 @@ export function validateCredentials(input: CredentialsInput): CredentialsByProvi
       if (!/^xox[pbea]-/.test(token)) throw badUserInput("input.token", "must be a Slack token (xoxp-… for a user token with search:read).");
       return { token };
     }
+    case "LANGUAGE_MODEL":
+      throw badUserInput("input.provider", "LANGUAGE_MODEL is this deployment's answer model (ANSWER_MODEL_*): organizations cannot store their own key for it.");
   }
 }
 
@@ -151,6 +155,8 @@ export class ProviderCredentials {
         return dataforseo.login && dataforseo.password ? { login: dataforseo.login, password: dataforseo.password } : null;
       case "SLACK":
         return null;
+      case "LANGUAGE_MODEL":
+        return this.config.answerModel ? { platform: true } : null;
     }
   }
 }
