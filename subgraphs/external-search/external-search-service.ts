@@ -12,9 +12,10 @@
  *   7. settlement: the call's record and its ledger row together, at the real price (0 when it
  *      failed; released when it was never sent); a good answer is cached.
  *
- * `webSearch`, `discoverQuestions`, `research` and `slackSearch` (the GraphQL operations) and
- * the unified search's `web.*` and `slack.messages` providers (search.ts) all use it, so a
- * budget, a breaker and a cached answer mean the same wherever a call comes from.
+ * `webSearch`, `discoverQuestions`, `research` and `slackSearch` (the GraphQL operations), the
+ * unified search's `web.*` and `slack.messages` providers (search.ts) and grounded answers' model
+ * calls (answer-model.ts: priced by the prompt's tokens, never cached) all use it, so a budget,
+ * a breaker and a cached answer mean the same wherever a call comes from.
  */
 import { createHash } from "node:crypto";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
