@@ -153,6 +153,25 @@ describe("the answer model's paid calls", () => {
     expect(outcome.charge.credits).toBe(0);
   });
 
+  it("a failing vendor opens the model's breaker for that organization only: then calls are skipped unsent, and free", async () => {
+    standIn.behaviour = "internal";
+    const failures = runtime.policies.settingsOf("language-model").failuresToOpen;
+    for (let i = 0; i < failures; i++) {
+      const outcome = await runtime.answerModel.call({ tenant: tenant("org-breaker"), request: request(), dryRun: false });
+      expect(outcome.status).toBe("ERROR");
+    }
+    const sent = standIn.requests.length;
+    const skipped = await runtime.answerModel.call({ tenant: tenant("org-breaker"), request: request(), dryRun: false });
+    expect(skipped.status).toBe("SKIPPED");
+    if (skipped.status === "SKIPPED") expect(skipped.reason).toMatch(/circuit breaker is open/);
+    expect(skipped.charge.credits).toBe(0);
+    expect(standIn.requests).toHaveLength(sent);
+    expect((await ledgerOf("org-breaker")).every((row) => row.credits === 0)).toBe(true);
+    // Another organization's call still goes out.
+    standIn.behaviour = "answer";
+    expect((await runtime.answerModel.call({ tenant: tenant("org-unaffected"), request: request(), dryRun: false })).status).toBe("OK");
+  });
+
   it("one organization's spending is not in another's report", async () => {
     const now = Date.now();
     const report = await runtime.ledger.report(tenant("org-elsewhere"), new Date(now - 86_400_000), new Date(now + 60_000));
