@@ -99,8 +99,12 @@ class SlackProvider implements SearchProvider {
 }
 
 export interface ExternalSearchDomain extends DomainSearch {
-  /** The language model of grounded answers behind the paid-call path (credits, breaker, dry run); `model` null when none is configured. */
-  answerModel: AnswerModel;
+  /**
+   * The language model of grounded answers behind the paid-call path (credits, breaker, dry run);
+   * `model` null when none is configured. `maxOutputTokens` is the deployment's cap
+   * (ANSWER_MODEL_MAX_OUTPUT_TOKENS, 0 without a model): a request asking more gets that many.
+   */
+  answerModel: AnswerModel & { readonly maxOutputTokens: number };
 }
 
 export function externalSearch(dependencies: ExternalSearchRuntimeOptions & { database: Database; config: Config; logger: Logger }): ExternalSearchDomain {
