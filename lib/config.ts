@@ -156,6 +156,31 @@ export interface ExternalSearchConfig {
   maxQueuedCalls: number;
   /** Of those, how many one organization may have in flight or waiting per provider: its fair share. */
   maxCallsPerOrganization: number;
+  /** The language model that writes grounded answers (ANSWER_MODEL_*); null: none, answers are extractive. */
+  answerModel: AnswerModelConfig | null;
+}
+
+/** The language model of grounded answers, a paid call of the external-search subgraph (docs/answers-models.md). */
+export interface AnswerModelConfig {
+  /** ANSWER_MODEL_PROVIDER: an OpenAI-compatible chat-completions endpoint, or Bedrock's Converse API. */
+  provider: "openai" | "bedrock";
+  /** ANSWER_MODEL: the vendor's model id (e.g. gpt-4o-mini, llama3.1:8b, anthropic.claude-3-5-haiku-20241022-v1:0). */
+  model: string;
+  /** ANSWER_MODEL_BASE_URL and ANSWER_MODEL_API_KEY (openai); the key may be absent for a local server that takes none. */
+  openai: { baseUrl: string | null; apiKey: string | null; maxTokensParameter: "max_tokens" | "max_completion_tokens" };
+  /**
+   * Bedrock: ANSWER_MODEL_AWS_REGION (else AWS_REGION, else us-east-1), AWS_ENDPOINT_URL_BEDROCK_RUNTIME,
+   * and the identity: the platform's (the SDK's default chain), or ANSWER_MODEL_AWS_ROLE_ARN assumed
+   * with ANSWER_MODEL_AWS_EXTERNAL_ID, as knowledge bases do (lib/aws/credentials.ts).
+   */
+  bedrock: { region: string; endpoint: string | null; stsEndpoint: string | null; roleArn: string | null; externalId: string | null };
+  /** Credits per 1,000 prompt tokens and per 1,000 output tokens. */
+  creditsPer1kInputTokens: number;
+  creditsPer1kOutputTokens: number;
+  /** ANSWER_MODEL_MAX_OUTPUT_TOKENS: the most tokens one answer may have (a request asking more gets this many). */
+  maxOutputTokens: number;
+  /** ANSWER_MODEL_TIME_BUDGET_MS: the longest one generation may stream. */
+  timeBudgetMs: number;
 }
 
 export type EmbedderKind = "local" | "openai" | "hashing";
@@ -408,6 +433,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxConcurrentCalls: int(env, "EXTERNAL_MAX_CONCURRENT_CALLS", 20, 1, 10_000),
       maxQueuedCalls: int(env, "EXTERNAL_MAX_QUEUED_CALLS", 50, 0, 100_000),
       maxCallsPerOrganization: int(env, "EXTERNAL_MAX_CALLS_PER_ORGANIZATION", 4, 1, 10_000),
+      answerModel: answerModelConfig(env),
     },
     knowledgeBase: {
       // 10 MB as the issue asks; base64 makes a 10 MB file ~13.4 MB, under the 16 MiB body limit.
@@ -498,6 +524,46 @@ function s3VectorsConfig(env: Env): S3VectorsConfig {
     throw new ConfigError("S3_VECTORS_INDEX_PREFIX", `must be 2-21 lower-case letters, digits, "-" or ".", starting with a letter or digit, got "${indexPrefix}"`);
   }
   return { bucket, region, indexPrefix, endpoint: httpUrl(env, "AWS_ENDPOINT_URL_S3VECTORS") };
+}
+
+// Private: the answer model's settings, all checked at start-up (a typo must not wait for the first answer).
+function answerModelConfig(env: Env): AnswerModelConfig | null {
+  const provider = oneOf(env, "ANSWER_MODEL_PROVIDER", ["openai", "bedrock", "none"] as const, "none");
+  if (provider === "none") {
+    for (const name of ["ANSWER_MODEL", "ANSWER_MODEL_BASE_URL", "ANSWER_MODEL_API_KEY", "ANSWER_MODEL_AWS_ROLE_ARN"]) {
+      if (str(env, name)) throw new ConfigError("ANSWER_MODEL_PROVIDER", `must be openai or bedrock when ${name} is set (it is none, or unset)`);
+    }
+    return null;
+  }
+  const model = str(env, "ANSWER_MODEL");
+  if (!model) throw new ConfigError("ANSWER_MODEL", `is required when ANSWER_MODEL_PROVIDER=${provider} (the vendor's model id, e.g. ${provider === "openai" ? "gpt-4o-mini" : "anthropic.claude-3-5-haiku-20241022-v1:0"})`);
+  if (!/^[\w.:/@-]{1,200}$/.test(model)) throw new ConfigError("ANSWER_MODEL", `must be a model id of letters, digits and _ . : / @ - (at most 200), got "${model.slice(0, 60)}"`);
+  const baseUrl = httpUrl(env, "ANSWER_MODEL_BASE_URL");
+  const apiKey = str(env, "ANSWER_MODEL_API_KEY") ?? null;
+  if (provider === "openai" && !baseUrl && !apiKey) throw new ConfigError("ANSWER_MODEL_API_KEY", "is required for OpenAI itself (ANSWER_MODEL_BASE_URL unset); a local server that takes no key needs ANSWER_MODEL_BASE_URL");
+  if (provider === "bedrock" && (baseUrl || apiKey)) throw new ConfigError(baseUrl ? "ANSWER_MODEL_BASE_URL" : "ANSWER_MODEL_API_KEY", "is for ANSWER_MODEL_PROVIDER=openai; Bedrock is reached with AWS credentials (AWS_ENDPOINT_URL_BEDROCK_RUNTIME for a VPC endpoint)");
+  const region = str(env, "ANSWER_MODEL_AWS_REGION") ?? str(env, "AWS_REGION") ?? "us-east-1";
+  if (!AWS_REGION_NAME.test(region)) throw new ConfigError(str(env, "ANSWER_MODEL_AWS_REGION") ? "ANSWER_MODEL_AWS_REGION" : "AWS_REGION", `must be an AWS region such as us-east-1, got "${region.slice(0, 40)}"`);
+  const roleArn = str(env, "ANSWER_MODEL_AWS_ROLE_ARN") ?? null;
+  if (roleArn && !/^arn:aws[\w-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/.test(roleArn)) throw new ConfigError("ANSWER_MODEL_AWS_ROLE_ARN", `must be an IAM role ARN (arn:aws:iam::123456789012:role/Name), got "${roleArn.slice(0, 80)}"`);
+  const externalId = str(env, "ANSWER_MODEL_AWS_EXTERNAL_ID") ?? null;
+  if (externalId && !roleArn) throw new ConfigError("ANSWER_MODEL_AWS_EXTERNAL_ID", "is set, but ANSWER_MODEL_AWS_ROLE_ARN (the role it is for) is not");
+  if (externalId && !/^[\w+=,.@:/-]{2,1224}$/.test(externalId)) throw new ConfigError("ANSWER_MODEL_AWS_EXTERNAL_ID", "must be 2-1224 characters of letters, digits and +=,.@:/-_");
+  return {
+    provider,
+    model,
+    openai: {
+      baseUrl,
+      apiKey,
+      // OpenAI's reasoning models refuse max_tokens; many other servers know only max_tokens.
+      maxTokensParameter: oneOf(env, "ANSWER_MODEL_MAX_TOKENS_PARAMETER", ["max_tokens", "max_completion_tokens"] as const, baseUrl ? "max_tokens" : "max_completion_tokens"),
+    },
+    bedrock: { region, endpoint: httpUrl(env, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"), stsEndpoint: httpUrl(env, "AWS_ENDPOINT_URL_STS"), roleArn, externalId },
+    creditsPer1kInputTokens: credits(env, "ANSWER_MODEL_CREDITS_PER_1K_INPUT_TOKENS", 1),
+    creditsPer1kOutputTokens: credits(env, "ANSWER_MODEL_CREDITS_PER_1K_OUTPUT_TOKENS", 4),
+    maxOutputTokens: int(env, "ANSWER_MODEL_MAX_OUTPUT_TOKENS", 1_024, 16, 32_768),
+    timeBudgetMs: int(env, "ANSWER_MODEL_TIME_BUDGET_MS", 30_000, 1_000, 600_000),
+  };
 }
 
 function secretKeyring(env: Env): SecretKeyring | null {

@@ -13,9 +13,10 @@
  *      failed; released when it was never sent); a good answer is cached.
  *
  * `webSearch`, `discoverQuestions`, `research`, `slackSearch`, `linkedInOrganization` and
- * `linkedInPosts` (the GraphQL operations) and the unified search's `web.*`, `slack.messages`
- * and `linkedin.posts` providers (search.ts) all use it, so a
- * budget, a breaker and a cached answer mean the same wherever a call comes from.
+ * `linkedInPosts` (the GraphQL operations), the unified search's `web.*`, `slack.messages` and
+ * `linkedin.posts` providers (search.ts) and grounded answers' model calls (answer-model.ts:
+ * priced by the prompt's tokens, never cached) all use it, so a budget, a breaker and a cached
+ * answer mean the same wherever a call comes from.
  */
 import { createHash } from "node:crypto";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
@@ -83,12 +84,19 @@ interface CallSpec<P extends ExternalProvider, T> {
   count(value: T): number;
   /** The real price once the answer is in; default the estimate. */
   price?(value: T): number;
+  /** What this call is estimated to cost when it depends on the call (a model's prompt); default the provider's estimate(). */
+  estimate?: number;
 }
 
 interface CallResult<T> {
   report: CallReport;
   value: T | null;
+  /** Why a call that was sent failed (TIMEOUT or ERROR), as the resilience policies reported it. */
+  error?: Error;
 }
+
+/** A language model's call (answer-model.ts): what the paid-call path needs of it. */
+export type LanguageModelCallSpec<T> = Pick<CallSpec<"LANGUAGE_MODEL", T>, "operation" | "query" | "dryRun" | "signal" | "run" | "price"> & { estimate: number };
 
 export interface WebSearchAnswer {
   results: StoredWebResult[];
@@ -98,7 +106,10 @@ export interface WebSearchAnswer {
   dryRun: boolean;
 }
 
-const POLICY_NAME: Record<ExternalProvider, string> = { SERPER: "serper", PERPLEXITY: "perplexity", DATAFORSEO: "dataforseo", SLACK: "slack", LINKEDIN: "linkedin" };
+const POLICY_NAME: Record<ExternalProvider, string> = { SERPER: "serper", PERPLEXITY: "perplexity", DATAFORSEO: "dataforseo", SLACK: "slack", LINKEDIN: "linkedin", LANGUAGE_MODEL: "language-model" };
+
+/** The name a language model's bulkhead and breakers go by in the resilience policies. */
+export const LANGUAGE_MODEL_POLICY = POLICY_NAME.LANGUAGE_MODEL;
 
 /** Which LinkedIn organization to look up: by LinkedIn's numeric id or by its page's vanity name. */
 export type LinkedInOrganizationLookup = { linkedInId: string } | { vanityName: string };
@@ -120,7 +131,19 @@ export class ExternalSearchService {
         return slack.credits;
       case "LINKEDIN":
         return this.deps.config.linkedin.credits;
+      case "LANGUAGE_MODEL": {
+        // Without its prompt, a call is priced at its longest answer.
+        const model = this.deps.config.answerModel;
+        return model ? this.languageModelPrice(0, model.maxOutputTokens) : 0;
+      }
     }
+  }
+
+  /** What a language model's call costs for these tokens (ANSWER_MODEL_CREDITS_PER_1K_*). */
+  languageModelPrice(inputTokens: number, outputTokens: number): number {
+    const model = this.deps.config.answerModel;
+    if (!model) return 0;
+    return roundCredits((inputTokens * model.creditsPer1kInputTokens + outputTokens * model.creditsPer1kOutputTokens) / 1000);
   }
 
   /** Credits per call before tokens (Perplexity's base price; the whole price of the others). */
@@ -134,7 +157,15 @@ export class ExternalSearchService {
   }
 
   cacheTtlSeconds(provider: ExternalProvider): number {
+    // Answers are never cached: the prompt holds the organization's passages and the caller's
+    // question, and an answer is written for that one request.
+    if (provider === "LANGUAGE_MODEL") return 0;
     return this.deps.config[POLICY_NAME[provider] as "serper" | "perplexity" | "dataforseo" | "slack" | "linkedin"].cacheTtlSeconds;
+  }
+
+  /** One language model call of a grounded answer (answer-model.ts), through the same steps as every paid call. */
+  languageModelCall<T>(tenant: TenantContext, spec: LanguageModelCallSpec<T>): Promise<CallResult<T>> {
+    return this.call<"LANGUAGE_MODEL", T>(tenant, { ...spec, provider: "LANGUAGE_MODEL", variant: "answer", count: () => 1 });
   }
 
   /** Organic results of one web provider (also the unified search's web.* providers). */
@@ -278,7 +309,7 @@ export class ExternalSearchService {
   // Private: the steps in the file's header, for one provider call.
   private async call<P extends ExternalProvider, T>(tenant: TenantContext, spec: CallSpec<P, T>): Promise<CallResult<T>> {
     const started = performance.now();
-    const estimatedCredits = this.estimate(spec.provider);
+    const estimatedCredits = spec.estimate ?? this.estimate(spec.provider);
     const report = (status: CallStatus, reason: string | null, credits = 0, returned = 0): CallReport => ({
       provider: spec.provider,
       status,
@@ -334,7 +365,7 @@ export class ExternalSearchService {
         return { report: report("SKIPPED", outcome.reason), value: null };
       case "TIMEOUT":
         await this.deps.ledger.settle(tenant, reservation, { status: "TIMEOUT", results: 0, credits: 0, latencyMs, error: outcome.message });
-        return { report: report("TIMEOUT", outcome.message), value: null };
+        return { report: report("TIMEOUT", outcome.message), value: null, error: outcome.error };
       case "CANCELLED":
         await this.deps.ledger.settle(tenant, reservation, { status: "ERROR", results: 0, credits: 0, latencyMs, error: outcome.message });
         return { report: report("TIMEOUT", `${name}: the request went away before it answered`), value: null };
@@ -342,7 +373,7 @@ export class ExternalSearchService {
         if (outcome.kind === "INTERNAL") this.deps.logger.error(`${name} call failed unexpectedly`, outcome.error);
         const reason = outcome.kind === "INTERNAL" ? `${name}: the call failed; the server log has the details` : outcome.message;
         await this.deps.ledger.settle(tenant, reservation, { status: "ERROR", results: 0, credits: 0, latencyMs, error: reason });
-        return { report: report("ERROR", reason), value: null };
+        return { report: report("ERROR", reason), value: null, error: outcome.error };
       }
     }
   }
@@ -365,6 +396,8 @@ function notConfigured(provider: ExternalProvider): string {
       return "slack is not configured: store your organization's Slack user token (search:read) with setExternalProviderCredentials";
     case "LINKEDIN":
       return "linkedin is not configured: an admin stores your organization's LinkedIn access token and page id with setExternalProviderCredentials";
+    case "LANGUAGE_MODEL":
+      return "no answer model is configured: the platform sets ANSWER_MODEL_PROVIDER and ANSWER_MODEL";
   }
 }
 

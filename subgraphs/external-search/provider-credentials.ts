@@ -21,6 +21,8 @@ export interface CredentialsByProvider {
   DATAFORSEO: DataForSeoCredentials;
   SLACK: SlackCredentials;
   LINKEDIN: LinkedInCredentials;
+  /** The answer model's key is the deployment's own (ANSWER_MODEL_*), held by its client: nothing to hand over. */
+  LANGUAGE_MODEL: { platform: true };
 }
 
 export interface CredentialsInput {
@@ -71,6 +73,8 @@ export function validateCredentials(input: CredentialsInput): CredentialsByProvi
       const token = field("token", 16, 4096);
       return { token, linkedInOrganization: linkedInOrganizationId(input.linkedInOrganization, "input.linkedInOrganization") };
     }
+    case "LANGUAGE_MODEL":
+      throw badUserInput("input.provider", "LANGUAGE_MODEL is this deployment's answer model (ANSWER_MODEL_*): organizations cannot store their own key for it.");
   }
 }
 
@@ -171,6 +175,8 @@ export class ProviderCredentials {
       case "SLACK":
       case "LINKEDIN":
         return null;
+      case "LANGUAGE_MODEL":
+        return this.config.answerModel ? { platform: true } : null;
     }
   }
 }

@@ -52,7 +52,9 @@ export function isResultId(id: unknown): id is string {
 }
 
 const PROVIDER_ENUM: Record<WebResultData["provider"], ExternalProvider> = { serper: "SERPER", perplexity: "PERPLEXITY", dataforseo: "DATAFORSEO", slack: "SLACK", linkedin: "LINKEDIN" };
-const PROVIDER_NAME: Record<ExternalProvider, WebResultData["provider"]> = { SERPER: "serper", PERPLEXITY: "perplexity", DATAFORSEO: "dataforseo", SLACK: "slack", LINKEDIN: "linkedin" };
+// Results come from search providers only; a language model's calls store none.
+type ResultProvider = Exclude<ExternalProvider, "LANGUAGE_MODEL">;
+const PROVIDER_NAME: Record<ResultProvider, WebResultData["provider"]> = { SERPER: "serper", PERPLEXITY: "perplexity", DATAFORSEO: "dataforseo", SLACK: "slack", LINKEDIN: "linkedin" };
 
 function hashId(...parts: string[]): string {
   return createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, 32);
@@ -149,7 +151,7 @@ export class ExternalResultStore {
             permalink: row.url,
             postedAt: row.postedAt ?? row.fetchedAt,
           }
-        : { kind: "WEB", id: row.id, url: row.url ?? "", title: row.title, snippet: row.snippet, position: row.position, provider: PROVIDER_NAME[row.provider], fetchedAt: row.fetchedAt };
+        : { kind: "WEB", id: row.id, url: row.url ?? "", title: row.title, snippet: row.snippet, position: row.position, provider: PROVIDER_NAME[row.provider as ResultProvider], fetchedAt: row.fetchedAt };
     });
   }
 

@@ -9,8 +9,10 @@ import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";
 import { ProviderPolicies } from "../../lib/external-apis/policies.js";
 import type { Logger } from "../../lib/logger.js";
+import type { LanguageModel } from "../../lib/language-models/language-model.js";
+import { languageModelFrom, PaidAnswerModel } from "./answer-model.js";
 import { CreditLedger } from "./credit-ledger.js";
-import { ExternalSearchService, type ExternalClients } from "./external-search-service.js";
+import { ExternalSearchService, LANGUAGE_MODEL_POLICY, type ExternalClients } from "./external-search-service.js";
 import { ProviderCredentials } from "./provider-credentials.js";
 import { DataForSeoClient } from "./providers/dataforseo.js";
 import { LinkedInClient } from "./providers/linkedin.js";
@@ -26,6 +28,8 @@ export interface ExternalSearchRuntime {
   results: ExternalResultStore;
   policies: ProviderPolicies;
   cache: ResultCache;
+  /** Grounded answers' model calls, through the service's paid-call path; its `model` is null when none is configured. */
+  answerModel: PaidAnswerModel;
   close(): Promise<void>;
 }
 
@@ -35,9 +39,11 @@ export interface ExternalSearchRuntimeOptions {
   logger: Logger;
   /** Replaces the real clients (never in production; tests use the stand-ins through the real clients instead). */
   clients?: Partial<ExternalClients>;
+  /** Replaces the model built from ANSWER_MODEL_* (tests: a real client pointed at a stand-in with settings of their own). */
+  languageModel?: LanguageModel | null;
 }
 
-export function createExternalSearchRuntime({ database, config, logger, clients = {} }: ExternalSearchRuntimeOptions): ExternalSearchRuntime {
+export function createExternalSearchRuntime({ database, config, logger, clients = {}, languageModel }: ExternalSearchRuntimeOptions): ExternalSearchRuntime {
   const external = config.externalSearch;
   const credentials = new ProviderCredentials(database.prisma, external, config.secrets.keyring);
   const ledger = new CreditLedger(database.prisma, external.defaultMonthlyBudget);
@@ -54,7 +60,16 @@ export function createExternalSearchRuntime({ database, config, logger, clients 
     organizationShare: external.maxCallsPerOrganization,
   };
   // A researched answer takes seconds to write: its one attempt gets the whole deadline.
-  const policies = new ProviderPolicies({ defaults: shared, providers: { perplexity: { attemptTimeoutMs: external.callTimeoutMs, maxRetries: 1 } } });
+  // An answer streams for up to its time budget: one attempt gets all of it (the model cuts
+  // itself there), and one retry fits only when a throttled or failing first attempt ended early.
+  const modelBudgetMs = external.answerModel?.timeBudgetMs ?? external.callTimeoutMs;
+  const policies = new ProviderPolicies({
+    defaults: shared,
+    providers: {
+      perplexity: { attemptTimeoutMs: external.callTimeoutMs, maxRetries: 1 },
+      [LANGUAGE_MODEL_POLICY]: { attemptTimeoutMs: modelBudgetMs + 1_000, deadlineMs: modelBudgetMs + 5_000, maxRetries: 1 },
+    },
+  });
   const service = new ExternalSearchService({
     config: external,
     credentials,
@@ -71,5 +86,7 @@ export function createExternalSearchRuntime({ database, config, logger, clients 
     },
     logger,
   });
-  return { service, credentials, ledger, results, policies, cache, close: () => cache.close() };
+  const model = languageModel === undefined ? languageModelFrom(external.answerModel) : languageModel;
+  const answerModel = new PaidAnswerModel(service, model, external.answerModel);
+  return { service, credentials, ledger, results, policies, cache, answerModel, close: () => cache.close() };
 }

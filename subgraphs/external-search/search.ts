@@ -19,6 +19,7 @@
  */
 import type { Config } from "../../lib/config.js";
 import type { Database } from "../../lib/database/connect.js";
+import type { AnswerModel } from "../../lib/language-models/language-model.js";
 import type { Logger } from "../../lib/logger.js";
 import { SearchProviderSkippedError, type DomainSearch, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { MAX_QUERY_CHARACTERS, type CallReport, type ExternalSearchService } from "./external-search-service.js";
@@ -160,13 +161,21 @@ export function rankPostsByWords(posts: readonly StoredLinkedInPost[], query: st
   return ranked.sort((a, b) => b.score - a.score || b.post.publishedAt.getTime() - a.post.publishedAt.getTime());
 }
 
-export type ExternalSearchDomain = DomainSearch;
+export interface ExternalSearchDomain extends DomainSearch {
+  /**
+   * The language model of grounded answers behind the paid-call path (credits, breaker, dry run);
+   * `model` null when none is configured. `maxOutputTokens` is the deployment's cap
+   * (ANSWER_MODEL_MAX_OUTPUT_TOKENS, 0 without a model): a request asking more gets that many.
+   */
+  answerModel: AnswerModel & { readonly maxOutputTokens: number };
+}
 
 export function externalSearch(dependencies: ExternalSearchRuntimeOptions & { database: Database; config: Config; logger: Logger }): ExternalSearchDomain {
   const runtime = createExternalSearchRuntime(dependencies);
   const { service, results } = runtime;
   return {
     domain: "external-search",
+    answerModel: runtime.answerModel,
     providers: [new WebProvider(service, "SERPER"), new WebProvider(service, "DATAFORSEO"), new SlackProvider(service), new LinkedInPostsProvider(service)],
     async liveEntities(tenant, refs) {
       const ids = refs.filter((ref) => ref.typename === "WebResult" || ref.typename === "SlackMessage" || ref.typename === "LinkedInPost").map((ref) => ref.id);

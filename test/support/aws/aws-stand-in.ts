@@ -436,7 +436,7 @@ function matchesFilter(metadata: Record<string, unknown>, filter: unknown): bool
 // Private: SigV4, recomputed from the secret the stand-in holds, as AWS documents it
 // (canonical request, string to sign, derived key). Only what these clients send is handled:
 // no query-string auth, no chunked payloads.
-function sigV4Signature(input: {
+export function sigV4Signature(input: {
   request: IncomingMessage;
   body: Buffer;
   url: URL;
