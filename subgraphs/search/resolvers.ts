@@ -8,7 +8,8 @@
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import type DataLoader from "dataloader";
-import { GraphQLError, Kind, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
+import { GraphQLError, type GraphQLResolveInfo } from "graphql";
+import { selectsField } from "./selection.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { DateTime } from "../../lib/graphql/date-time.js";
@@ -76,25 +77,6 @@ async function runAsSaved(service: SearchService, tenant: TenantContext, saved: 
     }
     throw error;
   }
-}
-
-/** Fragments nest at most this deep before the search stops looking (the gateway's limits bound them long before). */
-const MAX_SELECTION_DEPTH = 8;
-
-/**
- * Whether the client selected this field of the result (directly, or inside a fragment on it):
- * work only it needs (facets) is then done, and a search that does not ask pays nothing.
- */
-function selectsField(info: GraphQLResolveInfo, name: string): boolean {
-  const within = (selectionSet: SelectionSetNode | undefined, fragments: Record<string, FragmentDefinitionNode>, depth: number): boolean => {
-    if (!selectionSet || depth > MAX_SELECTION_DEPTH) return false;
-    return selectionSet.selections.some((selection) =>
-      selection.kind === Kind.FIELD
-        ? selection.name.value === name
-        : within(selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments[selection.name.value]?.selectionSet, fragments, depth + 1),
-    );
-  };
-  return info.fieldNodes.some((node) => within(node.selectionSet, info.fragments, 0));
 }
 
 export const resolvers: GraphQLResolverMap<SearchContext> = {

@@ -5,13 +5,15 @@
  * (or paying for) the model.
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
+import type { GraphQLResolveInfo } from "graphql";
 import type { SearchContext } from "../resolvers.js";
+import { selectsField } from "../selection.js";
 import type { AnswerInput } from "./answer-input.js";
 import type { AnswerCitationData, AnswerPassageData, AnswerService, Retrieval, WrittenAnswer } from "./answer-service.js";
 
 export { AnswerService, modelLessAnswerModel } from "./answer-service.js";
 
-/** What `Query.answer` resolves to: the retrieval, and the answer written on first demand (once). */
+/** What `Query.answer` resolves to: the retrieval, and the answer (written by the root resolver when any field of it is selected). */
 interface AnswerRoot {
   retrieval: Retrieval;
   written(): Promise<WrittenAnswer>;
@@ -22,13 +24,17 @@ const fromWritten =
   async (root: AnswerRoot) =>
     (await root.written())[key];
 
+/** Every field of Answer that needs the answer written (all but `passages` and `providers`). */
+const WRITTEN_FIELDS = ["status", "mode", "text", "citations", "grounded", "groundingNote", "truncated", "model", "modelNote", "credits", "estimatedCredits", "usage"] as const satisfies ReadonlyArray<keyof WrittenAnswer>;
+
 export const answerResolvers = {
   Query: {
-    async answer(_source: unknown, args: { input: AnswerInput }, context: SearchContext): Promise<AnswerRoot> {
+    async answer(_source: unknown, args: { input: AnswerInput }, context: SearchContext, info: GraphQLResolveInfo): Promise<AnswerRoot> {
       const tenant = context.requireTenant();
       const retrieval = await context.answers.retrieve(tenant, args.input, context.highlightLoader());
-      let written: Promise<WrittenAnswer> | null = null;
-      return { retrieval, written: () => (written ??= context.answers.write(tenant, retrieval, context.writes.signal)) };
+      const written = WRITTEN_FIELDS.some((field) => selectsField(info, field)) ? await context.answers.write(tenant, retrieval, context.writes.signal) : null;
+      // Written here when selected, so a failed model call is one error on `answer`, not one per field.
+      return { retrieval, written: async () => written ?? (await context.answers.write(tenant, retrieval, context.writes.signal)) };
     },
   },
   types: {
