@@ -103,6 +103,19 @@ describe("extractive answer", () => {
     expect(one.slice(answer.citations[0]!.quoteStart, answer.citations[0]!.quoteEnd)).toBe("Descaling the espresso machine takes ten minutes.");
   });
 
+  it("quotes each passage's best sentence before any passage's second", () => {
+    const one = "Espresso descaling needs citric acid. Espresso descaling takes ten minutes. Espresso is strong.";
+    const two = "Descaling is monthly.";
+    const answer = extractiveAnswer(
+      [
+        { number: 1, text: one, ranges: rangesOf(one, ["descaling", "espresso"]) },
+        { number: 2, text: two, ranges: rangesOf(two, ["descaling", "espresso"]) },
+      ],
+      1_000,
+    );
+    expect(answer.text).toBe("Espresso descaling needs citric acid. [1] Descaling is monthly. [2] Espresso descaling takes ten minutes. [1]");
+  });
+
   it("stays within maxLength: whole sentences, or the best one cut and flagged", () => {
     const text = "Espresso descaling uses citric acid and takes about ten minutes in total.";
     const passages = [{ number: 1, text, ranges: rangesOf(text, ["espresso", "descaling"]) }];

@@ -2,7 +2,8 @@
  * The extractive answer, written without a model: the best sentences of the top passages, each
  * followed by its citation. A sentence scores by how many distinct query words it holds, as the
  * highlights marked them (PostgreSQL's English stemming, the keyword providers' own analysis);
- * ties go to the better-ranked passage, then to the earlier sentence. Deterministic and offline.
+ * ties go to the better-ranked passage, then to the earlier sentence; every passage's best
+ * sentence comes before any passage's second. Deterministic and offline.
  */
 
 export interface ExtractivePassage {
@@ -73,7 +74,21 @@ export function extractiveAnswer(passages: readonly ExtractivePassage[], maxLeng
   const best = Math.max(...sentences.map((sentence) => sentence.score));
   // Sentences that hold a query word; when none does (every passage found by meaning), the top
   // passage's first sentence speaks for them.
-  const candidates = (best > 0 ? sentences.filter((sentence) => sentence.score > 0) : [sentences[0]!]).sort((a, b) => b.score - a.score || a.rank - b.rank || a.start - b.start);
+  const ranked = (best > 0 ? sentences.filter((sentence) => sentence.score > 0) : [sentences[0]!]).sort((a, b) => b.score - a.score || a.rank - b.rank || a.start - b.start);
+  // Each passage's best sentence before any passage's second: an answer that cites several
+  // sources is checkable against more than one, and it reaches the relevant one more often
+  // (docs/answers.md has the SciFact figures).
+  const quoted = new Set<number>();
+  const firsts: Sentence[] = [];
+  const seconds: Sentence[] = [];
+  for (const sentence of ranked) {
+    if (quoted.has(sentence.number)) seconds.push(sentence);
+    else {
+      quoted.add(sentence.number);
+      firsts.push(sentence);
+    }
+  }
+  const candidates = [...firsts, ...seconds];
 
   let text = "";
   const citations: ExtractiveCitation[] = [];
