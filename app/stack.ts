@@ -14,6 +14,7 @@ import type { Logger } from "../lib/logger.js";
 import { createEmbedder } from "../lib/retrieval/embeddings/index.js";
 import { gatewayOptionsFrom, startGateway, type GatewayOptions, type RunningGateway } from "../gateway/server.js";
 import { SUBGRAPHS } from "../subgraphs/index.js";
+import type { AnswerModel } from "../lib/language-models/language-model.js";
 
 export interface RunningStack {
   gateway: RunningGateway;
@@ -27,9 +28,11 @@ export interface StackOptions {
   database: Database;
   logger: Logger;
   gateway?: Partial<Pick<GatewayOptions, "graphiqlHeaders" | "graphiqlQuery" | "deduplicateInflightRequests" | "runtimeLogLevel" | "mcp" | "webApp">>;
+  /** The language model behind `answer` (tests pass a double of the AnswerModel interface); extractive answers without one. */
+  answerModel?: AnswerModel;
 }
 
-export async function startStack({ config, database, logger, gateway: gatewayExtras }: StackOptions): Promise<RunningStack> {
+export async function startStack({ config, database, logger, gateway: gatewayExtras, answerModel }: StackOptions): Promise<RunningStack> {
   const subgraphs: RunningSubgraph[] = [];
   // One embedder for the subgraphs that embed (search, knowledge-base): one model in memory.
   const embedder = createEmbedder(config.search, database);
@@ -37,7 +40,7 @@ export async function startStack({ config, database, logger, gateway: gatewayExt
     for (const [name, define] of Object.entries(SUBGRAPHS)) {
       const endpoint = config.subgraphs[name as keyof Config["subgraphs"]];
       subgraphs.push(
-        await startSubgraph(await define({ database, config, logger: logger.child(name), embedder }), {
+        await startSubgraph(await define({ database, config, logger: logger.child(name), embedder, ...(answerModel ? { answerModel } : {}) }), {
           host: config.host,
           port: endpoint.port,
           auth: config.auth,

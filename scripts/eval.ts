@@ -19,6 +19,11 @@
  * misspelled by lib/evaluation/typos.ts with that seed, searched with typoTolerance on and off,
  * and the queries as written, on and off (which must score the same to the last digit: their
  * words are in the corpus, so nothing is expanded). Writes <dataset>-<split>-typos.json.
+ *
+ * `--answers 1,3,5` measures grounded answers instead (lib/evaluation/answer-evaluation.ts):
+ * every query asked as a question of `answer` (extractive: no model), keyword only
+ * (conversations.keyword, nothing embedded), with that many passages; prints citation recall@k
+ * (share of answers citing a relevant document) and writes <dataset>-<split>-answers.json.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -40,6 +45,8 @@ import { searchSubgraph } from "../subgraphs/search/index.js";
 import { DocumentStore } from "../subgraphs/knowledge-base/document-store.js";
 import { uploadDocument } from "../subgraphs/knowledge-base/upload.js";
 import { NoResultCache } from "../lib/cache/result-cache.js";
+import { evaluateAnswers, type AnswerEvaluationRow, type EvaluatedAnswers } from "../lib/evaluation/answer-evaluation.js";
+import { createHighlightLoader } from "../subgraphs/search/highlights.js";
 
 runMain(async () => {
   const { values, positionals } = parseArgs({
@@ -55,6 +62,7 @@ runMain(async () => {
       "datasets-dir": { type: "string", default: DEFAULT_DATASETS_DIRECTORY },
       "datasets-url": { type: "string", default: BEIR_DATASETS_URL },
       typos: { type: "string" },
+      answers: { type: "string" },
     },
   });
   const given = [values.dataset, values.path ?? positionals[0]].filter((value) => value !== undefined);
@@ -102,6 +110,12 @@ runMain(async () => {
     if (values.typos !== undefined) {
       if (as !== "conversations") throw new ConfigError("--typos", "measures the conversations keyword provider: leave out --as documents");
       await evaluateTypos(search.service, dataset, corpus, Number(values.typos), path.resolve(values.out), database.kind);
+      return;
+    }
+
+    if (values.answers !== undefined) {
+      if (as !== "conversations") throw new ConfigError("--answers", "measures answers over conversations: leave out --as documents");
+      await evaluateAnswerCitations(search, dataset, corpus, values.answers, path.resolve(values.out), database.kind);
       return;
     }
 
@@ -226,5 +240,38 @@ async function evaluateTypos(service: Parameters<typeof evaluateAlpha>[0], datas
       `as written, on vs off: ${summary.unchangedToTheLastDigit ? "identical" : "DIFFERENT"} (${writtenOn.ndcgAt10} vs ${writtenOff.ndcgAt10})\n` +
       `misspelled with tolerance / as written: ${summary.misspelledOverWritten.toFixed(3)}; without tolerance: ${summary.misspelledWithoutToleranceOverWritten.toFixed(3)}\n`,
   );
+  process.stderr.write(`\nwrote ${path.relative(process.cwd(), base)}.json\n`);
+}
+
+/**
+ * Citation recall@k of extractive answers, keyword only (the bundled embedders' measured
+ * default; nothing is embedded). Prints the table and writes <dataset>-<split>-answers.json.
+ */
+async function evaluateAnswerCitations(search: Awaited<ReturnType<typeof searchSubgraph>>, dataset: Awaited<ReturnType<typeof loadBeirDataset>>, corpus: IngestedCorpus, list: string, outDir: string, databaseKind: string): Promise<void> {
+  const ks = list.split(",").map(Number);
+  if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1 || k > 10)) throw new ConfigError("--answers", `must be passage counts between 1 and 10, e.g. 1,3,5, got "${list}"`);
+  const domains = Object.values(search.domains);
+  const answers: EvaluatedAnswers = {
+    async answer(tenant, input) {
+      // One loader per question, as one request has: its highlights are that question's.
+      const retrieval = await search.answers.retrieve(tenant, input, createHighlightLoader(domains, tenant));
+      const written = await search.answers.write(tenant, retrieval);
+      return { passageIds: retrieval.passages.map((passage) => passage.hit.ref.id), citedIds: written.citations.map((citation) => citation.passage.hit.ref.id), text: written.text };
+    },
+  };
+  const rows: AnswerEvaluationRow[] = [];
+  for (const k of ks) {
+    const bar = progressBar(`answers, ${k} passage${k === 1 ? "" : "s"}`, dataset.queries.length);
+    rows.push(await evaluateAnswers(answers, dataset, corpus, k, { alpha: 1, providers: ["conversations.keyword"] }, (done) => bar.update(done)));
+    bar.finish(`citation recall@${k} ${rows.at(-1)!.citationRecall.toFixed(3)}`);
+  }
+  const base = path.join(outDir, `${dataset.name}-${dataset.split}-answers`);
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(`${base}.json`, `${JSON.stringify({ dataset: dataset.name, split: dataset.split, documents: dataset.corpus.length, queries: dataset.queries.length, mode: "EXTRACTIVE", providers: ["conversations.keyword"], database: databaseKind, rows }, null, 2)}\n`);
+  const table = renderMarkdownTable(
+    ["passages (k)", "citation recall@k", "relevant among passages", "answered", "citations per answer", "mean latency (ms)"],
+    rows.map((row) => [row.passages, row.citationRecall.toFixed(3), row.passageHitRate.toFixed(3), row.answered.toFixed(3), row.meanCitations.toFixed(2), row.meanLatencyMs.toFixed(1)]),
+  );
+  process.stdout.write(`\n${dataset.name} ${dataset.split}, extractive answers, keyword only, ${rows[0]?.queries ?? 0} judged queries, ${databaseKind}\n\n${table}\n`);
   process.stderr.write(`\nwrote ${path.relative(process.cwd(), base)}.json\n`);
 }

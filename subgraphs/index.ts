@@ -7,6 +7,7 @@ import type { Database } from "../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../lib/graphql/subgraph-server.js";
 import type { Logger } from "../lib/logger.js";
 import type { Embedder } from "../lib/retrieval/embeddings/embedder.js";
+import type { AnswerModel } from "../lib/language-models/language-model.js";
 import { conversationsSubgraph } from "./conversations/index.js";
 import { externalSearchSubgraph } from "./external-search/index.js";
 import { knowledgeBaseSubgraph } from "./knowledge-base/index.js";
@@ -22,6 +23,8 @@ export interface SubgraphDependencies {
    * subgraph builds its own from config when it runs alone.
    */
   embedder?: Embedder;
+  /** The language model behind the search subgraph's `answer` (extractive answers without one). */
+  answerModel?: AnswerModel;
 }
 
 export type SubgraphName = keyof Config["subgraphs"];

@@ -61,6 +61,12 @@ export interface HighlightPassage {
 export interface HighlightOptions {
   /** Passages per hit at most (1 to MAX_HIGHLIGHTS_PER_HIT). */
   limit: number;
+  /**
+   * Longest passage returned, in UTF-16 code units (default MAX_HIGHLIGHT_LENGTH, at most
+   * MAX_PASSAGE_SCAN): grounded answers ask for a longer window than a results list shows, so a
+   * passage holds whole sentences to quote and cite.
+   */
+  windowLength?: number;
 }
 
 /**
@@ -188,7 +194,8 @@ export function queryLexemesInVectorSql(vector: Prisma.Sql): Prisma.Sql {
  * at most `limit`; a hit none of whose passages matched gets its first non-empty passage without
  * ranges (what the domain offers as nearest the query).
  */
-export function highlightsByHit(candidates: readonly CandidatePassage[], limit: number): Map<string, HighlightPassage[]> {
+export function highlightsByHit(candidates: readonly CandidatePassage[], limit: number, windowLength = MAX_HIGHLIGHT_LENGTH): Map<string, HighlightPassage[]> {
+  const maxLength = Math.max(1, Math.min(Math.floor(windowLength), MAX_PASSAGE_SCAN));
   const byKey = new Map<string, { candidate: CandidatePassage; ranges: MatchRange[] }[]>();
   for (const candidate of candidates) {
     const ranges = candidate.ranges ?? locateTokens(candidate.text, candidate.tokens);
@@ -204,7 +211,7 @@ export function highlightsByHit(candidates: readonly CandidatePassage[], limit: 
     result.set(
       key,
       chosen.map(({ candidate, ranges }) => ({
-        ...cutWindow(candidate.text, ranges),
+        ...cutWindow(candidate.text, ranges, maxLength),
         ...(candidate.messageId ? { messageId: candidate.messageId } : {}),
         ...(candidate.role ? { role: candidate.role } : {}),
       })),

@@ -22,7 +22,7 @@ export async function externalResultHighlights(prisma: PrismaClient, tenant: Ten
     CROSS JOIN LATERAL (VALUES (0, left(r.snippet, ${MAX_PASSAGE_SCAN}::int)), (1, CASE WHEN r.kind = 'WEB' THEN left(r.title, ${MAX_PASSAGE_SCAN}::int) ELSE '' END)) AS passage(ord, text)
     WHERE r.id = ANY(${ids}::text[]) AND r.organization_id = ${tenant.organizationId} AND r.kind IN ('WEB', 'SLACK', 'LINKEDIN_POST') AND passage.text <> ''`;
   const rows = await withTenantReads(prisma, tenant.organizationId, (tx) => tx.$queryRaw<{ key: string; ord: number; text: string; tokens: string[] }[]>(highlightStatementSql(query, passages)));
-  const byKey = highlightsByHit(rows, options.limit);
+  const byKey = highlightsByHit(rows, options.limit, options.windowLength);
   // A typename must match the stored kind: a WebResult reference to a Slack message is no hit of ours.
   const wanted = new Set(refs.map((ref) => `${ref.typename}:${ref.id}`));
   for (const key of byKey.keys()) if (!wanted.has(key)) byKey.delete(key);

@@ -12,14 +12,23 @@ import { MAX_HIGHLIGHTS_PER_HIT, type HighlightPassage } from "../../lib/retriev
 import type { DomainSearch, EntityRef } from "../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { toPlainText } from "./plain-text.js";
-import { describeProviderError } from "./search-service.js";
+import { describeProviderError, type SearchResultData } from "./search-service.js";
 
 /** One hit's highlights as asked: its entity, the query it was found by, how many passages. */
 export interface HighlightRequest {
   ref: EntityRef;
   query: string;
   limit: number;
+  /** Longest passage, in UTF-16 code units (default: a results list's MAX_HIGHLIGHT_LENGTH; answers ask longer). */
+  windowLength?: number;
 }
+
+/** What a result's highlights match: the query, and the words typo tolerance searched for its misspelled ones. */
+export const highlightQuery = (result: Pick<SearchResultData, "query" | "correctedWords">): string =>
+  result.correctedWords?.length ? `${result.query} ${result.correctedWords.join(" ")}` : result.query;
+
+/** Requests that share a query and a window share a statement per domain. */
+const groupOf = (request: HighlightRequest) => `${request.windowLength ?? 0}\u0000${request.query}`;
 
 /** `SearchHit.highlights(limit:)`, checked: 1 to MAX_HIGHLIGHTS_PER_HIT. */
 export function validateHighlightLimit(limit: number | null | undefined): number {
@@ -38,32 +47,34 @@ export function validateHighlightLimit(limit: number | null | undefined): number
 export function createHighlightLoader(domains: readonly DomainSearch[], tenant: TenantContext): DataLoader<HighlightRequest, HighlightPassage[], string> {
   return new DataLoader<HighlightRequest, HighlightPassage[], string>(
     async (requests) => {
+      // Grouped by query and window: each group is one statement per domain.
       const byQuery = new Map<string, HighlightRequest[]>();
-      for (const request of requests) byQuery.set(request.query, [...(byQuery.get(request.query) ?? []), request]);
+      for (const request of requests) byQuery.set(groupOf(request), [...(byQuery.get(groupOf(request)) ?? []), request]);
       const answers = new Map<string, HighlightPassage[]>();
       // Which domain owns a reference is the domain's business: a failure is every unanswered hit's.
       const failures = new Map<string, Error>();
       await Promise.all(
-        [...byQuery].map(async ([query, group]) => {
+        [...byQuery].map(async ([groupKey, group]) => {
+          const { query, windowLength } = group[0]!;
           const refs = group.map((request) => request.ref);
           const limit = Math.max(...group.map((request) => request.limit));
           await Promise.all(
             domains.map(async (domain) => {
               if (!domain.highlights) return;
               try {
-                for (const [key, passages] of await domain.highlights(tenant, refs, query, { limit })) answers.set(`${query}\u0000${key}`, passages);
+                for (const [key, passages] of await domain.highlights(tenant, refs, query, { limit, ...(windowLength ? { windowLength } : {}) })) answers.set(`${groupKey}\u0000${key}`, passages);
               } catch (error) {
                 const failure = new Error(`the ${domain.domain} highlights could not be read: ${describeProviderError(error)}`);
-                for (const ref of refs) failures.set(`${query}\u0000${ref.typename}:${ref.id}`, failure);
+                for (const ref of refs) failures.set(`${groupKey}\u0000${ref.typename}:${ref.id}`, failure);
               }
             }),
           );
         }),
       );
       return requests.map((request) => {
-        const key = `${request.query}\u0000${request.ref.typename}:${request.ref.id}`;
+        const key = `${groupOf(request)}\u0000${request.ref.typename}:${request.ref.id}`;
         // Domains name uuids as PostgreSQL prints them, in lowercase.
-        const answer = answers.get(key) ?? answers.get(`${request.query}\u0000${request.ref.typename}:${request.ref.id.toLowerCase()}`);
+        const answer = answers.get(key) ?? answers.get(`${groupOf(request)}\u0000${request.ref.typename}:${request.ref.id.toLowerCase()}`);
         const failure = failures.get(key);
         if (!answer && failure) return failure;
         // Control characters become spaces (one code unit for one), so the ranges stay where they were.
@@ -71,7 +82,7 @@ export function createHighlightLoader(domains: readonly DomainSearch[], tenant: 
       });
     },
     {
-      cacheKeyFn: (request) => JSON.stringify([request.query, request.limit, request.ref.typename, request.ref.id]),
+      cacheKeyFn: (request) => JSON.stringify([request.query, request.limit, request.windowLength ?? null, request.ref.typename, request.ref.id]),
       // A page holds at most 100 hits, and a saved search run's newHits repeats them.
       maxBatchSize: 200,
     },

@@ -28,6 +28,8 @@ import { createOwnedFieldLoader } from "./provided-fields.js";
 import { createHighlightLoader } from "./highlights.js";
 import { SearchSuggestions } from "./suggestions.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
+import type { AnswerModel } from "../../lib/language-models/language-model.js";
+import { AnswerService, modelLessAnswerModel } from "./answers/index.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
@@ -40,6 +42,8 @@ export interface SearchSubgraphDependencies {
   vectorStore?: VectorStore;
   providers?: SearchProvider[];
   cache?: ResultCache;
+  /** The language model behind `Query.answer`, through the paid-call path; without one every answer is extractive. */
+  answerModel?: AnswerModel;
 }
 
 export interface SearchSubgraph extends SubgraphDefinition<SearchContext> {
@@ -50,6 +54,8 @@ export interface SearchSubgraph extends SubgraphDefinition<SearchContext> {
   queryLog: QueryLog;
   /** `searchSuggestions` (the benchmark calls it in process). */
   suggestions: SearchSuggestions;
+  /** `Query.answer` (the answer evaluation calls it in process). */
+  answers: AnswerService;
   embedder: Embedder;
   vectorStore: VectorStore;
 }
@@ -91,6 +97,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
       for (const domain of all) domain.onPage?.(tenant, refs);
     },
   });
+  const answers = new AnswerService({ search: service, model: dependencies.answerModel ?? modelLessAnswerModel });
   const savedSearches = new SavedSearchStore(database.prisma);
   const suggestions = new SearchSuggestions(database.prisma, all, logger);
   const indexer = domains.conversations.indexer;
@@ -107,6 +114,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     indexer,
     queryLog,
     suggestions,
+    answers,
     embedder,
     vectorStore,
     metrics,
@@ -121,6 +129,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
         indexStatus: (tenant) => domains.conversations.indexStatus(tenant),
         savedSearches,
         suggestions,
+        answers,
         savedSearchLoader: () => (savedSearchLoader ??= createSavedSearchLoader(savedSearches, base.requireTenant())),
         // Made on first use, so a request that asks no title sends no statement for titles.
         conversationTitleLoader: () => (conversationTitleLoader ??= createOwnedFieldLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),

@@ -8,7 +8,8 @@
  */
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/index.js";
 import type DataLoader from "dataloader";
-import { GraphQLError, Kind, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
+import { GraphQLError, type GraphQLResolveInfo } from "graphql";
+import { selectsField } from "./selection.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { writeOnceFor } from "../../lib/graphql/idempotency-key.js";
 import { DateTime } from "../../lib/graphql/date-time.js";
@@ -19,12 +20,13 @@ import type { SearchIndexStatus } from "../conversations/index.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import type { ChunkPlace } from "../knowledge-base/index.js";
 import { selectsProvidedField } from "./provided-fields.js";
-import { validateHighlightLimit, type HighlightRequest } from "./highlights.js";
+import { highlightQuery, validateHighlightLimit, type HighlightRequest } from "./highlights.js";
 import type { HighlightPassage } from "../../lib/retrieval/highlights.js";
 import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
 import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, type SaveSearchInput } from "./saved-search-input.js";
 import type { SavedSearch, SavedSearchPageCursor, SavedSearchStore } from "./saved-search-store.js";
 import type { SearchSuggestionData, SearchSuggestions } from "./suggestions.js";
+import { answerResolvers, type AnswerService } from "./answers/index.js";
 
 export interface SearchContext extends RequestContext {
   search: SearchService;
@@ -40,6 +42,8 @@ export interface SearchContext extends RequestContext {
   chunkPlaceLoader(): DataLoader<string, ChunkPlace | null>;
   /** Highlights of this request's hits, batched per page (one statement per domain). */
   highlightLoader(): DataLoader<HighlightRequest, HighlightPassage[], string>;
+  /** `Query.answer` (answers/). */
+  answers: AnswerService;
 }
 
 const savedSearchCursor = (row: SavedSearch) => encodeCursor("ss", [row.createdAt.toISOString(), row.id]);
@@ -55,9 +59,6 @@ function decodeSavedSearchCursor(after: string): SavedSearchPageCursor {
 type ResolvedHit = SearchHitData & { query?: string };
 
 const withQuery = (hits: readonly SearchHitData[], query: string): ResolvedHit[] => hits.map((hit) => ({ ...hit, query }));
-/** What a result's highlights match: the query, and the words typo tolerance searched for its misspelled ones. */
-const highlightQuery = (result: Pick<SearchResultData, "query" | "correctedWords">): string =>
-  result.correctedWords?.length ? `${result.query} ${result.correctedWords.join(" ")}` : result.query;
 
 /** What identifies a hit across runs: the entity it names. */
 const hitKey = (hit: SearchHitData) => `${hit.ref.typename}:${hit.ref.id}`;
@@ -78,25 +79,6 @@ async function runAsSaved(service: SearchService, tenant: TenantContext, saved: 
   }
 }
 
-/** Fragments nest at most this deep before the search stops looking (the gateway's limits bound them long before). */
-const MAX_SELECTION_DEPTH = 8;
-
-/**
- * Whether the client selected this field of the result (directly, or inside a fragment on it):
- * work only it needs (facets) is then done, and a search that does not ask pays nothing.
- */
-function selectsField(info: GraphQLResolveInfo, name: string): boolean {
-  const within = (selectionSet: SelectionSetNode | undefined, fragments: Record<string, FragmentDefinitionNode>, depth: number): boolean => {
-    if (!selectionSet || depth > MAX_SELECTION_DEPTH) return false;
-    return selectionSet.selections.some((selection) =>
-      selection.kind === Kind.FIELD
-        ? selection.name.value === name
-        : within(selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments[selection.name.value]?.selectionSet, fragments, depth + 1),
-    );
-  };
-  return info.fieldNodes.some((node) => within(node.selectionSet, info.fragments, 0));
-}
-
 export const resolvers: GraphQLResolverMap<SearchContext> = {
   DateTime,
   Query: {
@@ -106,6 +88,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     search(_source, args: { input: SearchInput }, context, info) {
       return context.search.search(context.requireTenant(), args.input, { facets: selectsField(info, "facets") });
     },
+    answer: answerResolvers.Query.answer,
     searchProviders(_source, _args, context) {
       context.requireTenant();
       const service = context.search;
@@ -235,6 +218,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       return reference;
     },
   },
+  ...answerResolvers.types,
   SearchHighlight: {
     matches: (passage: HighlightPassage) => passage.ranges,
     messageId: (passage: HighlightPassage) => passage.messageId ?? null,

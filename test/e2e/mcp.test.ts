@@ -32,7 +32,7 @@ let mcpUrl: URL;
 const ids: Record<string, string> = {};
 const clients: Client[] = [];
 
-const CORE_TOOLS = ["discover_search_questions", "estimate_credits", "get_conversation", "get_document", "query_knowledge_base", "query_platform_knowledge", "research", "search"];
+const CORE_TOOLS = ["answer_question", "discover_search_questions", "estimate_credits", "get_conversation", "get_document", "query_knowledge_base", "query_platform_knowledge", "research", "search"];
 const SAVED_SEARCH_TOOLS = ["delete_saved_search", "list_saved_searches", "rename_saved_search", "run_saved_search", "save_search"];
 const OWN_PROVIDERS = ["conversations.keyword", "documents.keyword"];
 const TOOLS_DIRECTORY = new URL("../../gateway/mcp/tools/", import.meta.url);

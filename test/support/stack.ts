@@ -22,11 +22,11 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-export async function startTestStack(env: Record<string, string> = {}, options: { logger?: Logger; gateway?: StackOptions["gateway"]; database?: TestDatabaseOptions } = {}): Promise<TestStack> {
+export async function startTestStack(env: Record<string, string> = {}, options: { logger?: Logger; gateway?: StackOptions["gateway"]; database?: TestDatabaseOptions; answerModel?: StackOptions["answerModel"] } = {}): Promise<TestStack> {
   const db = await createTestDatabase(options.database);
   try {
     const config: Config = { ...loadConfig({ ...EPHEMERAL_PORTS, EMBEDDER: "hashing", ...env }), auth: { ...TEST_AUTH, usingDevSecret: false } };
-    const stack = await startStack({ config, database: db.database, logger: options.logger ?? silentLogger, gateway: { runtimeLogLevel: false, ...options.gateway } });
+    const stack = await startStack({ config, database: db.database, logger: options.logger ?? silentLogger, gateway: { runtimeLogLevel: false, ...options.gateway }, ...(options.answerModel ? { answerModel: options.answerModel } : {}) });
     return {
       db,
       config,

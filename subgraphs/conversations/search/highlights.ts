@@ -94,7 +94,7 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
       const fromDatabase = await databaseTokens(tx, query, undecided);
       for (const candidate of candidates) candidate.tokens = fromDatabase.get(`${candidate.key}\u0000${candidate.ord}`) ?? candidate.tokens;
     }
-    return highlightsByHit(candidates, options.limit);
+    return highlightsByHit(candidates, options.limit, options.windowLength);
   });
 }
 

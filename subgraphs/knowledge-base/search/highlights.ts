@@ -32,7 +32,7 @@ export async function documentChunkHighlights(prisma: PrismaClient, tenant: Tena
     SELECT 'DocumentChunk:' || c.id::text AS key, 0 AS ord, left(c.text, ${MAX_PASSAGE_SCAN}::int) AS text, NULL::text AS message_id, NULL::text AS role
     ${visibleChunksSql(tenant, ids)}`;
   const rows = await withTenantReads(prisma, tenant.organizationId, (tx) => tx.$queryRaw<Row[]>(highlightStatementSql(query, passages)));
-  return highlightsByHit(rows, options.limit);
+  return highlightsByHit(rows, options.limit, options.windowLength);
 }
 
 export async function knowledgeBasePassageHighlights(prisma: PrismaClient, tenant: TenantContext, refs: readonly EntityRef[], query: string, options: HighlightOptions): Promise<Map<string, HighlightPassage[]>> {
@@ -44,5 +44,5 @@ export async function knowledgeBasePassageHighlights(prisma: PrismaClient, tenan
     JOIN knowledge_bases b ON b.id = p.knowledge_base_id
     WHERE p.id = ANY(${ids}::text[]) AND p.organization_id = ${tenant.organizationId} AND ${knowledgeBaseVisibleSql(tenant)}`;
   const rows = await withTenantReads(prisma, tenant.organizationId, (tx) => tx.$queryRaw<Row[]>(highlightStatementSql(query, passages)));
-  return highlightsByHit(rows, options.limit);
+  return highlightsByHit(rows, options.limit, options.windowLength);
 }
