@@ -562,8 +562,20 @@ function answerModelConfig(env: Env): AnswerModelConfig | null {
     creditsPer1kInputTokens: credits(env, "ANSWER_MODEL_CREDITS_PER_1K_INPUT_TOKENS", 1),
     creditsPer1kOutputTokens: credits(env, "ANSWER_MODEL_CREDITS_PER_1K_OUTPUT_TOKENS", 4),
     maxOutputTokens: int(env, "ANSWER_MODEL_MAX_OUTPUT_TOKENS", 1_024, 16, 32_768),
-    timeBudgetMs: int(env, "ANSWER_MODEL_TIME_BUDGET_MS", 30_000, 1_000, 600_000),
+    timeBudgetMs: answerTimeBudget(env),
   };
+}
+
+// Private: an answer is one subgraph request, and the gateway cuts any such request at
+// UPSTREAM_TIMEOUT_MS (a 504 the caller cannot tell from an outage). The model's budget must end
+// first, so a slow model ends as a cut answer with its reason instead.
+function answerTimeBudget(env: Env): number {
+  const upstreamTimeoutMs = int(env, "UPSTREAM_TIMEOUT_MS", 10_000, 100, 300_000);
+  const ceiling = upstreamTimeoutMs - 500;
+  if (ceiling < 1_000) throw new ConfigError("UPSTREAM_TIMEOUT_MS", `must be at least 1500 ms when an answer model is configured (the model's time budget runs inside it), got ${upstreamTimeoutMs}`);
+  const budget = int(env, "ANSWER_MODEL_TIME_BUDGET_MS", Math.min(30_000, upstreamTimeoutMs - 1_000), 1_000, 600_000);
+  if (budget > ceiling) throw new ConfigError("ANSWER_MODEL_TIME_BUDGET_MS", `must end before the gateway's UPSTREAM_TIMEOUT_MS (${upstreamTimeoutMs} ms) cuts the request: at most ${ceiling}, got ${budget}; raise UPSTREAM_TIMEOUT_MS for longer answers`);
+  return budget;
 }
 
 function secretKeyring(env: Env): SecretKeyring | null {

@@ -29,7 +29,7 @@ import { createHighlightLoader } from "./highlights.js";
 import { SearchSuggestions } from "./suggestions.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 import type { AnswerModel } from "../../lib/language-models/language-model.js";
-import { AnswerService, modelLessAnswerModel } from "./answers/index.js";
+import { AnswerService } from "./answers/index.js";
 
 export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
 
@@ -97,7 +97,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
       for (const domain of all) domain.onPage?.(tenant, refs);
     },
   });
-  const answers = new AnswerService({ search: service, model: dependencies.answerModel ?? modelLessAnswerModel });
+  const answers = new AnswerService({ search: service, model: dependencies.answerModel ?? domains.external.answerModel });
   const savedSearches = new SavedSearchStore(database.prisma);
   const suggestions = new SearchSuggestions(database.prisma, all, logger);
   const indexer = domains.conversations.indexer;

@@ -21,7 +21,7 @@ describe("answer model configuration", () => {
       creditsPer1kInputTokens: 1,
       creditsPer1kOutputTokens: 4,
       maxOutputTokens: 1024,
-      timeBudgetMs: 30_000,
+      timeBudgetMs: 9_000,
     });
     // OpenAI itself: its newer models take only max_completion_tokens.
     expect(answerModel({ ANSWER_MODEL_PROVIDER: "openai", ANSWER_MODEL: "gpt-4o-mini", ANSWER_MODEL_API_KEY: "sk-x" })!.openai.maxTokensParameter).toBe("max_completion_tokens");
@@ -51,6 +51,7 @@ describe("answer model configuration", () => {
     [{ ANSWER_MODEL_PROVIDER: "bedrock", ANSWER_MODEL: "m", ANSWER_MODEL_AWS_EXTERNAL_ID: "x1" }, /ANSWER_MODEL_AWS_EXTERNAL_ID is set, but ANSWER_MODEL_AWS_ROLE_ARN/],
     [{ ANSWER_MODEL_PROVIDER: "openai", ANSWER_MODEL: "m", ANSWER_MODEL_API_KEY: "k", ANSWER_MODEL_MAX_OUTPUT_TOKENS: "0" }, /ANSWER_MODEL_MAX_OUTPUT_TOKENS must be between 16 and 32768/],
     [{ ANSWER_MODEL_PROVIDER: "openai", ANSWER_MODEL: "m", ANSWER_MODEL_API_KEY: "k", ANSWER_MODEL_TIME_BUDGET_MS: "soon" }, /ANSWER_MODEL_TIME_BUDGET_MS must be a whole number/],
+    [{ ANSWER_MODEL_PROVIDER: "openai", ANSWER_MODEL: "m", ANSWER_MODEL_API_KEY: "k", ANSWER_MODEL_TIME_BUDGET_MS: "30000" }, /ANSWER_MODEL_TIME_BUDGET_MS must end before the gateway's UPSTREAM_TIMEOUT_MS \(10000 ms\)/],
     [{ ANSWER_MODEL_PROVIDER: "openai", ANSWER_MODEL: "m", ANSWER_MODEL_API_KEY: "k", ANSWER_MODEL_CREDITS_PER_1K_OUTPUT_TOKENS: "-1" }, /ANSWER_MODEL_CREDITS_PER_1K_OUTPUT_TOKENS must be a number of credits/],
     [{ ANSWER_MODEL_PROVIDER: "openai", ANSWER_MODEL: "m", ANSWER_MODEL_API_KEY: "k", ANSWER_MODEL_MAX_TOKENS_PARAMETER: "tokens" }, /ANSWER_MODEL_MAX_TOKENS_PARAMETER must be one of max_tokens, max_completion_tokens/],
   ])("refuses %j", (env, message) => {
