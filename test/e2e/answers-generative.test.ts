@@ -15,6 +15,7 @@ import { LanguageModelError, type AnswerModel, type AnswerModelCall, type Answer
 import type { TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { readParts } from "../support/incremental.js";
+import { uploadReadyDocument } from "../support/documents.js";
 import { startTestStack } from "../support/stack.js";
 import { tokenFor } from "../support/tenants.js";
 
@@ -57,16 +58,7 @@ const ask = (token: string, input: Record<string, unknown> = {}) => gql(token, A
 const userMessage = (call: AnswerModelCall) => call.request.messages.find((message) => message.role === "user")!.content;
 const systemMessage = (call: AnswerModelCall) => call.request.messages.find((message) => message.role === "system")!.content;
 
-async function upload(token: string, fileName: string, markdown: string): Promise<void> {
-  const uploaded = await gql(token, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, { input: { fileName, contentBase64: Buffer.from(markdown).toString("base64") } });
-  expect(uploaded.errors).toBeUndefined();
-  const id = uploaded.data!.uploadDocument.id;
-  for (let attempt = 0; attempt < 240; attempt++) {
-    if ((await gql(token, `query($id: ID!) { document(id: $id) { status } }`, { id })).data!.document.status === "READY") return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`document ${fileName} did not reach READY`);
-}
+const upload = (token: string, fileName: string, markdown: string) => uploadReadyDocument(stack.gateway.url, token, fileName, markdown);
 
 beforeAll(async () => {
   ({ db, stack } = await startTestStack({ SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" }, { answerModel: model }));

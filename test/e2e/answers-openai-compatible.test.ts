@@ -12,6 +12,7 @@ import type { RunningStack } from "../../app/stack.js";
 import type { TestDatabase } from "../support/database.js";
 import { ChatCompletionsStandIn } from "../support/external/chat-completions-stand-in.js";
 import { errorCodes, graphql } from "../support/graphql.js";
+import { uploadReadyDocument } from "../support/documents.js";
 import { startTestStack } from "../support/stack.js";
 import { tokenFor } from "../support/tenants.js";
 
@@ -42,16 +43,7 @@ beforeAll(async () => {
     ANSWER_MODEL_API_KEY: KEY,
   }));
   ada = await tokenFor("org-answers-openai", "ada");
-  const uploaded = await gql(`mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
-    input: { fileName: "refunds.md", contentBase64: Buffer.from("# Refunds\n\nDamaged parcels are refunded in full within 14 days of the claim.\n").toString("base64") },
-  });
-  expect(uploaded.errors).toBeUndefined();
-  const id = uploaded.data!.uploadDocument.id;
-  for (let attempt = 0; attempt < 240; attempt++) {
-    if ((await gql(`query($id: ID!) { document(id: $id) { status } }`, { id })).data!.document.status === "READY") return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error("the document did not reach READY");
+  await uploadReadyDocument(stack.gateway.url, ada, "refunds.md", "# Refunds\n\nDamaged parcels are refunded in full within 14 days of the claim.\n");
 }, 180_000);
 
 afterAll(async () => {

@@ -16,6 +16,7 @@ import type { RunningStack } from "../../app/stack.js";
 import type { TestDatabase } from "../support/database.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { readParts } from "../support/incremental.js";
+import { uploadReadyDocument } from "../support/documents.js";
 import { startTestStack } from "../support/stack.js";
 import { tokenFor } from "../support/tenants.js";
 
@@ -37,16 +38,7 @@ const OWN = ["conversations.keyword", "documents.keyword"];
 const gql = (token: string, query: string, variables: Record<string, unknown> = {}) => graphql(stack.gateway.url, query, variables, { token });
 const highlightStatements = () => db.database.statements.log.filter((sql) => sql.includes("query_terms AS MATERIALIZED"));
 
-async function upload(token: string, fileName: string, markdown: string): Promise<void> {
-  const uploaded = await gql(token, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, { input: { fileName, contentBase64: Buffer.from(markdown).toString("base64") } });
-  expect(uploaded.errors).toBeUndefined();
-  const id = uploaded.data!.uploadDocument.id;
-  for (let attempt = 0; attempt < 240; attempt++) {
-    if ((await gql(token, `query($id: ID!) { document(id: $id) { status } }`, { id })).data!.document.status === "READY") return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`document ${fileName} did not reach READY`);
-}
+const upload = (token: string, fileName: string, markdown: string) => uploadReadyDocument(stack.gateway.url, token, fileName, markdown);
 
 beforeAll(async () => {
   ({ db, stack } = await startTestStack({ SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0" }));
