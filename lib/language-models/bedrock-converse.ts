@@ -14,6 +14,7 @@
 import { Transform, type Readable } from "node:stream";
 import { BedrockRuntimeClient, ConverseStreamCommand, type Message, type SystemContentBlock } from "@aws-sdk/client-bedrock-runtime";
 import type { AwsCredentialIdentityProvider } from "@smithy/types";
+import { AwsBackendError } from "../aws/errors.js";
 import { MAX_RETRY_AFTER_MS } from "../external-apis/errors.js";
 import { LanguageModelError, type GenerationRequest, type GenerationResult, type LanguageModel, type StopReason, type TokenUsage } from "./language-model.js";
 import { OutputBudget } from "./output-budget.js";
@@ -141,6 +142,12 @@ export function bedrockFailure(error: unknown, name: string, state: { timedOut: 
   if (state.cancelled) return new LanguageModelError("TIMEOUT", `${name}: the caller went away before the answer was complete`);
   const errorName = (error as Error | undefined)?.name ?? "";
   if (state.timedOut || errorName === "AbortError" || errorName === "TimeoutError") return new LanguageModelError("TIMEOUT", `${name}: did not finish within its ${state.timeBudgetMs} ms time budget`);
+  // The identity could not be had at all (an assumed role STS refused, or remembers refusing):
+  // the credentials' own error, which names the role and what to fix.
+  if (error instanceof AwsBackendError) {
+    const code = error.status === "ACCESS_DENIED" || error.status === "NOT_FOUND" || error.status === "BAD_REQUEST" ? "UNAUTHORIZED" : error.status === "RATE_LIMITED" ? "THROTTLED" : error.status === "TIMEOUT" ? "TIMEOUT" : "UNAVAILABLE";
+    return new LanguageModelError(code, `${name}: no AWS credentials for the model: ${error.message}`);
+  }
   const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
   switch (errorName) {
     case "AccessDeniedException":

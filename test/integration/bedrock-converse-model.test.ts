@@ -10,6 +10,7 @@ import { BedrockConverseModel } from "../../lib/language-models/bedrock-converse
 import { LanguageModelError, type GenerationRequest } from "../../lib/language-models/language-model.js";
 import { countTokens } from "../../lib/text/token-count.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
+import { AwsStandIn } from "../support/aws/aws-stand-in.js";
 import { BedrockConverseStandIn } from "../support/aws/bedrock-converse-stand-in.js";
 
 const PLATFORM = { accessKeyId: "AKIASTANDINANSWERS01", secretAccessKey: "stand-in-secret-for-answers-0123456789" };
@@ -122,5 +123,49 @@ describe("BedrockConverseModel against the Converse stand-in", () => {
     expect((await failureOf(model.generate(request()))).code).toBe("THROTTLED");
     standIn.behaviour = "internal";
     expect((await failureOf(model.generate(request()))).code).toBe("UNAVAILABLE");
+  });
+});
+
+describe("BedrockConverseModel with an assumed role (ANSWER_MODEL_AWS_ROLE_ARN)", () => {
+  const ROLE_ARN = "arn:aws:iam::123456789012:role/AnswerWriter";
+  let sts: AwsStandIn;
+  let converse: BedrockConverseStandIn;
+
+  beforeAll(async () => {
+    sts = await AwsStandIn.start();
+    sts.addAccessKey(PLATFORM.accessKeyId, PLATFORM.secretAccessKey);
+    sts.roles.set(ROLE_ARN, { externalId: "answers-external-1" });
+    converse = await BedrockConverseStandIn.start();
+    // Only the role's temporary credentials open Bedrock here, never the platform's own keys.
+    converse.trustIssuer((accessKeyId) => sts.issuedSecret(accessKeyId));
+  });
+  afterAll(async () => {
+    await converse.close();
+    await sts.close();
+  });
+
+  it("asks STS for the role with its external id, then signs Converse with the role's session", async () => {
+    const source = new AwsCredentialSource({ platformKeys: PLATFORM, sts: { region: "eu-central-1", endpoint: sts.endpoint } });
+    const credentials = source.providerFor({ mode: "assume-role", roleArn: ROLE_ARN, externalId: "answers-external-1" }, "answer-model");
+    const model = new BedrockConverseModel({ modelId: MODEL_ID, region: "eu-central-1", credentials, endpoint: converse.endpoint, timeBudgetMs: 5_000 });
+    converse.answer = "Written under the role [1].";
+    const first = await model.generate(request(50));
+    const second = await model.generate(request(50));
+    expect([first.text, second.text]).toEqual([converse.answer, converse.answer]);
+    // One AssumeRole for both calls (cached credentials), with the external id; both calls signed with its key.
+    const assumed = sts.requests.filter((recorded) => recorded.body.Action === "AssumeRole");
+    expect(assumed).toHaveLength(1);
+    expect(assumed[0]!.body).toMatchObject({ RoleArn: ROLE_ARN, ExternalId: "answers-external-1" });
+    expect(sts.issuedRoleCredentials).toHaveLength(1);
+    expect(converse.requests.map((recorded) => recorded.accessKeyId)).toEqual([sts.issuedRoleCredentials[0]!.accessKeyId, sts.issuedRoleCredentials[0]!.accessKeyId]);
+  });
+
+  it("a role STS refuses is UNAUTHORIZED, and Bedrock is never called", async () => {
+    const source = new AwsCredentialSource({ platformKeys: PLATFORM, sts: { region: "eu-central-1", endpoint: sts.endpoint } });
+    const credentials = source.providerFor({ mode: "assume-role", roleArn: ROLE_ARN, externalId: "the-wrong-external-id" }, "answer-model");
+    const model = new BedrockConverseModel({ modelId: MODEL_ID, region: "eu-central-1", credentials, endpoint: converse.endpoint, timeBudgetMs: 5_000 });
+    const before = converse.requests.length;
+    expect((await failureOf(model.generate(request(50)))).code).toBe("UNAUTHORIZED");
+    expect(converse.requests.length).toBe(before);
   });
 });

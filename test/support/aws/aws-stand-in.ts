@@ -132,6 +132,12 @@ export class AwsStandIn {
     this.longTermKeys.set(accessKeyId, secretAccessKey);
   }
 
+  /** The secret and session token of temporary credentials AssumeRole issued (for another stand-in that must accept them, as every AWS service does). */
+  issuedSecret(accessKeyId: string): { secretAccessKey: string; sessionToken: string } | undefined {
+    const issued = this.issued.get(accessKeyId);
+    return issued && issued.expiration.getTime() > this.now() ? { secretAccessKey: issued.secretAccessKey, sessionToken: issued.sessionToken } : undefined;
+  }
+
   /** From now on every call to `service` fails this way (until `fail(service, null)`). */
   fail(service: AwsStandInService, fault: AwsStandInFault | null): void {
     if (fault) this.faults.set(service, fault);

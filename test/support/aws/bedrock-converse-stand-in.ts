@@ -84,6 +84,16 @@ export class BedrockConverseStandIn {
     this.keys.set(accessKeyId, secretAccessKey);
   }
 
+  /**
+   * Also accept temporary credentials another stand-in's STS issued (AwsStandIn.issuedSecret):
+   * like AWS, a request signed with them must carry their session token.
+   */
+  trustIssuer(issuedSecret: (accessKeyId: string) => { secretAccessKey: string; sessionToken: string } | undefined): void {
+    this.issuer = issuedSecret;
+  }
+
+  private issuer: ((accessKeyId: string) => { secretAccessKey: string; sessionToken: string } | undefined) | undefined;
+
   async close(): Promise<void> {
     for (const session of this.sessions) session.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -101,7 +111,9 @@ export class BedrockConverseStandIn {
     const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;:-]+), ?Signature=([0-9a-f]{64})$/.exec(authorization);
     if (!match) return sendError(response, 403, "MissingAuthenticationTokenException", "Missing Authentication Token");
     const [, accessKeyId, date, region, service, signedHeaders, signature] = match as unknown as string[];
-    const secret = this.keys.get(accessKeyId!);
+    const issued = this.issuer?.(accessKeyId!);
+    if (issued && request.headers["x-amz-security-token"] !== issued.sessionToken) return sendError(response, 403, "UnrecognizedClientException", "The security token included in the request is invalid.");
+    const secret = issued?.secretAccessKey ?? this.keys.get(accessKeyId!);
     if (!secret || service !== "bedrock") return sendError(response, 403, "UnrecognizedClientException", "The security token included in the request is invalid.");
     const amzDate = String(request.headers["x-amz-date"] ?? "");
     const expected = sigV4Signature({ request, body: raw, url, secret, amzDate, scope: `${date}/${region}/${service}/aws4_request`, signedHeaders: signedHeaders!, date: date!, region: region!, service: service! });
