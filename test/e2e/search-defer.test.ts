@@ -265,6 +265,7 @@ describe("search with @defer through the gateway", () => {
       "knowledge-bases": "REMOTE",
       "web.serper": "REMOTE",
       "web.dataforseo": "REMOTE",
+      "linkedin.posts": "REMOTE",
       "slack.messages": "REMOTE",
     });
   });
