@@ -137,6 +137,12 @@ const ROWS: Row[] = [
     expect: { member: "FORBIDDEN", admin: "ok", otherAdmin: "NOT_FOUND" },
   },
   {
+    field: "setKnowledgeBaseRole",
+    document: `mutation($id: ID!) { setKnowledgeBaseRole(id: $id, roleArn: "arn:aws:iam::123456789012:role/RolesTest", externalId: "roles-test-1") { id credentials { mode } } }`,
+    variables: async () => ({ id: await adminsKnowledgeBase("BEDROCK") }),
+    expect: { member: "FORBIDDEN", admin: "ok", otherAdmin: "NOT_FOUND" },
+  },
+  {
     field: "deleteKnowledgeBase",
     document: `mutation($id: ID!) { deleteKnowledgeBase(id: $id) { id } }`,
     variables: async () => ({ id: await adminsKnowledgeBase() }),
