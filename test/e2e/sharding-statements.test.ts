@@ -19,6 +19,7 @@ import { REFERENCE_TABLES } from "../support/sharding.js";
 import { crossOrganizationJoins, loadSqlParser, tenantTablesOf, type StatementToCheck } from "../support/cross-organization-joins.js";
 import { usingPostgres } from "../support/database.js";
 import { DataForSeoStandIn } from "../support/external/dataforseo-stand-in.js";
+import { LinkedInStandIn } from "../support/external/linkedin-stand-in.js";
 import { PerplexityStandIn } from "../support/external/perplexity-stand-in.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { SlackStandIn } from "../support/external/slack-stand-in.js";
@@ -28,6 +29,11 @@ import { tokenFor } from "../support/tenants.js";
 
 const SLACK_TOKEN = "xoxp-1234567890-sharding-token";
 const PERPLEXITY_KEY = "pplx-sharding-key-0123456789";
+/** Each organization's own LinkedIn token and page (the stand-in's pages 10001 and 20002). */
+const LINKEDIN: Record<string, { token: string; page: string }> = {
+  "org-espresso": { token: "AQV-sharding-linkedin-token-espresso", page: "10001" },
+  "org-teapot": { token: "AQV-sharding-linkedin-token-teapot-0", page: "20002" },
+};
 
 let stack: TestStack;
 let recorder: StatementRecorder;
@@ -42,7 +48,7 @@ const gql = async (token: string, query: string, variables: Record<string, unkno
 };
 
 const SEARCH = `query($input: SearchInput!) { search(input: $input) {
-  hits { score highlights(limit: 2) { text } item { __typename ... on Conversation { id title } ... on DocumentChunk { id document { fileName } } ... on WebResult { id url } ... on SlackMessage { id } ... on KnowledgeBasePassage { id } } }
+  hits { score highlights(limit: 2) { text } item { __typename ... on Conversation { id title } ... on DocumentChunk { id document { fileName } } ... on WebResult { id url } ... on SlackMessage { id } ... on LinkedInPost { id } ... on KnowledgeBasePassage { id } } }
   facets { kinds { kind count } providers { provider count } months { month count } categories { value count } knowledgeBases { value count } }
   providers { name status error }
   pageInfo { hasNextPage endCursor }
@@ -53,6 +59,8 @@ async function workload(organization: string): Promise<void> {
   const admin = await tokenFor(organization, "ada", ["support"], "admin");
   const member = await tokenFor(organization, "bo", ["support"]);
   await gql(admin, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { configured } }`, { input: { provider: "SLACK", token: SLACK_TOKEN } });
+  const linkedIn = LINKEDIN[organization]!;
+  await gql(admin, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { configured } }`, { input: { provider: "LINKEDIN", token: linkedIn.token, linkedInOrganization: linkedIn.page } });
   const conversation = (await gql(member, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, {
     input: { title: "Descaling the espresso machine", messages: [{ role: "USER", content: "How do I descale the espresso machine with citric acid?" }, { role: "ASSISTANT", content: "Dissolve citric acid in water and run it through the espresso machine." }] },
   })).createConversation.id as string;
@@ -95,8 +103,9 @@ async function workload(organization: string): Promise<void> {
 (usingPostgres ? describe : describe.skip)("no statement joins across organizations", () => {
   beforeAll(async () => {
     await loadSqlParser();
-    const [serper, dataforseo, perplexity, slack] = await Promise.all([SerperStandIn.start(), DataForSeoStandIn.start(), PerplexityStandIn.start(), SlackStandIn.start()]);
-    vendors = [serper, dataforseo, perplexity, slack];
+    const [serper, dataforseo, perplexity, slack, linkedin] = await Promise.all([SerperStandIn.start(), DataForSeoStandIn.start(), PerplexityStandIn.start(), SlackStandIn.start(), LinkedInStandIn.start()]);
+    vendors = [serper, dataforseo, perplexity, slack, linkedin];
+    for (const { token, page } of Object.values(LINKEDIN)) linkedin.tokens.set(token, new Set([page]));
     perplexity.apiKeys.add(PERPLEXITY_KEY);
     slack.userTokens.add(SLACK_TOKEN);
     stack = await startTestStack({
@@ -105,6 +114,7 @@ async function workload(organization: string): Promise<void> {
       DATAFORSEO_LOGIN: dataforseo.login, DATAFORSEO_PASSWORD: dataforseo.password, DATAFORSEO_BASE_URL: dataforseo.baseUrl,
       PERPLEXITY_API_KEY: PERPLEXITY_KEY, PERPLEXITY_BASE_URL: perplexity.baseURL,
       SLACK_API_URL: slack.slackApiUrl,
+      LINKEDIN_API_URL: linkedin.baseUrl,
       // Every search reaches the database (no cached page), so every provider's statements are seen.
       SEARCH_CACHE_TTL_SECONDS: "0", GATEWAY_RESPONSE_CACHE_TTL_SECONDS: "0",
       SEARCH_PROVIDER_TIMEOUT_MS: "60000", EXTERNAL_ATTEMPT_TIMEOUT_MS: "60000", EXTERNAL_CALL_TIMEOUT_MS: "120000", UPSTREAM_TIMEOUT_MS: "120000",
@@ -163,12 +173,15 @@ async function workload(organization: string): Promise<void> {
       { text: "SELECT c.title FROM conversations c JOIN messages m ON m.conversation_id = c.id WHERE c.organization_id = $1", values: ["org-espresso"] },
       { text: "SELECT c.title FROM conversations c, messages m WHERE c.organization_id = $1 AND m.organization_id = $2 AND m.conversation_id = c.id", values: ["org-espresso", "org-teapot"] },
       { text: "SELECT s.name FROM saved_searches s WHERE s.organization_id = $1 AND s.query IN (SELECT query FROM search_queries)", values: ["org-espresso"] },
+      { text: "SELECT c.text FROM document_chunks c JOIN documents d ON (d.id, d.owner_id) = (c.document_id, $2) WHERE c.organization_id = $1", values: ["org-espresso", "ada"] },
     ];
     expect(crossOrganizationJoins(bad, { tenantTables }).map((join) => join.text)).toEqual(bad.map((statement) => statement.text));
     // The same joins tied to one organization pass.
     const good = [
       { text: "SELECT c.title FROM conversations c JOIN messages m ON m.organization_id = c.organization_id AND m.conversation_id = c.id WHERE c.organization_id = $1", values: ["org-espresso"] },
       { text: "SELECT c.title FROM conversations c, messages m WHERE c.organization_id = $1 AND m.organization_id = $2 AND m.conversation_id = c.id", values: ["org-espresso", "org-espresso"] },
+      // Prisma's join on a compound key, over the caller's and the platform's rows: each chunk with its own organization's document.
+      { text: "SELECT c.text FROM document_chunks c LEFT JOIN documents d ON (d.organization_id, d.id) = (c.organization_id, c.document_id) WHERE c.organization_id IN ($1, $2)", values: ["org-espresso", "__platform__"] },
     ];
     expect(crossOrganizationJoins(good, { tenantTables })).toEqual([]);
   });

@@ -252,6 +252,14 @@ class StatementAnalysis {
     }
     const expr = c.A_Expr as Json | undefined;
     if (!expr || expr.kind !== "AEXPR_OP" || ((expr.name as Json[])[0]!.String as Json).sval !== "=") return;
+    // `(a, b) = (c, d)` (how Prisma joins on a compound foreign key): a = c and b = d.
+    const leftRow = (expr.lexpr as Json | undefined)?.RowExpr as Json | undefined;
+    const rightRow = (expr.rexpr as Json | undefined)?.RowExpr as Json | undefined;
+    if (leftRow && rightRow) {
+      const right = rightRow.args as Json[];
+      (leftRow.args as Json[]).forEach((operand, i) => this.union(this.operand(operand, scopes), this.operand(right[i], scopes)));
+      return;
+    }
     this.union(this.operand(expr.lexpr as Json, scopes), this.operand(expr.rexpr as Json, scopes));
   }
 
