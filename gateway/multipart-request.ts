@@ -113,12 +113,23 @@ export function multipartRequest(options: MultipartRequestOptions) {
   return async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const cors = options.corsHeaders(request.headers.origin) ?? {};
     const refuse = (refusal: Refusal) => {
-      // The rest of the body may still be on its way: close the connection once the answer is out.
-      response.shouldKeepAlive = false;
       const extensions = { code: refusal.code, ...(refusal.reason ? { reason: refusal.reason } : {}), http: { status: refusal.status } };
-      response.writeHead(refusal.status, { "content-type": "application/json; charset=utf-8", connection: "close", ...cors });
-      response.end(JSON.stringify({ errors: [{ message: refusal.message, extensions }] }), () => response.socket?.destroySoon());
+      const body = JSON.stringify({ errors: [{ message: refusal.message, extensions }] });
       request.unpipe();
+      const declared = Number(request.headers["content-length"] ?? NaN);
+      if (refusal.status !== 413 || (Number.isFinite(declared) && declared <= maxBodyBytes)) {
+        // A body within the bound the client is still sending: keep the connection, and let Node
+        // read and drop the rest. Closing now resets a client still writing, and fetch (undici,
+        // Node 22 and later) then reports "fetch failed" instead of this answer.
+        response.writeHead(refusal.status, { "content-type": "application/json; charset=utf-8", ...cors });
+        response.end(body);
+        request.resume();
+        return;
+      }
+      // Larger than any acceptable body, or of unknown length: close once the answer is out.
+      response.shouldKeepAlive = false;
+      response.writeHead(refusal.status, { "content-type": "application/json; charset=utf-8", connection: "close", ...cors });
+      response.end(body, () => response.socket?.destroySoon());
       request.resume();
     };
 
