@@ -7,11 +7,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { AwsCredentialSource } from "../../lib/aws/credentials.js";
 import { BedrockConverseModel } from "../../lib/language-models/bedrock-converse.js";
-import { LanguageModelError, type GenerationRequest } from "../../lib/language-models/language-model.js";
+import type { GenerationRequest } from "../../lib/language-models/language-model.js";
 import { countTokens } from "../../lib/text/token-count.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
 import { AwsStandIn } from "../support/aws/aws-stand-in.js";
 import { BedrockConverseStandIn } from "../support/aws/bedrock-converse-stand-in.js";
+import { failureOf } from "../support/language-models.js";
 
 const PLATFORM = { accessKeyId: "AKIASTANDINANSWERS01", secretAccessKey: "stand-in-secret-for-answers-0123456789" };
 const MODEL_ID = "anthropic.claude-3-5-haiku-20241022-v1:0";
@@ -26,16 +27,6 @@ function request(maxOutputTokens = 200, signal?: AbortSignal): GenerationRequest
     maxOutputTokens,
     ...(signal ? { signal } : {}),
   };
-}
-
-async function failureOf(call: Promise<unknown>): Promise<LanguageModelError> {
-  const outcome = await call.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!("error" in outcome)) throw new Error(`expected the call to fail, it returned ${JSON.stringify(outcome.value)}`);
-  expect(outcome.error).toBeInstanceOf(LanguageModelError);
-  return outcome.error as LanguageModelError;
 }
 
 describe("BedrockConverseModel against the Converse stand-in", () => {

@@ -5,12 +5,13 @@
  * contract's code. No database.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { LanguageModelError, type GenerationRequest } from "../../lib/language-models/language-model.js";
+import type { GenerationRequest } from "../../lib/language-models/language-model.js";
 import { OpenAIChatModel } from "../../lib/language-models/openai-chat.js";
 import { VendorFailure } from "../../lib/language-models/vendor-failure.js";
 import { countTokens } from "../../lib/text/token-count.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
 import { ChatCompletionsStandIn } from "../support/external/chat-completions-stand-in.js";
+import { failureOf } from "../support/language-models.js";
 
 const KEY = "sk-stand-in-7d1e";
 const ANSWER = "PostgreSQL ranks full-text matches with ts_rank [p1], and BM25 needs term statistics [p2].";
@@ -24,16 +25,6 @@ function request(maxOutputTokens = 200, signal?: AbortSignal): GenerationRequest
     maxOutputTokens,
     ...(signal ? { signal } : {}),
   };
-}
-
-async function failureOf(call: Promise<unknown>): Promise<LanguageModelError> {
-  const outcome = await call.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!("error" in outcome)) throw new Error(`expected the call to fail, it returned ${JSON.stringify(outcome.value)}`);
-  expect(outcome.error).toBeInstanceOf(LanguageModelError);
-  return outcome.error as LanguageModelError;
 }
 
 describe("OpenAIChatModel against the chat-completions stand-in", () => {
