@@ -11,18 +11,23 @@
  * so identity, rate limits (charged by size), operation limits and the knowledge-base subgraph's
  * checks apply unchanged; the answer is that mutation's GraphQL response. The body is bounded
  * before it is parsed: a declared Content-Length over the limit is refused at once, and reading
- * stops at the limit whatever the client declared.
+ * stops at the limit whatever the client declared. Before any of it, the caller is admitted
+ * (`admit`): a request without a valid token is refused before its body is read, so an anonymous
+ * client cannot make the gateway buffer a file it would refuse anyway.
  */
 import type http from "node:http";
 import { formFile } from "./form-file-name.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { readBoundedBody } from "../lib/http-body.js";
+import type { UploadRefusal } from "./upload-admission.js";
 
 export interface DocumentUploadOptions {
   /** Largest file accepted (the knowledge-base subgraph's limit, DOCUMENT_MAX_BYTES). */
   maxFileBytes: number;
-  /** Runs a GraphQL request through the gateway runtime. */
-  execute(request: Request): Promise<Response>;
+  /** Runs a GraphQL request through the gateway runtime, with the client's connection as its server context. */
+  execute(request: Request, serverContext: { req: http.IncomingMessage }): Promise<Response>;
+  /** Whether the caller may send a body at all (uploadAdmission): checked before any byte of it is read. */
+  admit(request: http.IncomingMessage): Promise<UploadRefusal | null>;
   /** The runtime's GraphQL endpoint, as a URL the runtime accepts (e.g. http://gateway/graphql). */
   graphqlUrl: string;
   /** CORS headers for the request's origin, or null when the origin is not allowed. */
@@ -52,8 +57,11 @@ export function documentUpload(options: DocumentUploadOptions) {
       return void response.end();
     }
     const refuse = (status: number, code: string, message: string, extra: Record<string, string> = {}) => {
-      response.writeHead(status, { "content-type": "application/json; charset=utf-8", ...(cors ?? {}), ...extra });
-      response.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+      const body = JSON.stringify({ errors: [{ message, extensions: { code } }] });
+      response.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...(cors ?? {}), ...extra });
+      // Cut once the answer is out: Node would otherwise keep reading the body a client is still sending.
+      if (extra.connection === "close") response.end(body, () => response.socket?.destroySoon());
+      else response.end(body);
     };
     if (request.method !== "POST") return refuse(405, "BAD_REQUEST", `Send the file with POST ${DOCUMENT_UPLOAD_PATH} as multipart/form-data.`, { allow: "POST, OPTIONS" });
     const contentType = request.headers["content-type"] ?? "";
@@ -61,6 +69,16 @@ export function documentUpload(options: DocumentUploadOptions) {
       return refuse(415, "BAD_USER_INPUT", "Send a multipart/form-data body with the file in a field named `file` (and optionally `category` and `shareWithTeamId`).");
     }
     const declared = Number(request.headers["content-length"] ?? NaN);
+    const refusal = await options.admit(request);
+    if (refusal) {
+      // Answered while the client may still be sending. A body declared within bounds is read and
+      // dropped on a kept connection (closing would reset a client still writing, and it would
+      // see that instead of this answer); any other is cut once the answer is out.
+      const bounded = Number.isFinite(declared) && declared <= maxBodyBytes;
+      refuse(refusal.status, refusal.code, refusal.message, { ...(refusal.headers ?? {}), ...(bounded ? {} : { connection: "close" }) });
+      request.resume();
+      return;
+    }
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
       request.resume();
       return refuse(413, "BAD_USER_INPUT", `The upload is ${declared.toLocaleString("en-US")} bytes; files up to ${options.maxFileBytes.toLocaleString("en-US")} bytes are accepted.`, { connection: "close" });
@@ -96,6 +114,8 @@ export function documentUpload(options: DocumentUploadOptions) {
     if (typeof request.headers[IDEMPOTENCY_KEY_HEADER] === "string") headers[IDEMPOTENCY_KEY_HEADER] = request.headers[IDEMPOTENCY_KEY_HEADER];
     const answer = await options.execute(
       new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify({ query: UPLOAD_MUTATION, variables: { input } }) }),
+      // The client's connection: rate limits and logs see its address, not "unknown".
+      { req: request },
     );
     const answerHeaders: Record<string, string> = { ...(cors ?? {}) };
     for (const name of ["content-type", "retry-after"]) {

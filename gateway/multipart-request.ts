@@ -44,6 +44,7 @@ import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { checkTokens, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { MAX_UPLOAD_FILES, type UploadValue } from "../lib/graphql/upload.js";
 import { MAX_REQUEST_BODY_BYTES } from "../lib/http-body.js";
+import type { UploadRefusal } from "./upload-admission.js";
 
 export interface MultipartRequestOptions {
   /** Largest file accepted (DOCUMENT_MAX_BYTES, as for `POST /documents`). */
@@ -56,6 +57,8 @@ export interface MultipartRequestOptions {
   graphqlUrl: string;
   /** Runs the JSON request through the gateway runtime, with the client's connection as its server context. */
   execute(request: Request, serverContext: { req: http.IncomingMessage }): Promise<Response>;
+  /** Whether the caller may send a body at all (upload-admission.ts): checked before any byte of it is read. */
+  admit(request: http.IncomingMessage): Promise<UploadRefusal | null>;
   /** CORS headers for the request's origin, or null when the origin is not allowed. */
   corsHeaders(origin: string | undefined): Record<string, string> | null;
 }
@@ -91,6 +94,7 @@ class Refusal extends Error {
     readonly code: string,
     message: string,
     readonly reason?: string,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -112,23 +116,24 @@ export function multipartRequest(options: MultipartRequestOptions) {
 
   return async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const cors = options.corsHeaders(request.headers.origin) ?? {};
-    const refuse = (refusal: Refusal) => {
+    const refuse = (refusal: Refusal, bodyUnread = false) => {
       const extensions = { code: refusal.code, ...(refusal.reason ? { reason: refusal.reason } : {}), http: { status: refusal.status } };
       const body = JSON.stringify({ errors: [{ message: refusal.message, extensions }] });
       request.unpipe();
       const declared = Number(request.headers["content-length"] ?? NaN);
-      if (refusal.status !== 413 || (Number.isFinite(declared) && declared <= maxBodyBytes)) {
+      // A refusal before the body was read (admission) drains only a body declared within bounds.
+      if (Number.isFinite(declared) ? declared <= maxBodyBytes || (refusal.status !== 413 && !bodyUnread) : refusal.status !== 413 && !bodyUnread) {
         // A body within the bound the client is still sending: keep the connection, and let Node
         // read and drop the rest. Closing now resets a client still writing, and fetch (undici,
         // Node 22 and later) then reports "fetch failed" instead of this answer.
-        response.writeHead(refusal.status, { "content-type": "application/json; charset=utf-8", ...cors });
+        response.writeHead(refusal.status, { "content-type": "application/json; charset=utf-8", ...cors, ...refusal.headers });
         response.end(body);
         request.resume();
         return;
       }
       // Larger than any acceptable body, or of unknown length: close once the answer is out.
       response.shouldKeepAlive = false;
-      response.writeHead(refusal.status, { "content-type": "application/json; charset=utf-8", connection: "close", ...cors });
+      response.writeHead(refusal.status, { "content-type": "application/json; charset=utf-8", connection: "close", ...cors, ...refusal.headers });
       response.end(body, () => response.socket?.destroySoon());
       request.resume();
     };
@@ -142,6 +147,8 @@ export function multipartRequest(options: MultipartRequestOptions) {
         ),
       );
     }
+    const admission = await options.admit(request);
+    if (admission) return refuse(new Refusal(admission.status, admission.code, admission.message, undefined, admission.headers ?? {}), true);
     const declared = Number(request.headers["content-length"] ?? NaN);
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
       return refuse(tooLarge(`The request is ${bytes(declared)}; uploads of up to ${bytes(maxTotalBytes)} in all (each file up to ${bytes(options.maxFileBytes)}) are accepted.`, "UPLOAD_TOO_LARGE"));

@@ -25,6 +25,7 @@ import type { Logger } from "../lib/logger.js";
 import { verifyBearerToken, type TokenSettings } from "../lib/tenancy/token.js";
 import { gatewayAuthentication } from "./authentication.js";
 import { documentUpload, DOCUMENT_UPLOAD_PATH } from "./document-upload.js";
+import { uploadAdmission } from "./upload-admission.js";
 import { isMultipartRequest, multipartRequest } from "./multipart-request.js";
 import { graphiQLPage } from "./graphiql-page.js";
 import { gatewayMetrics } from "./metrics.js";
@@ -273,10 +274,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Each works without Redis; none of them stops the start.
   const [, , generationsReady] = await Promise.all([persisted?.connected(), rateLimiter?.ready(1_000), responseCache?.generations.ready(1_000)]);
   if (generationsReady === false) logger.warn("Redis not reachable at start: the response cache is off until it is");
-  const executeOwn = async (request: Request) => {
+  const executeOwn = async (request: Request, serverContext?: { req: http.IncomingMessage }) => {
     ownRequests.add(request);
-    return runtime.fetch(request);
+    return serverContext ? runtime.fetch(request, serverContext) : runtime.fetch(request);
   };
+  const admitUpload = uploadAdmission(options.auth, rateLimiter);
 
   const graphiql = options.production ? null : graphiQLPage(async () => runtime.fetch(new Request(`http://gateway${GRAPHQL_PATH}`, { headers: { accept: "text/html" } })));
 
@@ -297,6 +299,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         maxFileBytes: options.documentUpload.maxFileBytes,
         graphqlUrl: `http://gateway${GRAPHQL_PATH}`,
         execute: executeOwn,
+        admit: admitUpload,
         corsHeaders: ownCorsHeaders,
       })
     : null;
@@ -309,6 +312,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         operationLimits,
         graphqlUrl: `http://gateway${GRAPHQL_PATH}`,
         execute: async (request, serverContext) => runtime.fetch(request, serverContext),
+        admit: admitUpload,
         corsHeaders: ownCorsHeaders,
       })
     : null;

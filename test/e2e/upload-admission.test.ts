@@ -1,0 +1,134 @@
+/**
+ * Uploads are admitted before their bodies are read (gateway/upload-admission.ts): `POST
+ * /documents` and GraphQL multipart requests without a valid token are answered UNAUTHENTICATED
+ * while the client is still sending, never after the gateway has buffered the file, and a flood of
+ * them spends the anonymous budget of the sender's address (each address its own).
+ */
+import http from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { startTestStack, type TestStack } from "../support/stack.js";
+import { tokenFor } from "../support/tenants.js";
+
+const ANONYMOUS_POINTS = 10;
+let test: TestStack;
+let writer: string;
+
+beforeAll(async () => {
+  test = await startTestStack({
+    RATE_LIMIT_ANONYMOUS_POINTS: String(ANONYMOUS_POINTS),
+    RATE_LIMIT_WINDOW_SECONDS: "60",
+    SEARCH_CACHE_TTL_SECONDS: "0",
+  });
+  writer = await tokenFor("org-admission", "ada", ["writers"]);
+}, 120_000);
+
+afterAll(async () => test?.stop());
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: { errors?: { message: string; extensions: Record<string, unknown> }[]; data?: Record<string, any> };
+  /** Bytes of the body the client had written when the answer's headers arrived. */
+  sentWhenAnswered: number;
+}
+
+/**
+ * A POST that declares `declaredBytes` (or none: chunked), writes `head` and then filler only
+ * until it has `sendFirst` bytes out, and waits there for the answer: an answer that arrives
+ * proves the gateway did not wait for the rest. The rest is then written if the connection is
+ * still open, as a client that ignores early answers would.
+ */
+function postWithheld(path: string, headers: Record<string, string>, head: string, options: { declaredBytes?: number; sendFirst: number; localAddress?: string }): Promise<Answer> {
+  const base = new URL(test.stack.gateway.url);
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    const request = http.request(
+      {
+        host: base.hostname,
+        port: base.port,
+        path,
+        method: "POST",
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+        headers: { ...headers, ...(options.declaredBytes !== undefined ? { "content-length": String(options.declaredBytes) } : {}) },
+      },
+      (response) => {
+        const sentWhenAnswered = sent;
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Answer["body"], sentWhenAnswered }));
+        // The rest of the body, after the answer, where the gateway keeps the connection to drain it.
+        if (options.declaredBytes !== undefined && response.headers.connection !== "close" && !request.destroyed) {
+          const rest = options.declaredBytes - sent;
+          if (rest > 0) request.end(Buffer.alloc(rest, "b"));
+        }
+      },
+    );
+    // A gateway that cuts an unbounded body after answering makes later writes fail: expected.
+    request.on("error", (error) => (request.destroyed && sent > 0 ? undefined : reject(error)));
+    const first = Buffer.concat([Buffer.from(head), Buffer.alloc(Math.max(0, options.sendFirst - Buffer.byteLength(head)), "a")]);
+    sent = first.length;
+    request.write(first);
+  });
+}
+
+const MULTIPART_HEAD = '--xyz\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{"query":"mutation($files: [Upload!]!) { uploadDocuments(files: $files) { id } }","variables":{"files":[null]}}\r\n--xyz\r\nContent-Disposition: form-data; name="map"\r\n\r\n{"1":["variables.files.0"]}\r\n--xyz\r\nContent-Disposition: form-data; name="1"; filename="withheld.md"\r\nContent-Type: text/markdown\r\n\r\n';
+const FORM_HEAD = '--xyz\r\nContent-Disposition: form-data; name="file"; filename="withheld.md"\r\nContent-Type: text/markdown\r\n\r\n';
+const FORM = { "content-type": "multipart/form-data; boundary=xyz" };
+
+describe("uploads without a valid token are refused before their bodies are read", () => {
+  it("POST /documents without a token: 401 UNAUTHENTICATED while the client still withholds most of a 2 MB body, on a kept connection", async () => {
+    const answer = await postWithheld("/documents", FORM, FORM_HEAD, { declaredBytes: 2 * 1024 * 1024, sendFirst: 1024 });
+    expect(answer.status).toBe(401);
+    expect(answer.body.errors![0]!.extensions.code).toBe("UNAUTHENTICATED");
+    expect(answer.body.errors![0]!.message).toMatch(/Missing Authorization header/);
+    expect(answer.sentWhenAnswered).toBe(1024);
+    expect(answer.headers.connection).not.toBe("close");
+  });
+
+  it("a GraphQL multipart request with a token that does not verify: 401 naming what is wrong, before the file is sent", async () => {
+    const answer = await postWithheld("/graphql", { ...FORM, authorization: "Bearer not-a-token", "apollo-require-preflight": "true" }, MULTIPART_HEAD, { declaredBytes: 2 * 1024 * 1024, sendFirst: 2048 });
+    expect(answer.status).toBe(401);
+    expect(answer.body.errors![0]!.extensions.code).toBe("UNAUTHENTICATED");
+    expect(answer.sentWhenAnswered).toBe(2048);
+  });
+
+  it("a body declared larger than any upload, or not declared at all, is refused the same way and its connection cut", async () => {
+    for (const [path, head, headers] of [
+      ["/documents", FORM_HEAD, FORM],
+      ["/graphql", MULTIPART_HEAD, { ...FORM, "apollo-require-preflight": "true" }],
+    ] as const) {
+      const declared = await postWithheld(path, headers, head, { declaredBytes: 1024 * 1024 * 1024, sendFirst: 1024 });
+      expect([declared.status, declared.body.errors![0]!.extensions.code]).toEqual([401, "UNAUTHENTICATED"]);
+      expect(declared.headers.connection).toBe("close");
+      const chunked = await postWithheld(path, headers, head, { sendFirst: 1024 });
+      expect([chunked.status, chunked.body.errors![0]!.extensions.code]).toEqual([401, "UNAUTHENTICATED"]);
+      expect(chunked.headers.connection).toBe("close");
+    }
+  });
+
+  it("a caller with a valid token is admitted: POST /documents stores the file", async () => {
+    const form = new FormData();
+    form.append("file", new Blob(["# Admitted\n\nThe admission runbook."], { type: "text/markdown" }), "admitted.md");
+    const response = await fetch(new URL("/documents", test.stack.gateway.url), { method: "POST", headers: { authorization: `Bearer ${writer}` }, body: form });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data: { uploadDocument: { id: string; fileName: string } } };
+    expect(body.data.uploadDocument.fileName).toBe("admitted.md");
+  });
+
+  it("a flood of anonymous uploads turns into 429 RATE_LIMITED with Retry-After for its address only", async () => {
+    const statuses: number[] = [];
+    let limited: Answer | undefined;
+    for (let i = 0; i < ANONYMOUS_POINTS + 3; i += 1) {
+      const answer = await postWithheld("/documents", FORM, FORM_HEAD, { declaredBytes: 4096, sendFirst: 512, localAddress: "127.0.0.2" });
+      statuses.push(answer.status);
+      if (answer.status === 429) limited = answer;
+    }
+    expect(statuses.filter((status) => status === 401).length).toBeGreaterThan(0);
+    expect(statuses.slice(-3)).toEqual([429, 429, 429]);
+    expect(limited!.body.errors![0]!.extensions.code).toBe("RATE_LIMITED");
+    expect(Number(limited!.headers["retry-after"])).toBeGreaterThan(0);
+    // Another address has its own budget: still told what is missing, not to wait.
+    const elsewhere = await postWithheld("/graphql", { ...FORM, "apollo-require-preflight": "true" }, MULTIPART_HEAD, { declaredBytes: 4096, sendFirst: 512, localAddress: "127.0.0.3" });
+    expect(elsewhere.status).toBe(401);
+  });
+});
