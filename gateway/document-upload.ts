@@ -18,7 +18,7 @@
 import type http from "node:http";
 import { formFile } from "./form-file-name.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
-import { readBoundedBody } from "../lib/http-body.js";
+import { declaresAtMost, readBoundedBody } from "../lib/http-body.js";
 import type { UploadRefusal } from "./upload-admission.js";
 
 export interface DocumentUploadOptions {
@@ -74,8 +74,7 @@ export function documentUpload(options: DocumentUploadOptions) {
       // Answered while the client may still be sending. A body declared within bounds is read and
       // dropped on a kept connection (closing would reset a client still writing, and it would
       // see that instead of this answer); any other is cut once the answer is out.
-      const bounded = Number.isFinite(declared) && declared <= maxBodyBytes;
-      refuse(refusal.status, refusal.code, refusal.message, { ...(refusal.headers ?? {}), ...(bounded ? {} : { connection: "close" }) });
+      refuse(refusal.status, refusal.code, refusal.message, { ...(refusal.headers ?? {}), ...(declaresAtMost(request, maxBodyBytes) ? {} : { connection: "close" }) });
       request.resume();
       return;
     }

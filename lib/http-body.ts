@@ -55,6 +55,16 @@ export function declaresMoreThan(request: http.IncomingMessage, limit: number): 
   return Number.isFinite(declared) && declared > limit;
 }
 
+/**
+ * Whether the request declares a Content-Length of at most `limit`: a body refused before it is
+ * read may then be drained on a kept connection; one not declared (chunked) or declared larger is
+ * cut after the answer instead of read to whatever end the client chooses.
+ */
+export function declaresAtMost(request: http.IncomingMessage, limit: number): boolean {
+  const declared = Number(request.headers["content-length"] ?? NaN);
+  return Number.isFinite(declared) && declared <= limit;
+}
+
 /** What a refused body is told, at the gateway (request-body-limit.ts) and at every subgraph. */
 export function oversizedBodyMessage(limit: number): string {
   return `The request body is larger than ${limit.toLocaleString("en-US")} bytes, the most accepted. Send less at once (split the request).`;

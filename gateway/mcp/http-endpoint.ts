@@ -24,7 +24,7 @@
 import type http from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { bodyPoints, rateLimitBody, type CallerIdentity, type RateLimitRejection } from "../../lib/graphql/rate-limit.js";
-import { declaresMoreThan, readBoundedBody, refuseOversizedBody } from "../../lib/http-body.js";
+import { declaresAtMost, declaresMoreThan, readBoundedBody, refuseOversizedBody } from "../../lib/http-body.js";
 import type { Logger } from "../../lib/logger.js";
 import { verifyBearerToken, type TokenSettings } from "../../lib/tenancy/token.js";
 import { apiSchemaOf } from "./api-schema.js";
@@ -58,7 +58,7 @@ export interface McpEndpointContext {
   corsMaxAgeSeconds: number;
   logger: Logger;
   /** Spends `points` of the caller's rate-limit budgets (absent: no rate limits); null when the request may go on. */
-  charge?(caller: CallerIdentity, clientAddress: string, points: number): Promise<RateLimitRejection | null>;
+  charge?(caller: CallerIdentity | null, clientAddress: string, points: number): Promise<RateLimitRejection | null>;
 }
 
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
@@ -111,7 +111,17 @@ export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointCon
       caller = await verifyBearerToken(request.headers.authorization, context.auth);
       authorization = request.headers.authorization!;
     } catch (error) {
+      // Without a verified caller, the address's anonymous budget pays (as for /readyz and
+      // uploads), so a flood of refusals becomes 429s; a body that is not declared within bounds
+      // is cut after the answer rather than read to its end.
+      const address = request.socket.remoteAddress ?? "unknown";
+      const limited = (await context.charge?.(null, address, 1)) ?? null;
+      if (!declaresAtMost(request, maxRequestBytes)) response.shouldKeepAlive = false;
       request.resume();
+      if (limited) {
+        const { message, extensions } = rateLimitBody(limited).errors[0]!;
+        return refuse(response, 429, { jsonrpc: "2.0", error: { code: -32000, message, data: extensions }, id: null }, { ...cors, "retry-after": String(limited.retryAfterSeconds) });
+      }
       const reason = (error as Error).message;
       // RFC 6750: a request without credentials gets the bare challenge; a bad token also says why.
       const challenge = request.headers.authorization ? `Bearer realm="${REALM}", error="invalid_token", error_description="${reason.replace(/["\\]/g, "'")}"` : `Bearer realm="${REALM}"`;

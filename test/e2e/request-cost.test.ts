@@ -177,6 +177,34 @@ describe("rate-limit points", () => {
     expect(flood.status).toBe(429);
     expect(((await flood.json()) as { error: { data: { code: string } } }).error.data.code).toBe("RATE_LIMITED");
   }, 60_000);
+
+  it("MCP calls without a token spend their address's anonymous budget: 401s, then 429 RATE_LIMITED, another address untouched", async () => {
+    const mcp = new URL(gatewayUrl.replace(/\/graphql$/, "/mcp"));
+    // From addresses of their own (all of 127/8 is loopback), so /readyz's test spends another budget.
+    const call = (localAddress: string) =>
+      new Promise<{ status: number; retryAfter: string | undefined; body: string }>((resolve, reject) => {
+        const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+        const request = http.request({ host: mcp.hostname, port: mcp.port, path: mcp.pathname, method: "POST", localAddress, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(Buffer.byteLength(body)) } }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers["retry-after"] as string | undefined, body: Buffer.concat(chunks).toString("utf8") }));
+        });
+        request.on("error", reject);
+        request.end(body);
+      });
+    const statuses: number[] = [];
+    let limited: Awaited<ReturnType<typeof call>> | undefined;
+    for (let i = 0; i < ANONYMOUS_POINTS + 3; i += 1) {
+      const answer = await call("127.0.0.5");
+      statuses.push(answer.status);
+      if (answer.status === 429) limited = answer;
+    }
+    expect(statuses.slice(0, ANONYMOUS_POINTS)).toEqual(Array.from({ length: ANONYMOUS_POINTS }, () => 401));
+    expect(statuses.slice(-3)).toEqual([429, 429, 429]);
+    expect((JSON.parse(limited!.body) as { error: { data: { code: string } } }).error.data.code).toBe("RATE_LIMITED");
+    expect(Number(limited!.retryAfter)).toBeGreaterThan(0);
+    expect((await call("127.0.0.6")).status).toBe(401);
+  });
 });
 
 describe("/readyz", () => {
