@@ -29,7 +29,9 @@ const REFERENCE_ORGANIZATION = "org-indexer-reference";
 const USER = "uma";
 /** Short, so the killed process's claims come back within the test; set through config, as an operator would. */
 const LEASE_SECONDS = 2;
-/** One chunk per section (the chunker never crosses a heading): three slices of the indexer's 8 texts per model call. */
+/** Texts per model call: the document indexer's default `embedSlice`, which the search process runs with. */
+const EMBED_SLICE = 8;
+/** One chunk per section (the chunker never crosses a heading): three slices of EMBED_SLICE. */
 const SECTIONS = 20;
 const TOPICS = [
   { fileName: "harbour-operations.md", topic: "harbour", marker: "bollard" },
@@ -165,18 +167,20 @@ describeOnPostgres(`a document indexer SIGKILLed mid-document${skipped}`, () => 
     const inProgress = midway.filter((document) => document.status === "INDEXING");
     expect(inProgress).toHaveLength(1);
     // Half-indexed: every chunk stored, one slice of vectors written and recorded.
-    expect(inProgress[0]).toMatchObject({ chunks_indexed: 8, chunks_total: SECTIONS, chunks: SECTIONS, vectors: 8 });
+    expect(inProgress[0]).toMatchObject({ chunks_indexed: EMBED_SLICE, chunks_total: SECTIONS, chunks: SECTIONS, vectors: EMBED_SLICE });
     for (const document of midway.filter((d) => d !== inProgress[0])) expect(document).toMatchObject({ status: "PENDING", chunks_indexed: 0, chunks: 0, vectors: 0 });
     // The whole batch is the killed process's: claimed, its token on every job.
     const claims = await rows<{ attempts: number; leased: boolean }>(`SELECT attempts, lease_token IS NOT NULL AS leased FROM document_index_jobs WHERE organization_id = $1`, [ORGANIZATION]);
     expect(claims).toEqual(TOPICS.map(() => ({ attempts: 1, leased: true })));
 
+    const killedAt = Date.now();
     killed.child.kill("SIGKILL");
     expect((await killed.exited).signal).toBe("SIGKILL");
     embeddings.answerAll();
 
     survivor = await startIndexer();
     await until("the new indexer to empty the document queue", async () => (await queuedJobs(ORGANIZATION)) === 0, 60_000);
+    console.log(`killed with ${inProgress[0]!.chunks_indexed} of ${SECTIONS} chunks of one document embedded and ${TOPICS.length} jobs claimed; every document READY ${((Date.now() - killedAt) / 1000).toFixed(1)} s later (a new process started, lease ${LEASE_SECONDS} s), after ${embeddings.answered.length} embeddings requests in all`);
     const after = await documents(ORGANIZATION);
     expect(after.map(({ file_name, status, failure_reason, chunks_indexed, chunks_total, chunks, vectors }) => ({ file_name, status, failure_reason, chunks_indexed, chunks_total, chunks, vectors })))
       .toEqual(FILE_NAMES.map((fileName) => ({ file_name: fileName, status: "READY", failure_reason: null, chunks_indexed: SECTIONS, chunks_total: SECTIONS, chunks: SECTIONS, vectors: SECTIONS })));
