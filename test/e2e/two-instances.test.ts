@@ -27,7 +27,7 @@ import { MAX_SAVED_SEARCHES_PER_USER } from "../../subgraphs/search/saved-search
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { errorCodes, graphql } from "../support/graphql.js";
-import { startSubgraphProcess, type SubgraphProcess } from "../support/server-processes.js";
+import { indexingJobCounts as jobCounts, startSubgraphProcess, until, type SubgraphProcess } from "../support/server-processes.js";
 import { tokenFor } from "../support/tenants.js";
 
 const ORGANIZATION = "org-two-instances";
@@ -59,28 +59,8 @@ async function start(name: string, env: Record<string, string>): Promise<Subgrap
   return server;
 }
 
-/** Waits for `condition`, bounded only so that a stuck process fails the test instead of the suite. */
-async function until(what: string, condition: () => Promise<boolean>, boundMs = 120_000): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function one<T extends Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T> {
   return (await sql.query(text, values)).rows[0] as T;
-}
-
-/** A process's own count of one queue's jobs by outcome, from its /metrics. */
-async function jobCounts(server: SubgraphProcess, queue: "conversations" | "documents" = "conversations"): Promise<{ indexed: number; failed: number; lease_lost: number }> {
-  const text = await (await fetch(server.url.replace(/\/graphql$/, "/metrics"))).text();
-  const count = (outcome: string) => {
-    const match = new RegExp(`^indexing_jobs_total\\{[^}]*queue="${queue}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, "m").exec(text)
-      ?? new RegExp(`^indexing_jobs_total\\{[^}]*outcome="${outcome}"[^}]*queue="${queue}"[^}]*\\} (\\d+)`, "m").exec(text);
-    return match ? Number(match[1]) : 0;
-  };
-  return { indexed: count("indexed"), failed: count("failed"), lease_lost: count("lease_lost") };
 }
 
 async function insertConversations(count: number, label: string): Promise<string[]> {

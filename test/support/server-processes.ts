@@ -139,3 +139,23 @@ export function drainReport(output: string): { inFlightAtStart: number; finished
   const [inFlightAtStart, finished, refused, cut] = match.slice(1).map(Number) as [number, number, number, number];
   return { inFlightAtStart, finished, refused, cut };
 }
+
+/** A process's own count of one indexing queue's jobs by outcome, from its /metrics (`indexing_jobs_total`). */
+export async function indexingJobCounts(server: ServerProcess, queue: "conversations" | "documents" = "conversations"): Promise<{ indexed: number; failed: number; lease_lost: number }> {
+  const text = await (await fetch(server.url.replace(/\/graphql$/, "/metrics"))).text();
+  const count = (outcome: string) => {
+    const match = new RegExp(`^indexing_jobs_total\\{[^}]*queue="${queue}"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, "m").exec(text)
+      ?? new RegExp(`^indexing_jobs_total\\{[^}]*outcome="${outcome}"[^}]*queue="${queue}"[^}]*\\} (\\d+)`, "m").exec(text);
+    return match ? Number(match[1]) : 0;
+  };
+  return { indexed: count("indexed"), failed: count("failed"), lease_lost: count("lease_lost") };
+}
+
+/** Waits for `condition` (what another process does), bounded only so that a stuck process fails the test instead of the suite. */
+export async function until(what: string, condition: () => Promise<boolean>, boundMs = 120_000): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
