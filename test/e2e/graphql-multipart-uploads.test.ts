@@ -14,6 +14,7 @@ import UploadHttpLink from "apollo-upload-client/UploadHttpLink.mjs";
 import { MAX_UPLOAD_FILES } from "../../lib/graphql/upload.js";
 import { maxUploadTotalBytes } from "../../gateway/multipart-request.js";
 import { startTestStack, type TestStack } from "../support/stack.js";
+import { waitForReadyDocuments } from "../support/documents.js";
 import { graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
 
@@ -48,17 +49,6 @@ function apolloClient(token: string, headers: Record<string, string> = { "Apollo
 async function documentCount(token: string): Promise<number> {
   const response = await graphql(url(), `{ documents(first: 100) { nodes { id } } }`, {}, { token });
   return response.data!.documents.nodes.length;
-}
-
-async function untilIndexed(token: string, id: string): Promise<string> {
-  // The background indexer picks the document up; bounded so that a stuck indexer fails the test.
-  for (let attempt = 0; attempt < 240; attempt++) {
-    const response = await graphql(url(), `query($id: ID!) { document(id: $id) { status } }`, { id }, { token });
-    const status = response.data!.document.status as string;
-    if (status === "READY" || status === "FAILED") return status;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`document ${id} was not indexed within 60 s`);
 }
 
 interface Answer {
@@ -134,7 +124,7 @@ describe("uploadDocuments through the gateway, as Apollo Client's upload link se
       { fileName: "zeppelin.txt", format: "TEXT", category: "runbooks", status: "PENDING" },
     ]);
     expect(uploaded[1]!.sizeBytes).toBe(Buffer.byteLength("Quarterly zeppelin maintenance checklist: inspect the helium envelope."));
-    for (const document of uploaded) expect(await untilIndexed(owner, document.id as string)).toBe("READY");
+    await waitForReadyDocuments(url(), owner, uploaded.map((document) => document.id as string));
 
     const mine = await graphql(url(), SEARCH, { query: "zeppelin helium envelope" }, { token: owner });
     const documentsFound = (response: typeof mine) =>

@@ -9,6 +9,7 @@ import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { startStack, type RunningStack } from "../../app/stack.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { uploadPendingDocument, waitForReadyDocuments } from "../support/documents.js";
 import { graphql } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
@@ -41,17 +42,6 @@ async function pdfWithText(lines: string[]): Promise<Uint8Array> {
   return pdf.save();
 }
 
-async function untilReady(token: string, id: string): Promise<{ status: string; progress: { indexedChunks: number; totalChunks: number } }> {
-  // The search subgraph's background indexer picks the document up; bounded so a stuck indexer fails the test.
-  for (let attempt = 0; attempt < 240; attempt++) {
-    const response = await graphql(stack.gateway.url, `query($id: ID!) { document(id: $id) { status failureReason progress { indexedChunks totalChunks } } }`, { id }, { token });
-    const document = response.data!.document;
-    if (document.status === "READY" || document.status === "FAILED") return document;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`document ${id} did not reach READY within 60 s`);
-}
-
 const searchAs = (token: string, query: string) => graphql(stack.gateway.url, SEARCH, { input: { query, alpha: 1, limit: 10 } }, { token });
 const items = (response: Awaited<ReturnType<typeof searchAs>>) => response.data!.search.hits.map((hit: { item: Record<string, any> }) => hit.item);
 
@@ -68,21 +58,8 @@ beforeAll(async () => {
   }, { token: owner });
   ids.conversation = conversation.data!.createConversation.id;
 
-  const upload = `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`;
-  const markdown = await graphql(stack.gateway.url, upload, {
-    input: {
-      fileName: "deploy-runbook.md",
-      shareWithTeamId: "sre",
-      contentBase64: Buffer.from("# Deploy runbook\n\n## Rollback\n\nRun kubectl rollout undo deployment/checkout to roll back the last deploy.\n\n## Canary\n\nShift five percent of traffic before the full rollout.").toString("base64"),
-    },
-  }, { token: owner });
-  expect(markdown.errors).toBeUndefined();
-  ids.markdown = markdown.data!.uploadDocument.id;
-  const pdf = await graphql(stack.gateway.url, upload, {
-    input: { fileName: "incident-notes.pdf", contentBase64: Buffer.from(await pdfWithText(["Incident notes", "We rolled back with kubectl rollout undo at 02:14."])).toString("base64") },
-  }, { token: owner });
-  expect(pdf.errors).toBeUndefined();
-  ids.pdf = pdf.data!.uploadDocument.id;
+  ids.markdown = await uploadPendingDocument(stack.gateway.url, owner, "deploy-runbook.md", "# Deploy runbook\n\n## Rollback\n\nRun kubectl rollout undo deployment/checkout to roll back the last deploy.\n\n## Canary\n\nShift five percent of traffic before the full rollout.", { shareWithTeamId: "sre" });
+  ids.pdf = await uploadPendingDocument(stack.gateway.url, owner, "incident-notes.pdf", await pdfWithText(["Incident notes", "We rolled back with kubectl rollout undo at 02:14."]));
 });
 
 afterAll(async () => {
@@ -92,8 +69,9 @@ afterAll(async () => {
 
 describe("documents in the unified search", () => {
   it("indexes both uploads to READY with every chunk counted", async () => {
+    await waitForReadyDocuments(stack.gateway.url, owner, [ids.markdown!, ids.pdf!]);
     for (const id of [ids.markdown!, ids.pdf!]) {
-      const document = await untilReady(owner, id);
+      const document = (await graphql(stack.gateway.url, `query($id: ID!) { document(id: $id) { status progress { indexedChunks totalChunks } } }`, { id }, { token: owner })).data!.document;
       expect(document.status).toBe("READY");
       expect(document.progress.totalChunks).toBeGreaterThan(0);
       expect(document.progress.indexedChunks).toBe(document.progress.totalChunks);

@@ -14,6 +14,7 @@ import { PassageStore } from "../../subgraphs/knowledge-base/passage-store.js";
 import { AwsStandIn } from "../support/aws/aws-stand-in.js";
 import type { TestDatabase } from "../support/database.js";
 import { startTestStack } from "../support/stack.js";
+import { uploadReadyDocument } from "../support/documents.js";
 import { graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
 
@@ -60,16 +61,6 @@ const passagesOf = (result: { hits: Hit[] }) => result.hits.map((hit) => hit.ite
 type Report = { name: string; status: string; returned: number; error: string | null };
 const reportOf = (result: { providers: Report[] }) => result.providers.find((provider) => provider.name === "knowledge-bases")!;
 
-async function untilReady(token: string, id: string): Promise<string> {
-  for (let attempt = 0; attempt < 240; attempt++) {
-    const response = await gql(token, `query($id: ID!) { document(id: $id) { status } }`, { id });
-    const status = response.data!.document.status;
-    if (status === "READY" || status === "FAILED") return status;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`document ${id} did not reach READY within 60 s`);
-}
-
 beforeAll(async () => {
   standIn = await AwsStandIn.start();
   standIn.addAccessKey(ACCESS_KEY_ID, SECRET_ACCESS_KEY);
@@ -109,12 +100,7 @@ beforeAll(async () => {
   ids.s3vectors = vectorsBase.data!.createKnowledgeBase.id;
   for (const id of [ids.bedrock, ids.s3vectors]) expect((await gql(ada, SET_KEYS, { id })).errors).toBeUndefined();
 
-  const upload = await gql(ada, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
-    input: { fileName: "refund-faq.md", contentBase64: Buffer.from("# Refund FAQ\n\nA refund for a duplicate charge is issued to the original card within five days.").toString("base64") },
-  });
-  expect(upload.errors).toBeUndefined();
-  ids.document = upload.data!.uploadDocument.id;
-  expect(await untilReady(ada, ids.document!)).toBe("READY");
+  ids.document = await uploadReadyDocument(stack.gateway.url, ada, "refund-faq.md", "# Refund FAQ\n\nA refund for a duplicate charge is issued to the original card within five days.");
 });
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import type { RunningStack } from "../../app/stack.js";
 import { AwsStandIn } from "../support/aws/aws-stand-in.js";
 import type { TestDatabase } from "../support/database.js";
 import { startTestStack } from "../support/stack.js";
+import { uploadPendingDocument, waitForReadyDocuments } from "../support/documents.js";
 import { errorCodes, graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
 
@@ -37,17 +38,6 @@ const PLATFORM_QUERY = `query($capability: String!, $query: String!, $limit: Int
     sources { provider status returned error knowledgeBase { id } }
   }
 }`;
-
-async function untilReady(token: string, id: string): Promise<string> {
-  // The search subgraph's background indexer picks the document up; bounded so a stuck indexer fails the test.
-  for (let attempt = 0; attempt < 240; attempt++) {
-    const response = await gql(token, `query($id: ID!) { document(id: $id) { status } }`, { id });
-    const status = response.data!.document.status;
-    if (status === "READY" || status === "FAILED") return status;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`document ${id} did not reach READY within 60 s`);
-}
 
 beforeAll(async () => {
   standIn = await AwsStandIn.start();
@@ -167,21 +157,10 @@ describe("knowledge bases", () => {
   });
 
   it("answers a capability from a LOCAL knowledge base's documents and a Bedrock one, in priority order", async () => {
-    const upload = await gql(ada, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
-      input: {
-        fileName: "refund-policy.md",
-        knowledgeBaseId: ids.local,
-        contentBase64: Buffer.from("# Refund policy\n\n## Timing\n\nCustomers receive refunds for cancelled orders after the warehouse confirms the return.").toString("base64"),
-      },
-    });
-    expect(upload.errors).toBeUndefined();
-    ids.document = upload.data!.uploadDocument.id;
+    ids.document = await uploadPendingDocument(stack.gateway.url, ada, "refund-policy.md", "# Refund policy\n\n## Timing\n\nCustomers receive refunds for cancelled orders after the warehouse confirms the return.", { knowledgeBaseId: ids.local });
     // A document outside the knowledge base, which a query scoped to it must not return.
-    const outside = await gql(ada, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
-      input: { fileName: "refund-rumours.md", contentBase64: Buffer.from("# Rumours\n\nRefunds for cancelled orders are said to take forever.").toString("base64") },
-    });
-    expect(await untilReady(ada, ids.document!)).toBe("READY");
-    expect(await untilReady(ada, outside.data!.uploadDocument.id)).toBe("READY");
+    const outside = await uploadPendingDocument(stack.gateway.url, ada, "refund-rumours.md", "# Rumours\n\nRefunds for cancelled orders are said to take forever.");
+    await waitForReadyDocuments(stack.gateway.url, ada, [ids.document, outside]);
     const listed = await gql(ada, `query($id: ID!) { knowledgeBase(id: $id) { documents { nodes { id fileName knowledgeBase { id } } } } }`, { id: ids.local });
     expect(listed.data!.knowledgeBase.documents.nodes).toEqual([{ id: ids.document, fileName: "refund-policy.md", knowledgeBase: { id: ids.local } }]);
 

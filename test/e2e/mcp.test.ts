@@ -18,6 +18,7 @@ import type { RunningStack } from "../../app/stack.js";
 import { apiSchemaOf } from "../../gateway/mcp/api-schema.js";
 import { loadToolCatalog, toolFromSource } from "../../gateway/mcp/tool-catalog.js";
 import type { TestDatabase } from "../support/database.js";
+import { uploadReadyDocument } from "../support/documents.js";
 import { startTestStack } from "../support/stack.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { graphql } from "../support/graphql.js";
@@ -91,20 +92,7 @@ beforeAll(async () => {
   expect(long.errors).toBeUndefined();
   ids.long = long.data!.createConversation.id;
 
-  const upload = await graphql(stack.gateway.url, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
-    input: {
-      fileName: "payments-runbook.md",
-      contentBase64: Buffer.from("# Payments runbook\n\n## Checkout retries\n\nSet the checkout payment retry backoff to 200 ms doubling, at most five attempts.\n\n## Refunds\n\nRefunds settle within three days.").toString("base64"),
-    },
-  }, { token: ada });
-  expect(upload.errors).toBeUndefined();
-  ids.document = upload.data!.uploadDocument.id;
-  for (let attempt = 0; ; attempt++) {
-    const status = (await graphql(stack.gateway.url, `query($id: ID!) { document(id: $id) { status } }`, { id: ids.document }, { token: ada })).data!.document.status;
-    if (status === "READY") break;
-    if (status === "FAILED" || attempt > 240) throw new Error(`the document did not become READY (${status})`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  ids.document = await uploadReadyDocument(stack.gateway.url, ada, "payments-runbook.md", "# Payments runbook\n\n## Checkout retries\n\nSet the checkout payment retry backoff to 200 ms doubling, at most five attempts.\n\n## Refunds\n\nRefunds settle within three days.");
 });
 
 afterAll(async () => {

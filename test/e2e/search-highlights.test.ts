@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { RunningStack } from "../../app/stack.js";
 import type { TestDatabase } from "../support/database.js";
+import { uploadReadyDocument } from "../support/documents.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { SlackStandIn } from "../support/external/slack-stand-in.js";
 import { errorCodes, graphql } from "../support/graphql.js";
@@ -71,15 +72,6 @@ async function createConversation(token: string, title: string, messages: { role
   return { id: created.id, messages: created.messages.nodes };
 }
 
-async function untilReady(token: string, id: string): Promise<void> {
-  for (let attempt = 0; attempt < 240; attempt++) {
-    const response = await gql(token, `query($id: ID!) { document(id: $id) { status } }`, { id });
-    if (response.data!.document.status === "READY") return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`document ${id} did not reach READY`);
-}
-
 beforeAll(async () => {
   [serper, slack] = await Promise.all([SerperStandIn.start(), SlackStandIn.start()]);
   slack.userTokens.add(SLACK_TOKEN);
@@ -113,11 +105,7 @@ beforeAll(async () => {
   }
   await createConversation(otto, "Another organization's deadlock", [{ role: "USER", content: "Our secret deadlock postmortem for otto only." }]);
 
-  const upload = await gql(ada, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
-    input: { fileName: "locking.md", contentBase64: Buffer.from("# Locking guide\n\nDeadlocks happen when two sessions wait on each other's locks. Take locks in one order and keep transactions short.\n").toString("base64") },
-  });
-  expect(upload.errors).toBeUndefined();
-  await untilReady(ada, upload.data!.uploadDocument.id);
+  await uploadReadyDocument(stack.gateway.url, ada, "locking.md", "# Locking guide\n\nDeadlocks happen when two sessions wait on each other's locks. Take locks in one order and keep transactions short.\n");
   const stored = await gql(ada, `mutation($input: ExternalProviderCredentialsInput!) { setExternalProviderCredentials(input: $input) { configured } }`, { input: { provider: "SLACK", token: SLACK_TOKEN } });
   expect(stored.errors).toBeUndefined();
 }, 180_000);

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { RunningStack } from "../../app/stack.js";
 import type { RunningSubgraph } from "../../lib/graphql/subgraph-server.js";
 import type { TestDatabase } from "../support/database.js";
+import { uploadReadyDocument } from "../support/documents.js";
 import { graphql } from "../support/graphql.js";
 import { startTestStack } from "../support/stack.js";
 import { tokenFor } from "../support/tenants.js";
@@ -55,17 +56,7 @@ beforeAll(async () => {
   knowledgeBase = stack.subgraphs.find((subgraph) => subgraph.name === "knowledge-base")!;
   ada = await tokenFor("org-places", "ada", ["sre"], "admin");
   bob = await tokenFor("org-places", "bob", ["design"], "member");
-  const upload = await graphql(stack.gateway.url, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
-    input: { fileName: "locking.md", contentBase64: Buffer.from("# Locking guide\n\n## Deadlocks\n\nDeadlocks happen when two sessions wait on each other's locks. Take locks in one order and keep transactions short.\n").toString("base64") },
-  }, { token: ada });
-  expect(upload.errors).toBeUndefined();
-  documentId = upload.data!.uploadDocument.id as string;
-  for (let attempt = 0; ; attempt++) {
-    const response = await graphql(stack.gateway.url, `query($id: ID!) { document(id: $id) { status } }`, { id: documentId }, { token: ada });
-    if (response.data!.document.status === "READY") break;
-    if (attempt > 240) throw new Error(`document ${documentId} did not reach READY`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  documentId = await uploadReadyDocument(stack.gateway.url, ada, "locking.md", "# Locking guide\n\n## Deadlocks\n\nDeadlocks happen when two sessions wait on each other's locks. Take locks in one order and keep transactions short.\n");
 }, 180_000);
 
 afterAll(async () => stack?.stop());

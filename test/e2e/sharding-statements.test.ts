@@ -18,6 +18,7 @@ import { recordStatements, type StatementRecorder } from "../../bench/sql-captur
 import { REFERENCE_TABLES } from "../support/sharding.js";
 import { crossOrganizationJoins, loadSqlParser, tenantTablesOf, type StatementToCheck } from "../support/cross-organization-joins.js";
 import { usingPostgres } from "../support/database.js";
+import { uploadReadyDocument } from "../support/documents.js";
 import { DataForSeoStandIn } from "../support/external/dataforseo-stand-in.js";
 import { LinkedInStandIn } from "../support/external/linkedin-stand-in.js";
 import { PerplexityStandIn } from "../support/external/perplexity-stand-in.js";
@@ -67,14 +68,11 @@ async function workload(organization: string): Promise<void> {
   await gql(member, `mutation($id: ID!, $title: String!) { renameConversation(id: $id, title: $title) { id } }`, { id: conversation, title: "Descaling the espresso machine with citric acid" });
   const knowledgeBase = (await gql(admin, `mutation($input: CreateKnowledgeBaseInput!) { createKnowledgeBase(input: $input) { id } }`, { input: { name: "Kitchen runbooks", scope: "COMPANY", backend: "LOCAL" } })).createKnowledgeBase.id as string;
   await gql(admin, `mutation($id: ID!) { mapCapability(capability: "kitchen", knowledgeBaseId: $id) { priority } }`, { id: knowledgeBase });
-  const document = (await gql(member, `mutation($input: UploadDocumentInput!) { uploadDocument(input: $input) { id } }`, {
-    input: { fileName: "espresso.md", contentBase64: Buffer.from("# Espresso machine care\n\nDescale the espresso machine monthly with citric acid.\n").toString("base64"), category: "kitchen", knowledgeBaseId: knowledgeBase },
-  })).uploadDocument.id as string;
-  // Indexing runs in the background: wait until both the conversation and the document are found.
+  const document = await uploadReadyDocument(stack.stack.gateway.url, member, "espresso.md", "# Espresso machine care\n\nDescale the espresso machine monthly with citric acid.\n", { category: "kitchen", knowledgeBaseId: knowledgeBase });
+  // The conversation is indexed in the background too: wait until both it and the document are found.
   for (let attempt = 0; attempt < 120; attempt++) {
-    const status = (await gql(member, `query($id: ID!) { document(id: $id) { status } }`, { id: document })).document?.status;
     const found = (await gql(member, SEARCH, { input: { query: "descale espresso machine", providers: ["conversations.keyword", "documents.keyword"], limit: 10, alpha: 0.5 } })).search.hits.length;
-    if (status === "READY" && found >= 2) break;
+    if (found >= 2) break;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   // Every provider, with highlights, facets and entity loads of every kind; a second page.
