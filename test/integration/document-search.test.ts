@@ -288,6 +288,45 @@ describe("failures leave nothing behind", () => {
     expect(retried).toMatchObject({ status: "READY", failureReason: null, chunksIndexed: 3, chunksTotal: 3 });
   });
 
+  it("retries a document whose indexing process died under it, and FAILs it once it has been interrupted more often than its attempts allow", async () => {
+    const maxAttempts = 3;
+    /** A worker that dies in the middle: its chunks are stored and its embedder never answers; nothing cleans up. */
+    const dieUnder = async (id: string): Promise<void> => {
+      let embedding!: () => void;
+      const reachedEmbedding = new Promise<void>((resolve) => (embedding = resolve));
+      const dying = searchDomain({ model: embedder.model, dimensions: embedder.dimensions, embed: () => (embedding(), new Promise<number[][]>(() => undefined)) }, { embedSlice: 1, maxAttempts });
+      void dying.indexer.drain();
+      await reachedEmbedding;
+      // Its lease runs out, as it does for a process that is gone.
+      await sql(`UPDATE document_index_jobs SET run_after = clock_timestamp() WHERE document_id = $1::uuid`, id);
+    };
+    const job = async (id: string) => (await sql<{ attempts: number }>(`SELECT attempts FROM document_index_jobs WHERE document_id = $1::uuid`, id))[0];
+
+    // Interrupted once: the next worker indexes it, the dead one's chunks replaced, not doubled.
+    const once = await upload(bob, "interrupted-once.md", "markdown", RUNBOOK.replace("Payments", "Wobbly"));
+    await dieUnder(once);
+    expect(await job(once)).toEqual({ attempts: 1 });
+    expect((await store.findByIds(bob, [once]))[0]).toMatchObject({ status: "INDEXING" });
+    expect(await searchDomain(embedder, { maxAttempts }).indexer.drain()).toBe(1);
+    expect((await store.findByIds(bob, [once]))[0]).toMatchObject({ status: "READY", chunksIndexed: 3, chunksTotal: 3 });
+    expect(await chunksOf(once)).toHaveLength(3);
+
+    // Interrupted every time (a file that takes its process down): FAILED after maxAttempts
+    // starts, saying why, with what the dead attempts left removed, rather than retried forever.
+    const poison = await upload(bob, "poison.md", "markdown", RUNBOOK.replace("Payments", "Poison"));
+    for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+      await dieUnder(poison);
+      expect(await job(poison)).toEqual({ attempts: attempt });
+    }
+    expect(await searchDomain(embedder, { maxAttempts }).indexer.drain()).toBe(1);
+    const [failed] = await store.findByIds(bob, [poison]);
+    expect(failed).toMatchObject({ status: "FAILED", chunksIndexed: 0, chunksTotal: null });
+    expect(failed!.failureReason).toMatch(/^Indexing was interrupted 3 times before it finished/);
+    expect(await chunksOf(poison)).toEqual([]);
+    expect(await job(poison)).toBeUndefined();
+    expect(await find(keyword, bob, "poison")).toEqual([]);
+  });
+
   it("hands an unfinished document back to the queue on stop, PENDING, with what it wrote removed", async () => {
     const vectorsBefore = await documentVectorCount();
     let stopping: Promise<void> | null = null;

@@ -70,6 +70,11 @@ interface ClaimedJob {
   organization_id: string;
   /** enqueued_at as text: a JS Date would drop its microseconds and never compare equal again. */
   enqueued_at: string;
+  /**
+   * Attempts started on this document, this one included once it has begun (begin()). Counted
+   * when work on the document starts, not when its batch is claimed: a process that dies on one
+   * document must not spend the attempts of the batch-mates it never reached.
+   */
   attempts: number;
   /** This claim's token: the job is still this worker's while its row carries it. */
   lease_token: string;
@@ -157,7 +162,8 @@ export class DocumentIndexer implements BackgroundIndexer {
     let handled = 0;
     for (const [position, job] of jobs.entries()) {
       if (this.stopping) {
-        await this.release(jobs.slice(position));
+        // Never started: their attempts were not counted, so nothing is taken back.
+        await this.release(jobs.slice(position), { started: false });
         break;
       }
       if (await this.process(job)) handled += 1;
@@ -175,6 +181,14 @@ export class DocumentIndexer implements BackgroundIndexer {
     // Chunk ids written by this attempt, so a failure can take them (and their vectors) back out.
     let written: string[] = [];
     try {
+      await this.begin(job);
+      if (job.attempts > this.maxAttempts) {
+        // Every failure that throws is counted and ends FAILED at maxAttempts (failDocument), so
+        // a document started more often than that never finished its earlier attempts: the
+        // process ended under it (out of memory, killed). Retrying it would take down every
+        // indexer that claims it, in turn, for good; it is FAILED instead, with what to do.
+        throw new PermanentFailure(`Indexing was interrupted ${job.attempts - 1} times before it finished (the indexing process stopped while working on this file); upload a smaller or simpler file.`);
+      }
       const document = await this.load(organizationId, documentId);
       if (!document) throw new DocumentGone();
       const content = await this.store.content(organizationId, document.content_hash);
@@ -234,7 +248,8 @@ export class DocumentIndexer implements BackgroundIndexer {
       if (error instanceof IndexerStopped) {
         await this.undo(organizationId, documentId, written).catch(() => undefined);
         await this.progress(job, { status: "PENDING", chunksIndexed: 0, chunksTotal: null }).catch(() => undefined);
-        await this.release([job]);
+        // A stop is not the document's doing: the attempt begun is taken back.
+        await this.release([job], { started: true, countAttempt: false });
         return false;
       }
       if (error instanceof DocumentGone || isNotFound(error)) {
@@ -336,7 +351,7 @@ export class DocumentIndexer implements BackgroundIndexer {
   private claim(): Promise<ClaimedJob[]> {
     return this.database.prisma.$queryRaw<ClaimedJob[]>`
       UPDATE document_index_jobs j
-      SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1, lease_token = ${randomUUID()}::uuid
+      SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), lease_token = ${randomUUID()}::uuid
       WHERE (j.organization_id, j.document_id) IN (
         SELECT organization_id, document_id FROM document_index_jobs
         WHERE run_after <= clock_timestamp()
@@ -347,11 +362,31 @@ export class DocumentIndexer implements BackgroundIndexer {
       RETURNING j.document_id::text AS document_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts, j.lease_token::text AS lease_token`;
   }
 
-  /** Hands jobs this worker still holds back to the queue at once, the attempt not counted (unless told to). */
-  private async release(jobs: ClaimedJob[], { countAttempt = false } = {}): Promise<void> {
+  /**
+   * Counts the attempt that starts now and renews the lease, in one statement; LeaseLost or
+   * DocumentGone as progress() says when the job is no longer this worker's.
+   */
+  private async begin(job: ClaimedJob): Promise<void> {
+    const [row] = await this.database.prisma.$queryRaw<{ attempts: number }[]>`
+      UPDATE document_index_jobs SET attempts = attempts + 1, run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
+      WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid
+      RETURNING attempts`;
+    if (!row) {
+      const document = await this.database.prisma.$queryRaw<unknown[]>`SELECT 1 FROM documents WHERE organization_id = ${job.organization_id} AND id = ${job.document_id}::uuid`;
+      throw document.length > 0 ? new LeaseLost(`document ${job.document_id}`) : new DocumentGone();
+    }
+    job.attempts = Number(row.attempts);
+  }
+
+  /**
+   * Hands jobs this worker still holds back to the queue at once. The attempt of a job that was
+   * started is taken back unless `countAttempt`; a job never started was never counted.
+   */
+  private async release(jobs: ClaimedJob[], { started, countAttempt = false }: { started: boolean; countAttempt?: boolean }): Promise<void> {
+    const takeBack = started && !countAttempt ? 1 : 0;
     for (const job of jobs) {
       await this.database.prisma.$executeRaw`
-        UPDATE document_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - ${countAttempt ? 0 : 1}, 0), lease_token = NULL
+        UPDATE document_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - ${takeBack}, 0), lease_token = NULL
         WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
     }
   }
@@ -361,7 +396,7 @@ export class DocumentIndexer implements BackgroundIndexer {
       DELETE FROM document_index_jobs
       WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     // Re-enqueued while this worker held it (the renewals kept pushing its run_after out): due now.
-    if (deleted === 0) await this.release([job], { countAttempt: true });
+    if (deleted === 0) await this.release([job], { started: true, countAttempt: true });
   }
 }
 
