@@ -19,7 +19,7 @@ import type http from "node:http";
 import { formFile } from "./form-file-name.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { declaresAtMost, readBoundedBody } from "../lib/http-body.js";
-import type { UploadRefusal } from "./upload-admission.js";
+import type { UploadAdmission } from "./upload-admission.js";
 
 export interface DocumentUploadOptions {
   /** Largest file accepted (the knowledge-base subgraph's limit, DOCUMENT_MAX_BYTES). */
@@ -27,7 +27,7 @@ export interface DocumentUploadOptions {
   /** Runs a GraphQL request through the gateway runtime, with the client's connection as its server context. */
   execute(request: Request, serverContext: { req: http.IncomingMessage }): Promise<Response>;
   /** Whether the caller may send a body at all (uploadAdmission): checked before any byte of it is read. */
-  admit(request: http.IncomingMessage): Promise<UploadRefusal | null>;
+  admit(request: http.IncomingMessage): Promise<UploadAdmission>;
   /** The runtime's GraphQL endpoint, as a URL the runtime accepts (e.g. http://gateway/graphql). */
   graphqlUrl: string;
   /** CORS headers for the request's origin, or null when the origin is not allowed. */
@@ -69,7 +69,7 @@ export function documentUpload(options: DocumentUploadOptions) {
       return refuse(415, "BAD_USER_INPUT", "Send a multipart/form-data body with the file in a field named `file` (and optionally `category` and `shareWithTeamId`).");
     }
     const declared = Number(request.headers["content-length"] ?? NaN);
-    const refusal = await options.admit(request);
+    const { refusal, release } = await options.admit(request);
     if (refusal) {
       // Answered while the client may still be sending. A body declared within bounds is read and
       // dropped on a kept connection (closing would reset a client still writing, and it would
@@ -78,6 +78,8 @@ export function documentUpload(options: DocumentUploadOptions) {
       request.resume();
       return;
     }
+    // Its place is held until the answer is out or the client goes.
+    response.once("close", release);
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
       request.resume();
       return refuse(413, "BAD_USER_INPUT", `The upload is ${declared.toLocaleString("en-US")} bytes; files up to ${options.maxFileBytes.toLocaleString("en-US")} bytes are accepted.`, { connection: "close" });

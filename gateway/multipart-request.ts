@@ -44,7 +44,7 @@ import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { checkTokens, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { MAX_UPLOAD_FILES, type UploadValue } from "../lib/graphql/upload.js";
 import { MAX_REQUEST_BODY_BYTES } from "../lib/http-body.js";
-import type { UploadRefusal } from "./upload-admission.js";
+import type { UploadAdmission } from "./upload-admission.js";
 
 export interface MultipartRequestOptions {
   /** Largest file accepted (DOCUMENT_MAX_BYTES, as for `POST /documents`). */
@@ -58,7 +58,7 @@ export interface MultipartRequestOptions {
   /** Runs the JSON request through the gateway runtime, with the client's connection as its server context. */
   execute(request: Request, serverContext: { req: http.IncomingMessage }): Promise<Response>;
   /** Whether the caller may send a body at all (upload-admission.ts): checked before any byte of it is read. */
-  admit(request: http.IncomingMessage): Promise<UploadRefusal | null>;
+  admit(request: http.IncomingMessage): Promise<UploadAdmission>;
   /** CORS headers for the request's origin, or null when the origin is not allowed. */
   corsHeaders(origin: string | undefined): Record<string, string> | null;
 }
@@ -147,8 +147,10 @@ export function multipartRequest(options: MultipartRequestOptions) {
         ),
       );
     }
-    const admission = await options.admit(request);
-    if (admission) return refuse(new Refusal(admission.status, admission.code, admission.message, undefined, admission.headers ?? {}), true);
+    const { refusal: admissionRefusal, release } = await options.admit(request);
+    if (admissionRefusal) return refuse(new Refusal(admissionRefusal.status, admissionRefusal.code, admissionRefusal.message, undefined, admissionRefusal.headers ?? {}), true);
+    // Its place is held until the answer is out or the client goes.
+    response.once("close", release);
     const declared = Number(request.headers["content-length"] ?? NaN);
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
       return refuse(tooLarge(`The request is ${bytes(declared)}; uploads of up to ${bytes(maxTotalBytes)} in all (each file up to ${bytes(options.maxFileBytes)}) are accepted.`, "UPLOAD_TOO_LARGE"));

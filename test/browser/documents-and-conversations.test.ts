@@ -299,6 +299,33 @@ describeInBrowser("the documents page and the document view", () => {
     await context.close();
   }, 120_000);
 
+  it("uploads seven files chosen at once, a few at a time, so the gateway's bound on uploads in flight refuses none", async () => {
+    const context = await web.context(web.demoToken);
+    const page = await context.newPage();
+    const problems = watchForProblems(page);
+    await page.goto("/documents");
+    const input = page.getByLabel("Choose files to upload");
+    await input.waitFor(WAIT);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("Network.enable");
+    // Slow enough that the first files are still being sent when the last are chosen.
+    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
+    const word = uniqueWord("batch");
+    const files = Array.from({ length: 7 }, (_, index) => ({
+      name: `batch-${word}-${index}.md`,
+      mimeType: "text/markdown",
+      buffer: Buffer.from(`# Batch note ${index}\n\n${Array.from({ length: 400 }, (_, line) => `Line ${line} of batch note ${index} about ${word}.`).join("\n")}\n`),
+    }));
+    await input.setInputFiles(files);
+    // Some wait their turn while the first are sent.
+    await page.getByText(/Waiting to upload/).first().waitFor(WAIT);
+    for (const file of files) await page.locator(`li.upload[data-file-name="${file.name}"]`).getByText("Uploaded.").waitFor(WAIT);
+    expect(await page.locator("li.upload-failed").count()).toBe(0);
+    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    expect(await problems.settled()).toEqual([]);
+    await context.close();
+  }, 120_000);
+
   it("pages through the documents and says a document is not found", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();

@@ -20,7 +20,7 @@ import pg from "pg";
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
 import { EmbeddingsStandIn } from "../support/external/embeddings-stand-in.js";
 import { graphql } from "../support/graphql.js";
-import { indexingJobCounts, startSubgraphProcess, until, type SubgraphProcess } from "../support/server-processes.js";
+import { indexingJobCounts, startSubgraphProcess, stopServerProcesses, until, type SubgraphProcess } from "../support/server-processes.js";
 import { tokenFor } from "../support/tenants.js";
 
 const ORGANIZATION = "org-indexer-crash";
@@ -140,13 +140,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.all(started.map(async (server) => {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-    server.child.kill("SIGTERM");
-    const timer = setTimeout(() => server.child.kill("SIGKILL"), 20_000);
-    await server.exited;
-    clearTimeout(timer);
-  }));
+  // SIGTERM drains; one still running after the drain's default 10 s (a test left it blocked) is killed.
+  await stopServerProcesses(started);
   await sql?.end();
   await embeddings?.close();
   await db?.dispose();

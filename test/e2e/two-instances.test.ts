@@ -27,7 +27,7 @@ import { MAX_SAVED_SEARCHES_PER_USER } from "../../subgraphs/search/saved-search
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { errorCodes, graphql } from "../support/graphql.js";
-import { indexingJobCounts as jobCounts, startSubgraphProcess, until, type SubgraphProcess } from "../support/server-processes.js";
+import { indexingJobCounts as jobCounts, startSubgraphProcess, stopServerProcesses, until, type SubgraphProcess } from "../support/server-processes.js";
 import { tokenFor } from "../support/tenants.js";
 
 const ORGANIZATION = "org-two-instances";
@@ -115,13 +115,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // SIGTERM drains; one still running after the drain's default 10 s (a test left it blocked) is killed.
-  await Promise.all(started.map(async (server) => {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-    server.child.kill("SIGTERM");
-    const timer = setTimeout(() => server.child.kill("SIGKILL"), 20_000);
-    await server.exited;
-    clearTimeout(timer);
-  }));
+  await stopServerProcesses(started);
   await sql?.end();
   await serper?.close();
   if (redisUrl && usingPostgres) {

@@ -6,6 +6,7 @@
  */
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { MAX_UPLOADS_IN_FLIGHT_PER_ORGANIZATION, MAX_UPLOADS_IN_FLIGHT_PER_USER } from "../../gateway/upload-admission.js";
 import { startTestStack, type TestStack } from "../support/stack.js";
 import { tokenFor } from "../support/tenants.js";
 
@@ -48,6 +49,7 @@ function postWithheld(path: string, headers: Record<string, string>, head: strin
         port: base.port,
         path,
         method: "POST",
+        agent: new http.Agent({ keepAlive: true }),
         ...(options.localAddress ? { localAddress: options.localAddress } : {}),
         headers: { ...headers, ...(options.declaredBytes !== undefined ? { "content-length": String(options.declaredBytes) } : {}) },
       },
@@ -130,5 +132,69 @@ describe("uploads without a valid token are refused before their bodies are read
     // Another address has its own budget: still told what is missing, not to wait.
     const elsewhere = await postWithheld("/graphql", { ...FORM, "apollo-require-preflight": "true" }, MULTIPART_HEAD, { declaredBytes: 4096, sendFirst: 512, localAddress: "127.0.0.3" });
     expect(elsewhere.status).toBe(401);
+  });
+});
+
+/** An admitted upload that sends its first kilobyte of a declared megabyte and then holds: it keeps its place. */
+function heldUpload(token: string): { request: http.ClientRequest; answered: Promise<number>; flushed: Promise<void> } {
+  const base = new URL(test.stack.gateway.url);
+  let request!: http.ClientRequest;
+  const answered = new Promise<number>((resolve) => {
+    // A connection of its own: a kept-alive one an earlier answer closed would fail it before it is admitted.
+    request = http.request({ host: base.hostname, port: base.port, path: "/documents", method: "POST", agent: new http.Agent({ keepAlive: true }), headers: { ...FORM, authorization: `Bearer ${token}`, "content-length": String(1024 * 1024) } }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on("error", () => resolve(0));
+  });
+  const flushed = new Promise<void>((resolve) => request.write(Buffer.concat([Buffer.from(FORM_HEAD), Buffer.alloc(1024, "a")]), () => resolve()));
+  return { request, answered, flushed };
+}
+
+/**
+ * Holds uploads until the gateway has admitted them all: their headers are out, and a request sent
+ * after them has been answered.
+ */
+async function holdUploads(tokens: string[]): Promise<ReturnType<typeof heldUpload>[]> {
+  const held = tokens.map((token) => heldUpload(token));
+  await Promise.all(held.map((upload) => upload.flushed));
+  await (await fetch(new URL("/healthz", test.stack.gateway.url))).text();
+  // None was answered: an answer now would be a refusal, and the test would measure the wrong thing.
+  const early = await Promise.race([...held.map((upload) => upload.answered.then((status) => `answered ${status}`)), new Promise((resolve) => setTimeout(() => resolve("held"), 50))]);
+  expect(early).toBe("held");
+  return held;
+}
+
+async function smallUpload(token: string, fileName: string): Promise<{ status: number; code?: string; retryAfter: string | null }> {
+  const form = new FormData();
+  form.append("file", new Blob([`# ${fileName}\n\nA short note.`], { type: "text/markdown" }), fileName);
+  const response = await fetch(new URL("/documents", test.stack.gateway.url), { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form });
+  const body = (await response.json()) as { errors?: { extensions: { code: string } }[] };
+  return { status: response.status, ...(body.errors ? { code: body.errors[0]!.extensions.code } : {}), retryAfter: response.headers.get("retry-after") };
+}
+
+describe("uploads in flight are bounded per user and per organization", () => {
+  it("a user's upload beyond their bound in flight is OVERLOADED at once; a colleague is not held up; a place frees when an upload ends", async () => {
+    const held = await holdUploads(Array.from({ length: MAX_UPLOADS_IN_FLIGHT_PER_USER }, () => writer));
+    expect(await smallUpload(writer, "one-too-many.md")).toEqual({ status: 429, code: "OVERLOADED", retryAfter: "1" });
+    const colleague = await tokenFor("org-admission", "cleo", ["writers"]);
+    expect((await smallUpload(colleague, "colleague.md")).status).toBe(200);
+    // One client gives up: its place is free again.
+    held[0]!.request.destroy();
+    await held[0]!.answered;
+    let admitted = await smallUpload(writer, "after-one-ended.md");
+    for (let tries = 0; admitted.status === 429 && tries < 50; tries += 1) admitted = await smallUpload(writer, "after-one-ended.md");
+    expect(admitted.status).toBe(200);
+    for (const upload of held) upload.request.destroy();
+  });
+
+  it("an organization's uploads beyond its bound are OVERLOADED; another organization's are not", async () => {
+    const users = Math.ceil(MAX_UPLOADS_IN_FLIGHT_PER_ORGANIZATION / MAX_UPLOADS_IN_FLIGHT_PER_USER);
+    const tokens = await Promise.all(Array.from({ length: users }, (_, index) => tokenFor("org-busy", `busy-${index}`, ["writers"])));
+    const held = await holdUploads(tokens.flatMap((token) => Array.from({ length: MAX_UPLOADS_IN_FLIGHT_PER_USER }, () => token)));
+    const another = await tokenFor("org-busy", "busy-late", ["writers"]);
+    expect(await smallUpload(another, "late.md")).toEqual({ status: 429, code: "OVERLOADED", retryAfter: "1" });
+    expect((await smallUpload(await tokenFor("org-calm", "calm", ["writers"]), "calm.md")).status).toBe(200);
+    for (const upload of held) upload.request.destroy();
   });
 });

@@ -159,3 +159,17 @@ export async function until(what: string, condition: () => Promise<boolean>, bou
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/**
+ * Stops every process still running: SIGTERM, so each drains as in production, then SIGKILL for
+ * one still running after `graceMs` (a test left it blocked). Suites' afterAll.
+ */
+export async function stopServerProcesses(servers: readonly ServerProcess[], graceMs = 20_000): Promise<void> {
+  await Promise.all(servers.map(async (server) => {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+    server.child.kill("SIGTERM");
+    const timer = setTimeout(() => server.child.kill("SIGKILL"), graceMs);
+    await server.exited;
+    clearTimeout(timer);
+  }));
+}

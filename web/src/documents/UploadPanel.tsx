@@ -10,6 +10,13 @@ import { formatBytes, statusWords } from "./format";
 import { UploadError } from "./UploadError";
 import { uploadDocumentFile, type UploadedDocument } from "./upload";
 
+/**
+ * Files sent at once; the others wait their turn in order. The gateway admits a few uploads per
+ * user in flight (gateway/upload-admission.ts, 4) and answers more with OVERLOADED: three leave
+ * room for another tab, and dropping twenty files still uploads all twenty.
+ */
+export const UPLOADS_AT_ONCE = 3;
+
 /** What the knowledge base reads; a hint for the file chooser only, the server decides. */
 const ACCEPTED = ".md,.markdown,.txt,.text,.pdf,.docx,text/markdown,text/plain,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 
@@ -19,7 +26,7 @@ interface FileUpload {
   sizeBytes: number;
   loaded: number;
   total: number;
-  state: "uploading" | "uploaded" | "failed";
+  state: "waiting" | "uploading" | "uploaded" | "failed";
   document?: UploadedDocument;
   error?: unknown;
 }
@@ -38,6 +45,9 @@ export function UploadPanel({ onUploaded, statusOf }: UploadPanelProps) {
   const [category, setCategory] = useState("");
   const [dragging, setDragging] = useState(false);
   const nextKey = useRef(0);
+  /** Files chosen but not sent yet, oldest first, and how many are being sent. */
+  const waiting = useRef<{ key: number; file: File; category: string }[]>([]);
+  const sending = useRef(0);
 
   // A file dropped beside the zone would make the browser open it, leaving the page and its
   // uploads in progress: files dropped anywhere else on the page are ignored instead.
@@ -60,15 +70,27 @@ export function UploadPanel({ onUploaded, statusOf }: UploadPanelProps) {
   function start(files: FileList | File[]) {
     for (const file of Array.from(files)) {
       const key = nextKey.current++;
-      setUploads((current) => [{ key, fileName: file.name, sizeBytes: file.size, loaded: 0, total: file.size, state: "uploading" }, ...current]);
-      const request = uploadDocumentFile(file, { category, onProgress: (loaded, total) => update(key, { loaded, total }) });
+      setUploads((current) => [{ key, fileName: file.name, sizeBytes: file.size, loaded: 0, total: file.size, state: "waiting" }, ...current]);
+      waiting.current.push({ key, file, category });
+    }
+    sendWaiting();
+  }
+
+  function sendWaiting() {
+    while (sending.current < UPLOADS_AT_ONCE && waiting.current.length > 0) {
+      const { key, file, category: fileCategory } = waiting.current.shift()!;
+      sending.current += 1;
+      update(key, { state: "uploading" });
+      const request = uploadDocumentFile(file, { category: fileCategory, onProgress: (loaded, total) => update(key, { loaded, total }) });
       void request.promise.then((outcome) => {
+        sending.current -= 1;
         if (outcome.ok) {
           update(key, { state: "uploaded", loaded: file.size, document: outcome.document });
           onUploaded(outcome.document);
         } else {
           update(key, { state: "failed", error: outcome.error });
         }
+        sendWaiting();
       });
     }
   }
@@ -142,6 +164,7 @@ function UploadRow({ upload, status }: { upload: FileUpload; status: string | un
       <p className="upload-name">
         <strong>{upload.fileName}</strong> <span className="hint">{formatBytes(upload.sizeBytes)}</span>
       </p>
+      {upload.state === "waiting" ? <p className="upload-progress hint">Waiting to upload (up to {UPLOADS_AT_ONCE} files are sent at once)</p> : null}
       {upload.state === "uploading" ? (
         <p className="upload-progress">
           <label htmlFor={progressId}>Uploading {upload.fileName}</label>
