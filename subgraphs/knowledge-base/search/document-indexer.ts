@@ -318,11 +318,14 @@ export class DocumentIndexer implements BackgroundIndexer {
     const renewed = alreadyRenewed ? 1 : await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
       WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
-    if (renewed === 0) {
-      const document = await this.database.prisma.$queryRaw<unknown[]>`SELECT 1 FROM documents WHERE organization_id = ${job.organization_id} AND id = ${job.document_id}::uuid`;
-      throw document.length > 0 ? new LeaseLost(`document ${job.document_id}`) : new DocumentGone();
-    }
+    if (renewed === 0) return this.notHeld(job);
     await this.store.recordProgress(job.organization_id, job.document_id, progress);
+  }
+
+  /** Why a job's row no longer carries this worker's token: another worker took it over (LeaseLost), or the document was deleted with it (DocumentGone). */
+  private async notHeld(job: ClaimedJob): Promise<never> {
+    const document = await this.database.prisma.$queryRaw<unknown[]>`SELECT 1 FROM documents WHERE organization_id = ${job.organization_id} AND id = ${job.document_id}::uuid`;
+    throw document.length > 0 ? new LeaseLost(`document ${job.document_id}`) : new DocumentGone();
   }
 
   /**
@@ -371,10 +374,7 @@ export class DocumentIndexer implements BackgroundIndexer {
       UPDATE document_index_jobs SET attempts = attempts + 1, run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
       WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND lease_token = ${job.lease_token}::uuid
       RETURNING attempts`;
-    if (!row) {
-      const document = await this.database.prisma.$queryRaw<unknown[]>`SELECT 1 FROM documents WHERE organization_id = ${job.organization_id} AND id = ${job.document_id}::uuid`;
-      throw document.length > 0 ? new LeaseLost(`document ${job.document_id}`) : new DocumentGone();
-    }
+    if (!row) return this.notHeld(job);
     job.attempts = Number(row.attempts);
   }
 
