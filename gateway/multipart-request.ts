@@ -43,7 +43,7 @@ import {
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
 import { checkTokens, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { MAX_UPLOAD_FILES, type UploadValue } from "../lib/graphql/upload.js";
-import { MAX_REQUEST_BODY_BYTES } from "../lib/http-body.js";
+import { declaresAtMost, MAX_REQUEST_BODY_BYTES } from "../lib/http-body.js";
 import type { UploadAdmission } from "./upload-admission.js";
 
 export interface MultipartRequestOptions {
@@ -120,9 +120,8 @@ export function multipartRequest(options: MultipartRequestOptions) {
       const extensions = { code: refusal.code, ...(refusal.reason ? { reason: refusal.reason } : {}), http: { status: refusal.status } };
       const body = JSON.stringify({ errors: [{ message: refusal.message, extensions }] });
       request.unpipe();
-      const declared = Number(request.headers["content-length"] ?? NaN);
       // A refusal before the body was read (admission) drains only a body declared within bounds.
-      if (Number.isFinite(declared) ? declared <= maxBodyBytes || (refusal.status !== 413 && !bodyUnread) : refusal.status !== 413 && !bodyUnread) {
+      if (declaresAtMost(request, maxBodyBytes) || (refusal.status !== 413 && !bodyUnread)) {
         // A body within the bound the client is still sending: keep the connection, and let Node
         // read and drop the rest. Closing now resets a client still writing, and fetch (undici,
         // Node 22 and later) then reports "fetch failed" instead of this answer.
