@@ -16,7 +16,7 @@ import { Kind, parse, type ConstValueNode } from "graphql";
 import { APOLLO_SANDBOX_ORIGIN, type Config, type QueryPlanner } from "../lib/config.js";
 import { DEFAULT_OPERATION_LIMITS, type OperationLimits } from "../lib/graphql/operation-limits.js";
 import { operationLimitsPlugins } from "../lib/graphql/operation-limits-plugin.js";
-import { chargeBodyBytes, rateLimitBody, rateLimitPlugin, RequestRateLimiter, tokenIdentity, type RateLimitSettings } from "../lib/graphql/rate-limit.js";
+import { chargeBodyBytes, rateLimitBody, rateLimitPlugin, type RateLimitSettings, remoteAddressOf, RequestRateLimiter, tokenIdentity } from "../lib/graphql/rate-limit.js";
 import { requestBodyLimit } from "../lib/graphql/request-body-limit.js";
 import { declaresMoreThan, MAX_REQUEST_BODY_BYTES, refuseOversizedBody } from "../lib/http-body.js";
 import { displayHost } from "../lib/graphql/subgraph-server.js";
@@ -405,7 +405,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       () => false,
     );
     // Anonymous probes spend the anonymous budget of their address, like any request without a token.
-    const rejection = trusted || !rateLimiter ? null : await rateLimiter.consume(null, request.socket.remoteAddress ?? "unknown");
+    const rejection = trusted || !rateLimiter ? null : await rateLimiter.consume(null, remoteAddressOf(request));
     if (rejection) {
       response.setHeader("retry-after", String(rejection.retryAfterSeconds));
       return sendJson(response, 429, rateLimitBody(rejection));

@@ -16,7 +16,7 @@
  * process on purpose: the memory they protect is the process's (docs/shared-state.md).
  */
 import type http from "node:http";
-import { rateLimitBody, type RequestRateLimiter } from "../lib/graphql/rate-limit.js";
+import { rateLimitBody, remoteAddressOf, type RequestRateLimiter } from "../lib/graphql/rate-limit.js";
 import { verifyBearerToken, type TenantContext, type TokenSettings } from "../lib/tenancy/token.js";
 
 /** The answer to a request refused before its body is read. */
@@ -47,7 +47,7 @@ export function uploadAdmission(auth: TokenSettings, rateLimiter: RequestRateLim
     try {
       caller = await verifyBearerToken(request.headers.authorization, auth);
     } catch (failure) {
-      const rejection = rateLimiter ? await rateLimiter.consume(null, request.socket.remoteAddress ?? "unknown") : null;
+      const rejection = rateLimiter ? await rateLimiter.consume(null, remoteAddressOf(request)) : null;
       if (rejection) {
         const [error] = rateLimitBody(rejection).errors;
         return { refusal: { status: 429, code: String(error!.extensions.code), message: error!.message, headers: { "retry-after": String(rejection.retryAfterSeconds) } } };

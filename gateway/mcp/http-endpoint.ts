@@ -23,7 +23,7 @@
  */
 import type http from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { bodyPoints, rateLimitBody, type CallerIdentity, type RateLimitRejection } from "../../lib/graphql/rate-limit.js";
+import { bodyPoints, type CallerIdentity, rateLimitBody, type RateLimitRejection, remoteAddressOf } from "../../lib/graphql/rate-limit.js";
 import { declaresAtMost, declaresMoreThan, readBoundedBody, refuseOversizedBody } from "../../lib/http-body.js";
 import type { Logger } from "../../lib/logger.js";
 import { verifyBearerToken, type TokenSettings } from "../../lib/tenancy/token.js";
@@ -114,7 +114,7 @@ export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointCon
       // Without a verified caller, the address's anonymous budget pays (as for /readyz and
       // uploads), so a flood of refusals becomes 429s; a body that is not declared within bounds
       // is cut after the answer rather than read to its end.
-      const address = request.socket.remoteAddress ?? "unknown";
+      const address = remoteAddressOf(request);
       const limited = (await context.charge?.(null, address, 1)) ?? null;
       if (!declaresAtMost(request, maxRequestBytes)) response.shouldKeepAlive = false;
       request.resume();
@@ -145,7 +145,7 @@ export function mcpEndpoint(options: McpEndpointOptions, context: McpEndpointCon
     if (Array.isArray(messages) && messages.length > maxBatch) {
       return refuse(response, 400, { jsonrpc: "2.0", error: { code: -32600, message: `Invalid Request: a batch may hold at most ${maxBatch} messages, this one has ${messages.length}. Send them in several requests.` }, id: null }, cors);
     }
-    const rejection = (await context.charge?.(caller, request.socket.remoteAddress ?? "unknown", pointsOf(messages, apiSchema.sdl.length))) ?? null;
+    const rejection = (await context.charge?.(caller, remoteAddressOf(request), pointsOf(messages, apiSchema.sdl.length))) ?? null;
     if (rejection) {
       const { message, extensions } = rateLimitBody(rejection).errors[0]!;
       return refuse(response, 429, { jsonrpc: "2.0", error: { code: -32000, message, data: extensions }, id: null }, { ...cors, "retry-after": String(rejection.retryAfterSeconds) });

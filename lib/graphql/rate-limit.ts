@@ -163,9 +163,14 @@ export interface RateLimitPluginOptions {
   identify: IdentifyCaller;
 }
 
+/** The address a request came from, as a node:http server saw it: what anonymous budgets are counted by. */
+export function remoteAddressOf(request: IncomingMessage | undefined): string {
+  return request?.socket.remoteAddress ?? "unknown";
+}
+
 /** The client's address as the gateway's node:http server saw it. */
 export function clientAddress(serverContext: unknown): string {
-  return (serverContext as { req?: IncomingMessage } | undefined)?.req?.socket.remoteAddress ?? "unknown";
+  return remoteAddressOf((serverContext as { req?: IncomingMessage } | undefined)?.req);
 }
 
 /** Points a body of `bytes` spends beyond the request's first point. */

@@ -30,7 +30,7 @@ import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withO
 import { IDEMPOTENCY_KEY_HEADER, type WriteRequest } from "./idempotency-key.js";
 import { isSignedByGateway, serviceSdlAccessPlugin, type AccessContext } from "./subgraph-access.js";
 import { DirectCallBudget } from "./direct-call-budget.js";
-import { rateLimitBody, RequestRateLimiter, type RateLimitSettings } from "./rate-limit.js";
+import { rateLimitBody, type RateLimitSettings, remoteAddressOf, RequestRateLimiter } from "./rate-limit.js";
 
 /** What every subgraph's context starts from: the verified caller, if any. */
 export interface RequestContext extends BaseContext, AccessContext {
@@ -241,7 +241,7 @@ export async function startSubgraph<TContext extends RequestContext>(
     // One HMAC check a request: it decides both the direct-call charge and the context's flag.
     const signedByGateway = isSignedByGateway(parsedBody, options.auth.subgraphSigningSecret);
     if (directCalls && !signedByGateway) {
-      const rejection = await directCalls.charge({ body: parsedBody, searchParams: url.searchParams, bodyBytes: bytes.length, authorization: headers.get("authorization"), clientAddress: request.socket.remoteAddress ?? "unknown" });
+      const rejection = await directCalls.charge({ body: parsedBody, searchParams: url.searchParams, bodyBytes: bytes.length, authorization: headers.get("authorization"), clientAddress: remoteAddressOf(request) });
       if (rejection) return sendJson(response, 429, rateLimitBody(rejection), { "retry-after": String(rejection.retryAfterSeconds) });
     }
     // Only GraphQL requests are traced (not health checks or scrapes), continuing the gateway's trace.
