@@ -271,7 +271,8 @@ describeInBrowser("the documents page and the document view", () => {
     await context.close();
   }, 120_000);
 
-  it("shows an upload's progress while it is sent (upload throttled through the DevTools protocol)", async () => {
+  /** The documents page with its uploads throttled to `bytesPerSecond` through the DevTools protocol. */
+  async function documentsPageUploadingAt(bytesPerSecond: number) {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
     const problems = watchForProblems(page);
@@ -280,8 +281,14 @@ describeInBrowser("the documents page and the document view", () => {
     await input.waitFor(WAIT);
     const cdp = await context.newCDPSession(page);
     await cdp.send("Network.enable");
+    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: bytesPerSecond });
+    const unthrottle = () => cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    return { context, page, problems, input, unthrottle };
+  }
+
+  it("shows an upload's progress while it is sent (upload throttled through the DevTools protocol)", async () => {
     // About 2 s for the file below, so the progress bar is there to be seen.
-    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: 64 * 1024 });
+    const { context, page, problems, input, unthrottle } = await documentsPageUploadingAt(64 * 1024);
     const fileName = `notes-${uniqueWord("slow")}.md`;
     const lines = Array.from({ length: 1500 }, (_, line) => `Line ${line} of a long note about the staging cluster's capacity plan.`);
     const started = performance.now();
@@ -294,22 +301,14 @@ describeInBrowser("the documents page and the document view", () => {
     }, fileName, WAIT);
     await page.locator(`li.upload[data-file-name="${fileName}"]`).getByText("Uploaded.").waitFor(WAIT);
     console.log(`upload progress: ${Math.round(performance.now() - started)} ms to send ~100 KB at 64 KB/s, partial progress seen`);
-    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await unthrottle();
     expect(await problems.settled()).toEqual([]);
     await context.close();
   }, 120_000);
 
   it("uploads seven files chosen at once, a few at a time, so the gateway's bound on uploads in flight refuses none", async () => {
-    const context = await web.context(web.demoToken);
-    const page = await context.newPage();
-    const problems = watchForProblems(page);
-    await page.goto("/documents");
-    const input = page.getByLabel("Choose files to upload");
-    await input.waitFor(WAIT);
-    const cdp = await context.newCDPSession(page);
-    await cdp.send("Network.enable");
     // Slow enough that the first files are still being sent when the last are chosen.
-    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
+    const { context, page, problems, input, unthrottle } = await documentsPageUploadingAt(256 * 1024);
     const word = uniqueWord("batch");
     const files = Array.from({ length: 7 }, (_, index) => ({
       name: `batch-${word}-${index}.md`,
@@ -321,7 +320,7 @@ describeInBrowser("the documents page and the document view", () => {
     await page.getByText(/Waiting to upload/).first().waitFor(WAIT);
     for (const file of files) await page.locator(`li.upload[data-file-name="${file.name}"]`).getByText("Uploaded.").waitFor(WAIT);
     expect(await page.locator("li.upload-failed").count()).toBe(0);
-    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await unthrottle();
     expect(await problems.settled()).toEqual([]);
     await context.close();
   }, 120_000);
