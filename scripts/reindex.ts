@@ -29,7 +29,7 @@ runMain(async () => {
       ? await database.prisma.$executeRaw`
           INSERT INTO search_index_jobs (conversation_id, organization_id)
           SELECT id, organization_id FROM conversations WHERE deleted_at IS NULL
-          ON CONFLICT (organization_id, conversation_id) DO UPDATE SET run_after = clock_timestamp(), attempts = 0, last_error = NULL`
+          ON CONFLICT (organization_id, conversation_id) DO UPDATE SET run_after = clock_timestamp(), attempts = 0, unfinished_attempts = 0, last_error = NULL`
       : await enqueueMissing(database, model);
     const total = await database.prisma.searchIndexJob.count();
     process.stderr.write(`${model}: queued ${queued} conversation(s); ${total} waiting in all\n`);

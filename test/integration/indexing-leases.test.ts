@@ -3,7 +3,9 @@
  * one process (PGlite and PostgreSQL alike; two processes: test/e2e/two-instances.test.ts): an
  * indexer whose lease runs out while it is still embedding, and whose job another indexer
  * takes over and finishes, writes nothing when it comes back and counts a lost lease, so the
- * conversation is indexed once, by the new holder.
+ * conversation is indexed once, by the new holder. And a conversation whose indexing kills the
+ * process every time is retried alone, so its batch-mates get indexed, and is parked after three
+ * deaths instead of being retried for ever.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { silentLogger } from "../../lib/logger.js";
@@ -11,6 +13,7 @@ import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
 import { ConversationIndexer } from "../../subgraphs/conversations/search/conversation-indexer.js";
+import { SearchIndexStatusReader } from "../../subgraphs/conversations/search/index-status.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
 const embedder = new FeatureHashingEmbedder();
@@ -34,6 +37,29 @@ class HeldEmbedder implements Embedder {
 
   release(): void {
     this.letGo();
+  }
+}
+
+/**
+ * The hashing embedder, except that a call holding `poison` never returns: as far as the queue
+ * can tell, the process it ran in died there (out of memory, say). One per "process".
+ */
+class DiesOn implements Embedder {
+  readonly model = embedder.model;
+  readonly dimensions = embedder.dimensions;
+  readonly embedded: string[] = [];
+  private reached!: () => void;
+  readonly died = new Promise<"died">((resolve) => (this.reached = () => resolve("died")));
+
+  constructor(private readonly poison: string) {}
+
+  async embed(texts: readonly string[]): Promise<number[][]> {
+    this.embedded.push(...texts);
+    if (texts.some((text) => text.includes(this.poison))) {
+      this.reached();
+      return new Promise<never>(() => {});
+    }
+    return embedder.embed(texts);
   }
 }
 
@@ -84,5 +110,68 @@ describe("conversation indexing leases", () => {
     expect(jobs).toBe(0);
     const { vectors } = await rows(sql.$queryRaw<{ vectors: number }[]>`SELECT count(*)::int AS vectors FROM embedding_chunks WHERE entity_id = ${id}::uuid`);
     expect(vectors).toBe(1);
+  });
+
+  it("a conversation that kills its indexer each time is retried alone, its batch-mates are indexed, and it is parked after three deaths", async () => {
+    const sql = db.database.prisma;
+    const ids: Record<string, string> = {};
+    for (const title of ["Deadlocks in the order service", "Quarterly planning notes", "A pill that kills-the-indexer"]) {
+      const { id } = await rows(sql.$queryRaw<{ id: string }[]>`
+        INSERT INTO conversations (id, organization_id, user_id, title) VALUES (gen_random_uuid(), 'org-leases', 'lea', ${title})
+        RETURNING id::text AS id`);
+      ids[title.split(" ")[1]!] = id;
+    }
+    const poison = ids.pill!;
+    const innocents = [ids.in!, ids.planning!];
+    const job = (id: string) =>
+      rows(sql.$queryRaw<{ unfinished: number; parked: boolean; due: boolean; last_error: string | null }[]>`
+        SELECT unfinished_attempts AS unfinished, run_after = 'infinity' AS parked, run_after < clock_timestamp() AS due, last_error
+        FROM search_index_jobs WHERE conversation_id = ${id}::uuid`);
+
+    // Each round is a new process; one that dies is left hanging, as a killed process would be.
+    const processes: DiesOn[] = [];
+    for (let round = 0; round < 8 && !(await job(poison)).parked; round += 1) {
+      const model = new DiesOn("kills-the-indexer");
+      processes.push(model);
+      const indexer = new ConversationIndexer(db.database, model, new PgVectorStore(db.database), silentLogger, { leaseSeconds: 1 });
+      const outcome = await Promise.race([indexer.runOnce().then(() => "finished" as const), model.died]);
+      if (outcome === "died") {
+        // Counted, not timed: the next process starts once the database says the lease has run out.
+        while (!(await job(poison)).due) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+
+    const parked = await job(poison);
+    expect(parked).toMatchObject({ parked: true, unfinished: 3 });
+    expect(parked.last_error).toMatch(/^Indexing was interrupted 3 times before it finished .* indexed again when the conversation changes\.$/);
+    // Three deaths: once in the first batch, twice alone; the fourth claim parked it without embedding.
+    expect(processes.filter((model) => model.embedded.some((text) => text.includes("kills-the-indexer")))).toHaveLength(3);
+    expect(processes.at(-1)!.embedded).toEqual([]);
+    for (const id of innocents) {
+      // Indexed, each embedded at most twice (its first batch died with the poison): never taken down again.
+      expect(await sql.$queryRaw<unknown[]>`SELECT 1 FROM search_index_jobs WHERE conversation_id = ${id}::uuid`).toEqual([]);
+      const { vectors } = await rows(sql.$queryRaw<{ vectors: number }[]>`SELECT count(*)::int AS vectors FROM embedding_chunks WHERE entity_id = ${id}::uuid`);
+      expect(vectors).toBe(1);
+    }
+    const innocentTexts = processes.flatMap((model) => model.embedded).filter((text) => !text.includes("kills-the-indexer"));
+    expect(innocentTexts.length).toBeLessThanOrEqual(4);
+
+    const status = await new SearchIndexStatusReader(db.database, { model: embedder.model, dimensions: embedder.dimensions, vectorStore: "pgvector" }).read({
+      organizationId: "org-leases",
+      userId: "lea",
+      teamIds: [],
+      role: "member",
+      userName: null,
+      userEmail: null,
+    });
+    expect(status).toMatchObject({ pending: 1, failing: 1, lastError: parked.last_error });
+
+    // A change to the conversation re-enqueues it with a clean count, and it is indexed (here by a healthy model).
+    await sql.$executeRaw`UPDATE conversations SET title = 'A pill, swallowed' WHERE id = ${poison}::uuid`;
+    expect(await job(poison)).toMatchObject({ parked: false, due: true, unfinished: 0, last_error: null });
+    const healthy = new ConversationIndexer(db.database, embedder, new PgVectorStore(db.database), silentLogger);
+    expect(await healthy.runOnce()).toBe(1);
+    expect(healthy.counters.finished).toEqual({ indexed: 1, failed: 0, lease_lost: 0 });
+    expect(await sql.$queryRaw<unknown[]>`SELECT 1 FROM search_index_jobs`).toEqual([]);
   });
 });

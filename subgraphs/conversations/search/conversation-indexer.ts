@@ -15,6 +15,14 @@
  * and a worker that finds its token gone (taken over while it was embedding) writes nothing and
  * leaves the job to the new holder. So two processes index each conversation once, and one
  * killed mid-job loses nothing: its jobs come back when their lease runs out.
+ *
+ * A conversation whose indexing kills the process (out of memory, a crash in a native model)
+ * never throws, so no retry limit sees it: it would come back after every lease and take its
+ * batch-mates down each time. So an attempt is counted when work on a job begins, and uncounted
+ * when it ends in order (done, failed, handed back at a stop); what stays counted
+ * (`unfinished_attempts`) are attempts that died. Such a job is indexed alone, after its
+ * batch's others, and parked once it reaches `maxInterruptions`, with a reason that
+ * `searchIndexStatus` shows, until the conversation next changes.
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { Database } from "../../../lib/database/connect.js";
@@ -33,6 +41,8 @@ export interface IndexerOptions {
   /** How long a claimed job stays invisible to other workers. */
   leaseSeconds?: number;
   chunking?: ChunkOptions;
+  /** Attempts on one conversation that may die mid-work before it is parked (default 3). */
+  maxInterruptions?: number;
   /**
    * Vacuum the search tables once this many conversations were re-indexed, when the queue is
    * next empty; null (the default) never does. For the embedded PGlite, which runs no
@@ -56,6 +66,8 @@ interface ClaimedJob {
   attempts: number;
   /** This claim's token: the job is still this worker's while its row carries it. */
   lease_token: string;
+  /** Earlier attempts that began and never ended in order (see the file's comment). */
+  unfinished_attempts: number;
 }
 
 interface ConversationText {
@@ -70,6 +82,7 @@ export class ConversationIndexer {
   private readonly batchSize: number;
   private readonly leaseSeconds: number;
   private readonly chunking: ChunkOptions;
+  private readonly maxInterruptions: number;
   /** Jobs this process holds and finished, for the metrics (the queue's depth is read from the table). */
   readonly counters = new JobCounters();
 
@@ -83,6 +96,7 @@ export class ConversationIndexer {
     this.batchSize = options.batchSize ?? 16;
     this.leaseSeconds = options.leaseSeconds ?? 300;
     this.chunking = options.chunking ?? DEFAULT_CHUNKING;
+    this.maxInterruptions = options.maxInterruptions ?? 3;
     this.loop = new IndexingLoop(() => this.runOnce(), { name: "indexing", idleMs: options.idleMs, vacuumAfterJobs: options.vacuumAfterJobs, logger, database, churnedTables: CHURNED_TABLES });
   }
 
@@ -120,10 +134,33 @@ export class ConversationIndexer {
   async runOnce(): Promise<number> {
     const jobs = await this.claim();
     if (jobs.length === 0) return 0;
-    return this.counters.holding(jobs.length, () => this.indexBatch(jobs));
+    return this.counters.holding(jobs.length, () => this.indexClaimed(jobs));
   }
 
-  private async indexBatch(jobs: ClaimedJob[]): Promise<number> {
+  /**
+   * The jobs whose every earlier attempt ended in order go in one batch, first. A job an earlier
+   * attempt died on is suspected of what killed it: it goes alone, fewest deaths first, so if it
+   * kills this process too, the batch is done and no other suspect has begun (and been counted).
+   */
+  private async indexClaimed(jobs: ClaimedJob[]): Promise<number> {
+    let handled = 0;
+    for (const job of jobs.filter((job) => job.unfinished_attempts >= this.maxInterruptions)) handled += await this.park(job);
+    const clean = jobs.filter((job) => job.unfinished_attempts === 0);
+    const suspects = jobs.filter((job) => job.unfinished_attempts > 0 && job.unfinished_attempts < this.maxInterruptions).sort((a, b) => a.unfinished_attempts - b.unfinished_attempts);
+    const rounds = [...(clean.length > 0 ? [clean] : []), ...suspects.map((job) => [job])];
+    for (const [index, round] of rounds.entries()) {
+      if (this.stopping) {
+        await this.release(rounds.slice(index).flat(), { begun: false });
+        break;
+      }
+      handled += await this.indexBatch(round);
+    }
+    return handled;
+  }
+
+  private async indexBatch(claimed: ClaimedJob[]): Promise<number> {
+    const jobs = await this.begin(claimed);
+    if (jobs.length === 0) return claimed.length;
     const texts = await this.load(jobs);
 
     // Every chunk of the batch goes to the embedder in one call: batching is where throughput comes from.
@@ -138,7 +175,7 @@ export class ConversationIndexer {
       vectors = await this.embedInSlices(allChunks);
     } catch (error) {
       if (error instanceof IndexerStopped) {
-        await this.release(jobs);
+        await this.release(jobs, { begun: true });
         return 0;
       }
       await Promise.all(jobs.map((job) => this.fail(job, error)));
@@ -173,7 +210,44 @@ export class ConversationIndexer {
         }
       }
     }
-    return jobs.length;
+    return claimed.length;
+  }
+
+  /**
+   * Counts an attempt on each job as begun, before its text is even read (a conversation big
+   * enough to kill the process may do it there), and renews their lease, in one statement.
+   * Returns the jobs still this worker's; the others were taken over (lease lost).
+   */
+  private async begin(jobs: ClaimedJob[]): Promise<ClaimedJob[]> {
+    const held = await this.database.prisma.$queryRaw<{ conversation_id: string }[]>`
+      UPDATE search_index_jobs j
+      SET unfinished_attempts = j.unfinished_attempts + 1, run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds})
+      FROM unnest(${jobs.map((job) => job.organization_id)}::text[], ${jobs.map((job) => job.conversation_id)}::uuid[], ${jobs.map((job) => job.lease_token)}::uuid[]) AS begun(organization_id, conversation_id, lease_token)
+      WHERE j.organization_id = begun.organization_id AND j.conversation_id = begun.conversation_id AND j.lease_token = begun.lease_token
+      RETURNING j.conversation_id::text AS conversation_id`;
+    const still = new Set(held.map((row) => row.conversation_id));
+    for (const job of jobs.filter((job) => !still.has(job.conversation_id))) {
+      this.counters.record("lease_lost");
+      this.logger.info(`conversation ${job.conversation_id} was taken over by another worker before indexing began; leaving it to that worker`);
+    }
+    return jobs.filter((job) => still.has(job.conversation_id));
+  }
+
+  /**
+   * Gives up on a job that died mid-work maxInterruptions times: it stays queued, due never,
+   * with a reason `searchIndexStatus` shows, until the conversation changes (the trigger then
+   * re-enqueues it with a clean count). Its keyword postings are the trigger's and stay current;
+   * its vectors stay those of the last text indexed, if any.
+   */
+  private async park(job: ClaimedJob): Promise<number> {
+    const reason = `Indexing was interrupted ${job.unfinished_attempts} times before it finished (the indexing process stopped while embedding this conversation), so it is no longer retried; it will be indexed again when the conversation changes.`;
+    this.counters.record("failed");
+    this.logger.warn(`indexing conversation ${job.conversation_id} parked: ${reason}`);
+    await this.database.prisma.$executeRaw`
+      UPDATE search_index_jobs SET run_after = 'infinity', last_error = ${reason}, lease_token = NULL
+      WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND lease_token = ${job.lease_token}::uuid
+        AND unfinished_attempts >= ${this.maxInterruptions}`;
+    return 1;
   }
 
   /**
@@ -191,11 +265,12 @@ export class ConversationIndexer {
     return vectors;
   }
 
-  /** Hands unfinished jobs back to the queue at once (instead of when their lease runs out). */
-  private async release(jobs: ClaimedJob[]): Promise<void> {
+  /** Hands unfinished jobs back to the queue at once (instead of when their lease runs out), uncounting their attempt. */
+  private async release(jobs: ClaimedJob[], { begun }: { begun: boolean }): Promise<void> {
     for (const job of jobs) {
       await this.database.prisma.$executeRaw`
-        UPDATE search_index_jobs SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0), lease_token = NULL
+        UPDATE search_index_jobs
+        SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0), unfinished_attempts = greatest(unfinished_attempts - ${begun ? 1 : 0}, 0), lease_token = NULL
         WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
     }
   }
@@ -238,7 +313,7 @@ export class ConversationIndexer {
         LIMIT ${this.batchSize}
         FOR UPDATE SKIP LOCKED
       )
-      RETURNING j.conversation_id::text AS conversation_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts, j.lease_token::text AS lease_token`;
+      RETURNING j.conversation_id::text AS conversation_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts, j.lease_token::text AS lease_token, j.unfinished_attempts`;
   }
 
   /** Titles and the user's and assistant's words; system prompts and tool output are boilerplate that would blur the meaning. */
@@ -254,9 +329,15 @@ export class ConversationIndexer {
   }
 
   private async complete(job: ClaimedJob): Promise<void> {
-    await this.database.prisma.$executeRaw`
+    const deleted = await this.database.prisma.$executeRaw`
       DELETE FROM search_index_jobs
       WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+    if (deleted === 0) {
+      // Re-enqueued while it was embedded: it stays queued for the new text, and this attempt ended in order.
+      await this.database.prisma.$executeRaw`
+        UPDATE search_index_jobs SET unfinished_attempts = greatest(unfinished_attempts - 1, 0), lease_token = NULL
+        WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
+    }
     this.counters.record("indexed");
   }
 
@@ -267,7 +348,8 @@ export class ConversationIndexer {
     this.logger.warn(`indexing conversation ${job.conversation_id} failed (attempt ${job.attempts}, retry in ${backoffSeconds} s): ${message}`);
     await this.database.prisma.$executeRaw`
       UPDATE search_index_jobs
-      SET last_error = ${message.slice(0, 2_000)}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds}), lease_token = NULL
+      SET last_error = ${message.slice(0, 2_000)}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds}), lease_token = NULL,
+          unfinished_attempts = greatest(unfinished_attempts - 1, 0)
       WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
   }
 }
