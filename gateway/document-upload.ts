@@ -78,52 +78,59 @@ export function documentUpload(options: DocumentUploadOptions) {
       request.resume();
       return;
     }
-    // Its place is held until the answer is out or the client goes.
-    response.once("close", release);
-    if (Number.isFinite(declared) && declared > maxBodyBytes) {
-      request.resume();
-      return refuse(413, "BAD_USER_INPUT", `The upload is ${declared.toLocaleString("en-US")} bytes; files up to ${options.maxFileBytes.toLocaleString("en-US")} bytes are accepted.`, { connection: "close" });
-    }
-    const body = await readBoundedBody(request, maxBodyBytes);
-    if (body === null) return refuse(413, "BAD_USER_INPUT", `The upload is larger than ${options.maxFileBytes.toLocaleString("en-US")} bytes, the most accepted.`, { connection: "close" });
-
-    // The file's name from its own part header, the same on every Node version (form-file-name.ts).
-    const part = formFile(body, contentType, "file");
-    let form: FormData;
+    // Its place is held until this handler is done with the upload's bytes (below), also when the
+    // client went first: they are held until then, and a client that sends a file and hangs up
+    // at once must not get its place back while the gateway still parses and stores it.
     try {
-      form = await new Response(new Blob([new Uint8Array(part?.body ?? body)]), { headers: { "content-type": contentType } }).formData();
-    } catch {
-      return refuse(400, "BAD_USER_INPUT", "The body is not valid multipart/form-data.");
-    }
-    const file = form.get("file");
-    if (!file || typeof file === "string") return refuse(400, "BAD_USER_INPUT", "The form has no file: send it in a field named `file`.");
-    const text = (name: string) => {
-      const value = form.get(name);
-      return typeof value === "string" && value.trim() !== "" ? value : undefined;
-    };
-    const input = {
-      fileName: (part ? part.fileName : file.name) || "upload",
-      ...(file.type ? { mediaType: file.type.split(";")[0]!.trim() } : {}),
-      contentBase64: Buffer.from(await file.arrayBuffer()).toString("base64"),
-      ...(text("category") !== undefined ? { category: text("category") } : {}),
-      ...(text("shareWithTeamId") !== undefined ? { shareWithTeamId: text("shareWithTeamId") } : {}),
-    };
-    const headers: Record<string, string> = { "content-type": "application/json", accept: "application/graphql-response+json, application/json" };
-    if (request.headers.authorization) headers.authorization = request.headers.authorization;
-    if (typeof request.headers["x-request-id"] === "string") headers["x-request-id"] = request.headers["x-request-id"];
-    // A retried upload with the same key gets the first upload's document (lib/database/idempotency.ts).
-    if (typeof request.headers[IDEMPOTENCY_KEY_HEADER] === "string") headers[IDEMPOTENCY_KEY_HEADER] = request.headers[IDEMPOTENCY_KEY_HEADER];
-    const answer = await options.execute(
-      new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify({ query: UPLOAD_MUTATION, variables: { input } }) }),
-      // The client's connection: rate limits and logs see its address, not "unknown".
-      { req: request },
-    );
-    const answerHeaders: Record<string, string> = { ...(cors ?? {}) };
-    for (const name of ["content-type", "retry-after"]) {
-      const value = answer.headers.get(name);
-      if (value) answerHeaders[name] = value;
-    }
-    response.writeHead(answer.status, answerHeaders);
-    response.end(Buffer.from(await answer.arrayBuffer()));
+      if (Number.isFinite(declared) && declared > maxBodyBytes) {
+        request.resume();
+        return refuse(413, "BAD_USER_INPUT", `The upload is ${declared.toLocaleString("en-US")} bytes; files up to ${options.maxFileBytes.toLocaleString("en-US")} bytes are accepted.`, { connection: "close" });
+      }
+      // A body that never ends (the client went) has no one to answer.
+      const body = await readBoundedBody(request, maxBodyBytes).catch(() => undefined);
+      if (body === undefined) return;
+      if (body === null) return refuse(413, "BAD_USER_INPUT", `The upload is larger than ${options.maxFileBytes.toLocaleString("en-US")} bytes, the most accepted.`, { connection: "close" });
+
+      // The file's name from its own part header, the same on every Node version (form-file-name.ts).
+      const part = formFile(body, contentType, "file");
+      let form: FormData;
+      try {
+        form = await new Response(new Blob([new Uint8Array(part?.body ?? body)]), { headers: { "content-type": contentType } }).formData();
+      } catch {
+        return refuse(400, "BAD_USER_INPUT", "The body is not valid multipart/form-data.");
+      }
+      const file = form.get("file");
+      if (!file || typeof file === "string") return refuse(400, "BAD_USER_INPUT", "The form has no file: send it in a field named `file`.");
+      const text = (name: string) => {
+        const value = form.get(name);
+        return typeof value === "string" && value.trim() !== "" ? value : undefined;
+      };
+      const input = {
+        fileName: (part ? part.fileName : file.name) || "upload",
+        ...(file.type ? { mediaType: file.type.split(";")[0]!.trim() } : {}),
+        contentBase64: Buffer.from(await file.arrayBuffer()).toString("base64"),
+        ...(text("category") !== undefined ? { category: text("category") } : {}),
+        ...(text("shareWithTeamId") !== undefined ? { shareWithTeamId: text("shareWithTeamId") } : {}),
+      };
+      const headers: Record<string, string> = { "content-type": "application/json", accept: "application/graphql-response+json, application/json" };
+      if (request.headers.authorization) headers.authorization = request.headers.authorization;
+      if (typeof request.headers["x-request-id"] === "string") headers["x-request-id"] = request.headers["x-request-id"];
+      // A retried upload with the same key gets the first upload's document (lib/database/idempotency.ts).
+      if (typeof request.headers[IDEMPOTENCY_KEY_HEADER] === "string") headers[IDEMPOTENCY_KEY_HEADER] = request.headers[IDEMPOTENCY_KEY_HEADER];
+      const answer = await options.execute(
+        new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify({ query: UPLOAD_MUTATION, variables: { input } }) }),
+        // The client's connection: rate limits and logs see its address, not "unknown".
+        { req: request },
+      );
+      const answerHeaders: Record<string, string> = { ...(cors ?? {}) };
+      for (const name of ["content-type", "retry-after"]) {
+        const value = answer.headers.get(name);
+        if (value) answerHeaders[name] = value;
+      }
+      response.writeHead(answer.status, answerHeaders);
+      response.end(Buffer.from(await answer.arrayBuffer()));
+} finally {
+  release();
+}
   };
 }

@@ -148,60 +148,64 @@ export function multipartRequest(options: MultipartRequestOptions) {
     }
     const { refusal: admissionRefusal, release } = await options.admit(request);
     if (admissionRefusal) return refuse(new Refusal(admissionRefusal.status, admissionRefusal.code, admissionRefusal.message, undefined, admissionRefusal.headers ?? {}), true);
-    // Its place is held until the answer is out or the client goes.
-    response.once("close", release);
-    const declared = Number(request.headers["content-length"] ?? NaN);
-    if (Number.isFinite(declared) && declared > maxBodyBytes) {
-      return refuse(tooLarge(`The request is ${bytes(declared)}; uploads of up to ${bytes(maxTotalBytes)} in all (each file up to ${bytes(options.maxFileBytes)}) are accepted.`, "UPLOAD_TOO_LARGE"));
-    }
-
-    let form: ReadForm;
+    // Its place is held until this handler is done with the request's files (below), also when
+    // the client went first: see document-upload.ts.
     try {
-      form = await readForm(request, { maxFileBytes: options.maxFileBytes, maxTotalBytes });
-    } catch (error) {
-      if (error instanceof Refusal) return refuse(error);
-      return refuse(badInput("The body is not a valid multipart/form-data GraphQL request (https://github.com/jaydenseric/graphql-multipart-request-spec)."));
-    }
+      const declared = Number(request.headers["content-length"] ?? NaN);
+      if (Number.isFinite(declared) && declared > maxBodyBytes) {
+        return refuse(tooLarge(`The request is ${bytes(declared)}; uploads of up to ${bytes(maxTotalBytes)} in all (each file up to ${bytes(options.maxFileBytes)}) are accepted.`, "UPLOAD_TOO_LARGE"));
+      }
 
-    let body: Record<string, unknown>;
-    try {
-      body = withFiles(form, options);
-    } catch (error) {
-      if (error instanceof Refusal) return refuse(error);
-      if (error instanceof GraphQLError) return refuse(new Refusal(400, String(error.extensions.code ?? "GRAPHQL_PARSE_FAILED"), error.message));
-      throw error;
-    }
+      let form: ReadForm;
+      try {
+        form = await readForm(request, { maxFileBytes: options.maxFileBytes, maxTotalBytes });
+      } catch (error) {
+        if (error instanceof Refusal) return refuse(error);
+        return refuse(badInput("The body is not a valid multipart/form-data GraphQL request (https://github.com/jaydenseric/graphql-multipart-request-spec)."));
+      }
 
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    // What the runtime reads from a request: identity, tracing, idempotency, CORS, the answer's format.
-    for (const name of ["accept", "authorization", "x-request-id", IDEMPOTENCY_KEY_HEADER, "origin", "apollographql-client-name", "apollographql-client-version", "traceparent"]) {
-      const value = request.headers[name];
-      if (typeof value === "string") headers[name] = value;
-    }
-    // A caller that hangs up cancels its request: a write without an Idempotency-Key then rolls
-    // back rather than committing unseen (lib/database/idempotency.ts).
-    const abandoned = new AbortController();
-    response.once("close", () => {
-      if (!response.writableFinished) abandoned.abort();
-    });
-    let answer: Response;
-    try {
-      answer = await options.execute(new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify(body), signal: abandoned.signal }), { req: request });
-    } catch (error) {
-      if (abandoned.signal.aborted) return;
-      throw error;
-    }
-    const answerHeaders: Record<string, string> = {};
-    answer.headers.forEach((value, name) => {
-      if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") answerHeaders[name] = value;
-    });
-    response.writeHead(answer.status, answerHeaders);
-    // Written as it comes: an operation with @defer answers in parts. (The runtime's body may be a
-    // ponyfilled stream, which Readable.fromWeb never ends; async iteration works on both kinds.)
-    if (answer.body) {
-      for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
-    }
-    response.end();
+      let body: Record<string, unknown>;
+      try {
+        body = withFiles(form, options);
+      } catch (error) {
+        if (error instanceof Refusal) return refuse(error);
+        if (error instanceof GraphQLError) return refuse(new Refusal(400, String(error.extensions.code ?? "GRAPHQL_PARSE_FAILED"), error.message));
+        throw error;
+      }
+
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      // What the runtime reads from a request: identity, tracing, idempotency, CORS, the answer's format.
+      for (const name of ["accept", "authorization", "x-request-id", IDEMPOTENCY_KEY_HEADER, "origin", "apollographql-client-name", "apollographql-client-version", "traceparent"]) {
+        const value = request.headers[name];
+        if (typeof value === "string") headers[name] = value;
+      }
+      // A caller that hangs up cancels its request: a write without an Idempotency-Key then rolls
+      // back rather than committing unseen (lib/database/idempotency.ts).
+      const abandoned = new AbortController();
+      response.once("close", () => {
+        if (!response.writableFinished) abandoned.abort();
+      });
+      let answer: Response;
+      try {
+        answer = await options.execute(new Request(options.graphqlUrl, { method: "POST", headers, body: JSON.stringify(body), signal: abandoned.signal }), { req: request });
+      } catch (error) {
+        if (abandoned.signal.aborted) return;
+        throw error;
+      }
+      const answerHeaders: Record<string, string> = {};
+      answer.headers.forEach((value, name) => {
+        if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") answerHeaders[name] = value;
+      });
+      response.writeHead(answer.status, answerHeaders);
+      // Written as it comes: an operation with @defer answers in parts. (The runtime's body may be a
+      // ponyfilled stream, which Readable.fromWeb never ends; async iteration works on both kinds.)
+      if (answer.body) {
+        for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
+      }
+      response.end();
+} finally {
+  release();
+}
   };
 }
 
@@ -334,6 +338,10 @@ function readForm(request: http.IncomingMessage, limits: { maxFileBytes: number;
       done();
     });
     request.on("error", () => fail(badInput("The request body ended early.")));
+    // Settled also when Node reports no error for a client that went (see readBoundedBody).
+    request.on("close", () => {
+      if (!request.complete) fail(badInput("The request body ended early."));
+    });
     request.pipe(parser);
   });
 }

@@ -10,8 +10,8 @@
  * UNAUTHENTICATED message (what is missing or wrong), and spends the anonymous budget of their
  * address, as a readiness probe without a token does, so a flood of refusals turns into 429s.
  *
- * An admitted upload holds memory until it is answered (the file, its base64, the JSON around
- * it): a few per user, more per organization and a bound for the process, so that one caller's
+ * An admitted upload holds memory until its handler is done with it (the file, its base64, the
+ * JSON around it), whether or not its client is still there: a few per user, more per organization and a bound for the process, so that one caller's
  * parallel uploads cannot take the memory every other organization's requests need. Counted per
  * process on purpose: the memory they protect is the process's (docs/shared-state.md).
  */
@@ -34,7 +34,7 @@ export const MAX_UPLOADS_IN_FLIGHT_PER_ORGANIZATION = 12;
 /** Uploads in flight in this process, whoever sent them. */
 export const MAX_UPLOADS_IN_FLIGHT = 32;
 
-/** Admitted, holding a place until release() (idempotent: call it when the answer is out), or refused. */
+/** Admitted, holding a place until release() (idempotent: call it when the handler is done with the upload), or refused. */
 export type UploadAdmission = { refusal: UploadRefusal; release?: never } | { refusal?: never; release(): void };
 
 export function uploadAdmission(auth: TokenSettings, rateLimiter: RequestRateLimiter | null) {

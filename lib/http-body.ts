@@ -31,7 +31,7 @@ export function readBoundedBody(request: http.IncomingMessage, limit: number): P
     const chunks: Buffer[] = [];
     let size = 0;
     const finish = (result: Buffer | null, error?: Error) => {
-      request.off("data", onData).off("end", onEnd).off("error", onError);
+      request.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       if (error) reject(error);
       else resolve(result);
     };
@@ -45,7 +45,10 @@ export function readBoundedBody(request: http.IncomingMessage, limit: number): P
     };
     const onEnd = () => finish(Buffer.concat(chunks, size));
     const onError = (error: Error) => finish(null, error);
-    request.on("data", onData).on("end", onEnd).on("error", onError);
+    // A client that goes before the end: settled whether or not Node reports it as an error, so
+    // nothing waits on (and holds a place for) a body that will never end.
+    const onClose = () => finish(null, new Error("The client went away before the body ended."));
+    request.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
   });
 }
 
