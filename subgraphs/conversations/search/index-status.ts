@@ -20,7 +20,7 @@ export class SearchIndexStatusReader {
 
   async read(tenant: TenantContext): Promise<SearchIndexStatus> {
     const [row] = await withTenantScope(this.database.prisma, tenant.organizationId, (tx) => tx.$queryRaw<{ pending: number; failing: number; last_error: string | null }[]>`
-      SELECT count(*)::int AS pending,
+      SELECT count(*) FILTER (WHERE run_after <> 'infinity')::int AS pending,
              count(*) FILTER (WHERE last_error IS NOT NULL)::int AS failing,
              (SELECT last_error FROM search_index_jobs
               WHERE organization_id = ${tenant.organizationId} AND last_error IS NOT NULL
