@@ -122,6 +122,8 @@ export function documentUpload(options: DocumentUploadOptions) {
         // The client's connection: rate limits and logs see its address, not "unknown".
         { req: request },
       );
+      // The file is spent once the runtime answers (as in multipart-request.ts).
+      release();
       const answerHeaders: Record<string, string> = { ...(cors ?? {}) };
       for (const name of ["content-type", "retry-after"]) {
         const value = answer.headers.get(name);

@@ -192,6 +192,9 @@ export function multipartRequest(options: MultipartRequestOptions) {
         if (abandoned.signal.aborted) return;
         throw error;
       }
+      // The files are spent once the runtime answers: an answer in parts (@defer) holds no place
+      // while it streams, and one whose stream outlives its client cannot keep it.
+      release();
       const answerHeaders: Record<string, string> = {};
       answer.headers.forEach((value, name) => {
         if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") answerHeaders[name] = value;
@@ -338,10 +341,12 @@ function readForm(request: http.IncomingMessage, limits: { maxFileBytes: number;
       done();
     });
     request.on("error", () => fail(badInput("The request body ended early.")));
-    // Settled also when Node reports no error for a client that went (see readBoundedBody).
+    // Settled also when Node reports no error for a client that went, or when it went before
+    // this was called and its destroyed request will emit nothing more (see readBoundedBody).
     request.on("close", () => {
       if (!request.complete) fail(badInput("The request body ended early."));
     });
+    if (request.destroyed) return fail(badInput("The client went away before the body was read."));
     request.pipe(parser);
   });
 }

@@ -46,9 +46,12 @@ export function readBoundedBody(request: http.IncomingMessage, limit: number): P
     const onEnd = () => finish(Buffer.concat(chunks, size));
     const onError = (error: Error) => finish(null, error);
     // A client that goes before the end: settled whether or not Node reports it as an error, so
-    // nothing waits on (and holds a place for) a body that will never end.
+    // nothing waits on (and holds a place for) a body that will never end. One that went before
+    // this was called (while its caller was being admitted) has had all its events already: its
+    // request is destroyed, even with every byte received, and will never emit another.
     const onClose = () => finish(null, new Error("The client went away before the body ended."));
     request.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+    if (request.destroyed) onClose();
   });
 }
 

@@ -107,16 +107,30 @@ const ENDPOINTS = {
  * One endpoint's handler on a real HTTP server, admitting as the gateway does, with a runtime
  * whose first `hold` operations wait until `letGo()`, as a slow store would.
  */
-async function uploadServer(endpoint: keyof typeof ENDPOINTS, hold: number) {
+async function uploadServer(endpoint: keyof typeof ENDPOINTS, hold: number, { endlessAnswers = 0, admittedOnceGone = 0 } = {}) {
   const counts = { started: 0, running: 0, closed: 0, handled: 0 };
   let letGo!: () => void;
   const held = new Promise<void>((resolve) => (letGo = resolve));
   const execute = async () => {
     counts.running += 1;
     if (counts.running <= hold) await held;
+    if (counts.running <= endlessAnswers) {
+      // An answer in parts whose stream never ends: its first part, then nothing.
+      const parts = new ReadableStream<Uint8Array>({ start: (controller) => controller.enqueue(new TextEncoder().encode("---\r\n")) });
+      return new Response(parts, { headers: { "content-type": 'multipart/mixed; boundary="-"' } });
+    }
     return new Response(JSON.stringify({ data: { upload: true } }), { headers: { "content-type": "application/json" } });
   };
-  const common = { maxFileBytes: 1024 * 1024, graphqlUrl: "http://gateway/graphql", execute, admit: uploadAdmission(TEST_AUTH, null), corsHeaders: () => null };
+  const admission = uploadAdmission(TEST_AUTH, null);
+  let admissions = 0;
+  const admit = async (request: http.IncomingMessage) => {
+    const admitted = await admission(request);
+    // The first admissions take a while (a JWKS fetch, say): long enough for their clients to go meanwhile.
+    admissions += 1;
+    if (admissions <= admittedOnceGone) await until(() => request.destroyed);
+    return admitted;
+  };
+  const common = { maxFileBytes: 1024 * 1024, graphqlUrl: "http://gateway/graphql", execute, admit, corsHeaders: () => null };
   const handle =
     endpoint === "POST /documents"
       ? documentUpload(common)
@@ -180,6 +194,36 @@ describe.each(Object.keys(ENDPOINTS) as (keyof typeof ENDPOINTS)[])("%s: a place
     }
     await until(() => gateway.counts.handled === MAX_UPLOADS_IN_FLIGHT_PER_USER);
     expect(gateway.counts.running).toBe(0);
+    expect(await gateway.upload()).toEqual({ status: 200, code: undefined });
+  });
+
+  it.each([
+    ["half its body", 0.5],
+    ["all of its body", 1],
+  ])("a client that sends %s and goes while it is being admitted gets its place back (its request will emit nothing more)", async (_sent, share) => {
+    const gateway = await uploadServer(endpoint, 0, { admittedOnceGone: MAX_UPLOADS_IN_FLIGHT_PER_USER });
+    const { body } = ENDPOINTS[endpoint];
+    for (let client = 1; client <= MAX_UPLOADS_IN_FLIGHT_PER_USER; client += 1) {
+      const socket = gateway.send(Math.floor(Buffer.byteLength(body) * share));
+      await until(() => gateway.counts.started === client);
+      socket.destroy();
+    }
+    await until(() => gateway.counts.handled === MAX_UPLOADS_IN_FLIGHT_PER_USER);
+    expect(gateway.counts.running).toBe(0);
+    expect(await gateway.upload()).toEqual({ status: 200, code: undefined });
+  });
+});
+
+describe("GraphQL multipart: an answer in parts", () => {
+  it("holds no place while it streams: clients whose streamed answers never end leave every place free", async () => {
+    const gateway = await uploadServer("GraphQL multipart", 0, { endlessAnswers: MAX_UPLOADS_IN_FLIGHT_PER_USER });
+    for (let client = 1; client <= MAX_UPLOADS_IN_FLIGHT_PER_USER; client += 1) {
+      const socket = gateway.send();
+      // The answer has begun (its first part is on the way); then the client goes.
+      await new Promise<void>((resolve) => socket.once("data", () => resolve()));
+      socket.destroy();
+    }
+    await until(() => gateway.counts.closed === MAX_UPLOADS_IN_FLIGHT_PER_USER);
     expect(await gateway.upload()).toEqual({ status: 200, code: undefined });
   });
 });
