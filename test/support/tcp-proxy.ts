@@ -7,16 +7,23 @@
  * - `down`: nothing listens on its port, so a connection is refused (a stopped process);
  * - `frozen`: connections are accepted and what the client sends is read and dropped, but nothing
  *   ever comes back (a process stopped with SIGSTOP whose kernel still completes handshakes, or a
- *   load balancer in front of a hung backend);
+ *   load balancer in front of a hung backend); open connections freeze the same way, as a stopped
+ *   process's do, so a client's pooled keep-alive connection times out like a new one;
  * - `cut`: every open connection is reset, and every new one as soon as it arrives (a database
  *   that went away: ECONNRESET, "Connection terminated");
  * - `stalled`: nothing passes either way and nothing is reset: open connections are paused where
  *   they are, new ones are held unanswered (a server that stopped answering, or a network that
  *   drops packets), and are reset when the proxy leaves this state.
  *
- * Switching to `down`, `frozen` or `cut` ends the connections it holds, so a client's pooled
- * keep-alive connection cannot carry the previous state over; `stalled` keeps them, paused, and
- * `open` resumes them.
+ * Switching to `down` or `cut` ends the connections it holds, so a client's pooled keep-alive
+ * connection cannot carry the previous state over; `frozen` keeps them, answering nothing;
+ * `stalled` keeps them, paused, and `open` resumes them. Connections frozen or held in one state
+ * are reset when the proxy leaves it: what was sent on them was dropped.
+ *
+ * Why `frozen` does not end them: a client can take a pooled connection whose end it has not
+ * read yet, and its request then fails at once ("other side closed") instead of waiting for an
+ * answer that never comes, which is not what a frozen peer looks like (seen once in CI, with the
+ * gateway reporting a frozen subgraph as failing rather than as not answering in time).
  */
 import net from "node:net";
 import type { AddressInfo } from "node:net";
@@ -27,6 +34,8 @@ export class TcpProxy {
   private state: ProxyState = "open";
   /** Forwarded connections, both sides. */
   private readonly sockets = new Set<net.Socket>();
+  /** Each forwarded connection's client side, and its upstream. */
+  private readonly upstreamOf = new Map<net.Socket, net.Socket>();
   /** Connections that arrived while frozen or stalled: never forwarded. */
   private readonly held = new Set<net.Socket>();
   private readonly server = net.createServer((client) => this.accept(client));
@@ -56,13 +65,21 @@ export class TcpProxy {
     if (state === this.state) return;
     const was = this.state;
     this.state = state;
+    // Whether this ends connections a client may hold in its pool: a client in this process (a
+    // gateway under test) reads their end in its next turn of the event loop, and a request it
+    // sent before that would take the dead connection and fail at once ("other side closed"),
+    // whatever the new state. So set() returns once the client has had that turn (a loopback
+    // peer's end is queued on its socket when destroy() returns; 20 ms is many turns).
+    const ended = this.held.size > 0 || state === "down" || state === "cut";
     for (const socket of this.held) socket.resetAndDestroy();
     this.held.clear();
     if (state === "stalled") for (const socket of this.sockets) socket.pause();
     else if (state === "open") for (const socket of this.sockets) socket.resume();
+    else if (state === "frozen") this.freezeAll();
     else this.endAll(state === "cut");
     if (state === "down") await new Promise<void>((resolve) => this.server.close(() => resolve()));
     else if (was === "down") await this.listen();
+    if (ended) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
   async close(): Promise<void> {
@@ -99,7 +116,26 @@ export class TcpProxy {
       // Either side failing ends both; the errors themselves are what the client under test sees.
       socket.on("error", () => (socket === client ? upstream : client).destroy());
     }
+    this.upstreamOf.set(client, upstream);
+    client.on("close", () => this.upstreamOf.delete(client));
     client.pipe(upstream).pipe(client);
+  }
+
+  /** Open connections as a stopped peer's: kept, what the client sends read and dropped, nothing back. */
+  private freezeAll() {
+    for (const [client, upstream] of this.upstreamOf) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      upstream.pause();
+      client.resume();
+      client.on("data", () => {});
+      for (const socket of [client, upstream]) {
+        this.sockets.delete(socket);
+        this.held.add(socket);
+        socket.on("close", () => this.held.delete(socket));
+      }
+    }
+    this.upstreamOf.clear();
   }
 
   private endAll(reset: boolean) {
@@ -108,5 +144,6 @@ export class TcpProxy {
       else socket.destroy();
     }
     this.sockets.clear();
+    this.upstreamOf.clear();
   }
 }
