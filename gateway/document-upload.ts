@@ -78,9 +78,9 @@ export function documentUpload(options: DocumentUploadOptions) {
       request.resume();
       return;
     }
-    // Its place is held until this handler is done with the upload's bytes (below), also when the
-    // client went first: they are held until then, and a client that sends a file and hangs up
-    // at once must not get its place back while the gateway still parses and stores it.
+    // Its place is held until the runtime has answered or this handler is done (below), also when
+    // the client went first: the upload's bytes are held until then, and a client that sends a
+    // file and hangs up at once must not get its place back while the gateway parses and stores it.
     try {
       if (Number.isFinite(declared) && declared > maxBodyBytes) {
         request.resume();
@@ -131,8 +131,8 @@ export function documentUpload(options: DocumentUploadOptions) {
       }
       response.writeHead(answer.status, answerHeaders);
       response.end(Buffer.from(await answer.arrayBuffer()));
-} finally {
-  release();
-}
+    } finally {
+      release();
+    }
   };
 }

@@ -148,7 +148,7 @@ export function multipartRequest(options: MultipartRequestOptions) {
     }
     const { refusal: admissionRefusal, release } = await options.admit(request);
     if (admissionRefusal) return refuse(new Refusal(admissionRefusal.status, admissionRefusal.code, admissionRefusal.message, undefined, admissionRefusal.headers ?? {}), true);
-    // Its place is held until this handler is done with the request's files (below), also when
+    // Its place is held until the runtime has answered or this handler is done (below), also when
     // the client went first: see document-upload.ts.
     try {
       const declared = Number(request.headers["content-length"] ?? NaN);
@@ -206,9 +206,9 @@ export function multipartRequest(options: MultipartRequestOptions) {
         for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) response.write(chunk);
       }
       response.end();
-} finally {
-  release();
-}
+    } finally {
+      release();
+    }
   };
 }
 
