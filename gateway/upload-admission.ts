@@ -11,9 +11,10 @@
  * address, as a readiness probe without a token does, so a flood of refusals turns into 429s.
  *
  * An admitted upload holds memory until its handler is done with it (the file, its base64, the
- * JSON around it), whether or not its client is still there: a few per user, more per organization and a bound for the process, so that one caller's
- * parallel uploads cannot take the memory every other organization's requests need. Counted per
- * process on purpose: the memory they protect is the process's (docs/shared-state.md).
+ * JSON around it), whether or not its client is still there: a few per user, more per
+ * organization and a bound for the process, so that one caller's parallel uploads cannot take
+ * the memory every other organization's requests need. Counted per process on purpose: the
+ * memory they protect is the process's (docs/shared-state.md).
  */
 import type http from "node:http";
 import { rateLimitBody, remoteAddressOf, type RequestRateLimiter } from "../lib/graphql/rate-limit.js";
