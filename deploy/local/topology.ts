@@ -102,7 +102,10 @@ export interface ServerState {
   server: string;
   /** UP, DOWN, NOLB (draining), MAINT, "UP 1/2" (going down), ... */
   status: string;
+  /** The last health check's result (L7OK, L4CON, ...), also while the next one is running. */
   checkStatus: string;
+  /** Whether a health check was running when HAProxy answered (it then prefixes the last result with "* "). */
+  checkRunning: boolean;
   /** Sessions (requests, on HTTP backends) it was given since HAProxy started. */
   sessions: number;
   /** Times a request to it was retried / redispatched elsewhere. */
@@ -250,7 +253,10 @@ export function parseServerStates(csv: string): ServerState[] {
       backend: fields[pxname!]!,
       server: fields[svname!]!,
       status: fields[status!]!,
-      checkStatus: fields[checkStatus!]!,
+      // HAProxy's management guide: a check in progress reports the last known status prefixed
+      // with "* " (seen in CI as "* L7OK" on an UP server).
+      checkStatus: fields[checkStatus!]!.replace(/^\* /, ""),
+      checkRunning: fields[checkStatus!]!.startsWith("* "),
       sessions: Number(fields[stot!] || 0),
       retries: Number(fields[wretr!] || 0),
       redispatches: Number(fields[wredis!] || 0),
