@@ -32,10 +32,8 @@ export type ProxyState = "open" | "down" | "frozen" | "cut" | "stalled";
 
 export class TcpProxy {
   private state: ProxyState = "open";
-  /** Forwarded connections, both sides. */
-  private readonly sockets = new Set<net.Socket>();
-  /** Each forwarded connection's client side, and its upstream. */
-  private readonly upstreamOf = new Map<net.Socket, net.Socket>();
+  /** Forwarded connections: each one's client side, and its upstream. */
+  private readonly forwarded = new Map<net.Socket, net.Socket>();
   /** Connections that arrived while frozen or stalled: never forwarded. */
   private readonly held = new Set<net.Socket>();
   private readonly server = net.createServer((client) => this.accept(client));
@@ -73,8 +71,8 @@ export class TcpProxy {
     const ended = this.held.size > 0 || state === "down" || state === "cut";
     for (const socket of this.held) socket.resetAndDestroy();
     this.held.clear();
-    if (state === "stalled") for (const socket of this.sockets) socket.pause();
-    else if (state === "open") for (const socket of this.sockets) socket.resume();
+    if (state === "stalled") for (const socket of this.forwardedSockets()) socket.pause();
+    else if (state === "open") for (const socket of this.forwardedSockets()) socket.resume();
     else if (state === "frozen") this.freezeAll();
     else this.endAll(state === "cut");
     if (state === "down") await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -111,39 +109,40 @@ export class TcpProxy {
     }
     const upstream = net.connect(this.target.port, this.target.host);
     for (const socket of [client, upstream]) {
-      this.sockets.add(socket);
-      socket.on("close", () => this.sockets.delete(socket));
       // Either side failing ends both; the errors themselves are what the client under test sees.
       socket.on("error", () => (socket === client ? upstream : client).destroy());
     }
-    this.upstreamOf.set(client, upstream);
-    client.on("close", () => this.upstreamOf.delete(client));
+    this.forwarded.set(client, upstream);
+    client.on("close", () => this.forwarded.delete(client));
     client.pipe(upstream).pipe(client);
+  }
+
+  /** Both sides of every forwarded connection. */
+  private *forwardedSockets(): Iterable<net.Socket> {
+    for (const [client, upstream] of this.forwarded) yield* [client, upstream];
   }
 
   /** Open connections as a stopped peer's: kept, what the client sends read and dropped, nothing back. */
   private freezeAll() {
-    for (const [client, upstream] of this.upstreamOf) {
+    for (const [client, upstream] of this.forwarded) {
       client.unpipe(upstream);
       upstream.unpipe(client);
       upstream.pause();
       client.resume();
       client.on("data", () => {});
       for (const socket of [client, upstream]) {
-        this.sockets.delete(socket);
         this.held.add(socket);
         socket.on("close", () => this.held.delete(socket));
       }
     }
-    this.upstreamOf.clear();
+    this.forwarded.clear();
   }
 
   private endAll(reset: boolean) {
-    for (const socket of this.sockets) {
+    for (const socket of this.forwardedSockets()) {
       if (reset) socket.resetAndDestroy();
       else socket.destroy();
     }
-    this.sockets.clear();
-    this.upstreamOf.clear();
+    this.forwarded.clear();
   }
 }
