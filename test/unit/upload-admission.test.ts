@@ -16,6 +16,7 @@ import { buildSchema } from "graphql";
 import { documentUpload } from "../../gateway/document-upload.js";
 import { multipartRequest } from "../../gateway/multipart-request.js";
 import { MAX_UPLOADS_IN_FLIGHT, MAX_UPLOADS_IN_FLIGHT_PER_ORGANIZATION, MAX_UPLOADS_IN_FLIGHT_PER_USER, uploadAdmission, type UploadAdmission } from "../../gateway/upload-admission.js";
+import { until } from "../support/server-processes.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
 
 /** The headers and socket of an upload request: all that admission reads. */
@@ -74,10 +75,6 @@ describe("uploads in flight", () => {
   });
 });
 
-/** Until `condition` holds: counted events, never a sleep standing in for one. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
-}
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -127,7 +124,7 @@ async function uploadServer(endpoint: keyof typeof ENDPOINTS, hold: number, { en
     const admitted = await admission(request);
     // The first admissions take a while (a JWKS fetch, say): long enough for their clients to go meanwhile.
     admissions += 1;
-    if (admissions <= admittedOnceGone) await until(() => request.destroyed);
+    if (admissions <= admittedOnceGone) await until("the client to go", async () => request.destroyed);
     return admitted;
   };
   const common = { maxFileBytes: 1024 * 1024, graphqlUrl: "http://gateway/graphql", execute, admit, corsHeaders: () => null };
@@ -169,17 +166,17 @@ describe.each(Object.keys(ENDPOINTS) as (keyof typeof ENDPOINTS)[])("%s: a place
     // Each client sends the whole file, and goes once its upload has reached the runtime.
     for (let client = 1; client <= MAX_UPLOADS_IN_FLIGHT_PER_USER; client += 1) {
       const socket = gateway.send();
-      await until(() => gateway.counts.running === client);
+      await until(`upload ${client} to reach the runtime`, async () => gateway.counts.running === client);
       socket.destroy();
     }
-    await until(() => gateway.counts.closed === MAX_UPLOADS_IN_FLIGHT_PER_USER);
+    await until("every client to be gone", async () => gateway.counts.closed === MAX_UPLOADS_IN_FLIGHT_PER_USER);
 
     // Every client has gone, but the gateway still holds their files: no place is free.
     expect(await gateway.upload()).toEqual({ status: 429, code: "OVERLOADED" });
     expect(gateway.counts.running).toBe(MAX_UPLOADS_IN_FLIGHT_PER_USER);
 
     gateway.letGo();
-    await until(() => gateway.counts.handled === MAX_UPLOADS_IN_FLIGHT_PER_USER + 1);
+    await until("every handler to be done", async () => gateway.counts.handled === MAX_UPLOADS_IN_FLIGHT_PER_USER + 1);
     expect(await gateway.upload()).toEqual({ status: 200, code: undefined });
   });
 
@@ -189,10 +186,10 @@ describe.each(Object.keys(ENDPOINTS) as (keyof typeof ENDPOINTS)[])("%s: a place
     for (let client = 1; client <= MAX_UPLOADS_IN_FLIGHT_PER_USER; client += 1) {
       const socket = gateway.send(Math.floor(Buffer.byteLength(body) / 2));
       // The server has its request (and admits it, taking a place); then the client goes.
-      await until(() => gateway.counts.started === client);
+      await until(`request ${client} to reach the server`, async () => gateway.counts.started === client);
       socket.destroy();
     }
-    await until(() => gateway.counts.handled === MAX_UPLOADS_IN_FLIGHT_PER_USER);
+    await until("every handler to be done", async () => gateway.counts.handled === MAX_UPLOADS_IN_FLIGHT_PER_USER);
     expect(gateway.counts.running).toBe(0);
     expect(await gateway.upload()).toEqual({ status: 200, code: undefined });
   });
@@ -205,10 +202,10 @@ describe.each(Object.keys(ENDPOINTS) as (keyof typeof ENDPOINTS)[])("%s: a place
     const { body } = ENDPOINTS[endpoint];
     for (let client = 1; client <= MAX_UPLOADS_IN_FLIGHT_PER_USER; client += 1) {
       const socket = gateway.send(Math.floor(Buffer.byteLength(body) * share));
-      await until(() => gateway.counts.started === client);
+      await until(`request ${client} to reach the server`, async () => gateway.counts.started === client);
       socket.destroy();
     }
-    await until(() => gateway.counts.handled === MAX_UPLOADS_IN_FLIGHT_PER_USER);
+    await until("every handler to be done", async () => gateway.counts.handled === MAX_UPLOADS_IN_FLIGHT_PER_USER);
     expect(gateway.counts.running).toBe(0);
     expect(await gateway.upload()).toEqual({ status: 200, code: undefined });
   });
@@ -223,7 +220,7 @@ describe("GraphQL multipart: an answer in parts", () => {
       await new Promise<void>((resolve) => socket.once("data", () => resolve()));
       socket.destroy();
     }
-    await until(() => gateway.counts.closed === MAX_UPLOADS_IN_FLIGHT_PER_USER);
+    await until("every client to be gone", async () => gateway.counts.closed === MAX_UPLOADS_IN_FLIGHT_PER_USER);
     expect(await gateway.upload()).toEqual({ status: 200, code: undefined });
   });
 });
