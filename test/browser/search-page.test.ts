@@ -192,6 +192,18 @@ describeInBrowser("the search page", () => {
     const chips = await page.getByRole("list", { name: "Search providers" }).getByRole("listitem").allTextContents();
     expect(chips.some((chip) => /conversations\.keyword: OK/.test(chip))).toBe(true);
     expect(chips.some((chip) => /web\.serper: OK/.test(chip))).toBe(true);
+    // Skipped providers (unconfigured sources, no weight at this alpha) are folded into one
+    // line above the results, and open on their reasons.
+    expect(chips.some((chip) => /Skipped/.test(chip))).toBe(false);
+    const skipped = page.locator("details.provider-skipped");
+    const summary = (await skipped.locator("summary").textContent())!;
+    expect(summary).toMatch(/^\d+ providers? skipped: /);
+    const skippedChips = page.getByRole("list", { name: "Skipped providers" }).getByRole("listitem");
+    expect(await skippedChips.first().isVisible()).toBe(false);
+    await skipped.locator("summary").click();
+    const reasons = await skippedChips.allTextContents();
+    expect(reasons.length).toBe(Number(summary.match(/^\d+/)![0]));
+    for (const reason of reasons) expect(reason).toMatch(/: Skipped — \S/);
 
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await screenshot(page, "search-results");
