@@ -4,7 +4,8 @@
  *
  * - Trusted documents: the operations of a manifest (persisted-query-manifest.ts), by id.
  * - Automatic persisted queries (APQ), as Apollo Client's `PersistedQueryLink` speaks them: a hash
- *   the gateway does not know is `PersistedQueryNotFound` (code `PERSISTED_QUERY_NOT_FOUND`); the
+ *   the gateway does not know is `PersistedQueryNotFound` (code `PERSISTED_QUERY_NOT_FOUND`, HTTP
+ *   200 with `Cache-Control: private, no-cache, must-revalidate`, as Apollo Server answers it); the
  *   client then sends the document with its hash, and the gateway keeps it (after checking that the
  *   hash is the document's SHA-256) in Redis when configured, shared by every gateway, or in a
  *   bounded in-process LRU.
@@ -116,7 +117,11 @@ export function persistedOperations(options: PersistedOperationsOptions, logger:
     customErrors: {
       notFound: () =>
         options.only || apq
-          ? requestError("PersistedQueryNotFound", PERSISTED_QUERY_NOT_FOUND, 404)
+          ? // 200 and never stored, as Apollo Server and the Router answer it: the protocol working,
+            // not a failure (a 404 put a failed request in every browser console for each new
+            // operation), and no cache between may keep the miss of a hashed GET after the
+            // document is registered.
+            requestError("PersistedQueryNotFound", PERSISTED_QUERY_NOT_FOUND, 200, { "cache-control": "private, no-cache, must-revalidate" })
           : // Apollo's link stops sending hashes when told this; a manifest's ids still resolve.
             requestError("PersistedQueryNotSupported", PERSISTED_QUERY_NOT_SUPPORTED, 400),
       keyNotFound: () => requestError("Missing query: send the document as `query`, or a persisted operation's id as extensions.persistedQuery.sha256Hash", "BAD_REQUEST", 400),
@@ -193,6 +198,6 @@ function apqStore(options: AutomaticPersistedQueriesOptions, logger: Logger): Re
 }
 
 /** An error that ends the request before execution; Yoga reads the status from `extensions.http`. */
-function requestError(message: string, code: string, status: number): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, http: { status } } });
+function requestError(message: string, code: string, status: number, headers?: Record<string, string>): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, http: { status, ...(headers ? { headers } : {}) } } });
 }

@@ -151,8 +151,8 @@ describeWithRedis("two gateways sharing Redis", () => {
         body: JSON.stringify({ ...(withQuery ? { query } : {}), extensions: { persistedQuery: { version: 1, sha256Hash: hash } } }),
       }).then(async (response) => ({ status: response.status, body: (await response.json()) as GraphQLResponse }));
     const unknown = await send(gatewayB, false);
-    expect(unknown.status).toBe(404);
-    expect(errorCodes({ ...unknown.body, status: 404, headers: new Headers() })).toEqual(["PERSISTED_QUERY_NOT_FOUND"]);
+    expect(unknown.status).toBe(200);
+    expect(errorCodes({ ...unknown.body, status: 200, headers: new Headers() })).toEqual(["PERSISTED_QUERY_NOT_FOUND"]);
     expect((await send(gatewayA, true)).status).toBe(200);
     const found = await send(gatewayB, false);
     expect(found.status).toBe(200);

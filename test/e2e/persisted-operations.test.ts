@@ -91,7 +91,7 @@ async function persisted(url: string, fields: { query?: string; hash: unknown; v
     response = await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
   }
   const text = await response.text();
-  return { status: response.status, body: JSON.parse(text) as { data?: Record<string, any> | null; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> } };
+  return { status: response.status, cacheControl: response.headers.get("cache-control"), body: JSON.parse(text) as { data?: Record<string, any> | null; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> } };
 }
 
 const codes = (body: { errors?: { extensions?: Record<string, unknown> }[] }) => (body.errors ?? []).map((error) => error.extensions?.code);
@@ -144,7 +144,7 @@ describe("automatic persisted queries with Apollo Client's PersistedQueryLink", 
     expect(first.data).toEqual({ conversations: { __typename: "ConversationConnection", nodes: [{ __typename: "Conversation", title: "Deadlock in the billing job" }] } });
     // The hash alone, refused as unknown; then the document with its hash.
     expect(sent.map((request) => [request.method, request.status, typeof request.body?.query])).toEqual([
-      ["POST", 404, "undefined"],
+      ["POST", 200, "undefined"],
       ["POST", 200, "string"],
     ]);
     const hash = (sent[0]!.body!.extensions as { persistedQuery: { sha256Hash: string } }).persistedQuery.sha256Hash;
@@ -165,7 +165,7 @@ describe("automatic persisted queries with Apollo Client's PersistedQueryLink", 
     const first = await apolloClient(test.stack.gateway.url, apq({ useGETForHashedQueries: true }), sent).query({ query, variables: { query: "billing deadlock" } });
     expect((first.data as Record<string, any>).search.hits.map((hit: { item: { title: string } }) => hit.item.title)).toEqual(["Deadlock in the billing job"]);
     expect(sent.map((request) => [request.method, request.status])).toEqual([
-      ["GET", 404],
+      ["GET", 200],
       ["POST", 200],
     ]);
     expect(new URL(sent[0]!.url).searchParams.has("query")).toBe(false);
@@ -222,8 +222,13 @@ describe("bad persisted-query extensions", () => {
 
   it("answers an unknown hash with PersistedQueryNotFound, never a 500", async () => {
     const response = await persisted(test.stack.gateway.url, { hash: sha256Hex(`query Unknown${randomUUID().replace(/-/g, "")} { __typename }`) });
-    expect(response.status).toBe(404);
+    // As Apollo Server and the Router answer it: 200, the protocol working, and never stored by a
+    // cache between (a hashed GET's miss kept there would outlive the registration).
+    expect(response.status).toBe(200);
+    expect(response.cacheControl).toBe("private, no-cache, must-revalidate");
     expect(response.body.errors).toEqual([{ message: "PersistedQueryNotFound", extensions: { code: "PERSISTED_QUERY_NOT_FOUND" } }]);
+    const byGet = await persisted(test.stack.gateway.url, { hash: sha256Hex(`query Unknown${randomUUID().replace(/-/g, "")} { __typename }`) }, { method: "GET" });
+    expect([byGet.status, byGet.cacheControl, codes(byGet.body)]).toEqual([200, "private, no-cache, must-revalidate", ["PERSISTED_QUERY_NOT_FOUND"]]);
   });
 
   it("refuses a document whose hash is not its SHA-256 (400), and keeps nothing under that hash", async () => {
@@ -334,7 +339,7 @@ describe("trusted documents from a manifest", () => {
 
   it("answers an id that is not in the manifest with PERSISTED_QUERY_NOT_FOUND", async () => {
     const response = await persisted(gateway.url, { hash: "f".repeat(64) });
-    expect(response.status).toBe(404);
+    expect(response.status).toBe(200);
     expect(codes(response.body)).toEqual(["PERSISTED_QUERY_NOT_FOUND"]);
   });
 
@@ -367,12 +372,13 @@ describe("the store of automatic persisted queries", () => {
     expect(fromSecond.body.data!.conversations.nodes).toEqual([{ title: "Deadlock in the billing job" }]);
   });
 
-  it("with Redis down, asks for the document (404 PersistedQueryNotFound) and serves it, never a 500", async () => {
+  it("with Redis down, asks for the document (PersistedQueryNotFound) and serves it, never a 500", async () => {
     const down = await extraGateway({ persistedOperations: { manifestPath: null, ids: "sha256", only: false, apq: { ...memoryApq, redisUrl: "redis://127.0.0.1:1" } } });
     const sent: Sent[] = [];
     const result = await apolloClient(down.url, apq(), sent).query({ query: gql(CONVERSATION_TITLES) });
     expect((result.data as Record<string, any>).conversations.nodes).toEqual([{ __typename: "Conversation", title: "Deadlock in the billing job" }]);
-    expect(sent.map((request) => request.status)).toEqual([404, 200]);
+    expect(sent.map((request) => request.status)).toEqual([200, 200]);
+    expect(sent.map((request) => typeof request.body?.query)).toEqual(["undefined", "string"]);
   });
 
   it("in memory, keeps at most its bound of documents, the least recently used going first", async () => {
@@ -380,7 +386,7 @@ describe("the store of automatic persisted queries", () => {
     const documents = ["query A { __typename }", "query B { __typename }", "query C { __typename }"];
     for (const document of documents) expect((await persisted(small.url, { query: document, hash: sha256Hex(document) })).status).toBe(200);
     const found = [];
-    for (const document of documents) found.push((await persisted(small.url, { hash: sha256Hex(document) })).status);
-    expect(found).toEqual([404, 200, 200]);
+    for (const document of documents) found.push(codes((await persisted(small.url, { hash: sha256Hex(document) })).body));
+    expect(found).toEqual([["PERSISTED_QUERY_NOT_FOUND"], [], []]);
   });
 });

@@ -1,10 +1,9 @@
 /**
  * What should never happen on a page of the app, collected as the page runs: a script error, a
- * console error, an answer of 400 or more. Left out, because they are the protocol working:
- * - automatic persisted queries answer an operation the gateway has not seen yet with HTTP 404
- *   PERSISTED_QUERY_NOT_FOUND at `/graphql` (gateway/persisted-operations.ts, as Apollo Server
- *   does); the client then sends the document and is served;
- * - with `allowRefusedUploads`, a refused `POST /documents` (a test that means to be refused).
+ * console error, an answer of 400 or more. Automatic persisted queries answer an operation the
+ * gateway has not seen yet with PERSISTED_QUERY_NOT_FOUND in a 200 (gateway/persisted-operations.ts,
+ * as Apollo Server does), so the protocol working is no problem here. Left out, because a test
+ * means it: with `allowRefusedUploads`, a refused `POST /documents`.
  * Chromium also logs each failed answer on the console ("Failed to load resource: the server
  * responded with a status of …") without saying which request it was, so those lines are left to
  * the response listener, which reads each failed answer and keeps every other one.
@@ -38,7 +37,6 @@ export function watchForProblems(page: Page, options: WatchOptions = {}): PagePr
         .text()
         .catch(() => "")
         .then((body) => {
-          if (response.status() === 404 && path === "/graphql" && body.includes("PERSISTED_QUERY_NOT_FOUND")) return;
           problems.push(`HTTP ${response.status()} ${response.request().method()} ${response.url()}: ${body.slice(0, 300)}`);
         }),
     );
