@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { MarkedWords } from "../src/conversations/MarkedWords";
+import { MarkedWords, queryTerms } from "../src/conversations/MarkedWords";
 import { highlightPieces } from "../src/highlight-pieces";
 import { Highlight as SavedHighlight } from "../src/saved/Highlight";
 import { Highlight } from "../src/search/Highlight";
@@ -102,9 +102,17 @@ describe("the Highlight components", () => {
     expect(html).toBe('… run <mark>&lt;script&gt;</mark>alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;<mark>deadlock</mark>&lt;/b&gt;');
   });
 
-  it("conversation and document views mark the query's words, at a word's start, as text", () => {
-    const html = renderToStaticMarkup(<MarkedWords text="Deadlocks <i>and</i> a deadlock; undeadlock" words={["deadlock"]} />);
-    expect(html).toBe("<mark>Deadlock</mark>s &lt;i&gt;and&lt;/i&gt; a <mark>deadlock</mark>; undeadlock");
+  it("conversation and document views mark the words the keyword search matches (stemmed, whole words), as text", () => {
+    const html = renderToStaticMarkup(<MarkedWords text="Deadlocks <i>and</i> a deadlock; undeadlock" terms={queryTerms("deadlock")} />);
+    expect(html).toBe("<mark>Deadlocks</mark> &lt;i&gt;and&lt;/i&gt; a <mark>deadlock</mark>; undeadlock");
+    // The query's own form does not matter, its stem does; a word merely starting like it is no match.
+    const text = "The deadlocked transaction ran again; ranking the runs.";
+    expect(renderToStaticMarkup(<MarkedWords text={text} terms={queryTerms("DEADLOCKING ran")} />)).toBe(
+      "The <mark>deadlocked</mark> transaction <mark>ran</mark> again; ranking the runs.",
+    );
+    // Stop words are not searched, so not marked; no query, nothing marked.
+    expect(queryTerms("the and of")).toBeNull();
+    expect(renderToStaticMarkup(<MarkedWords text={text} terms={queryTerms(null)} />)).toBe(text);
   });
 
   it("never throw on ranges from a hostile answer", () => {

@@ -10,10 +10,10 @@
  */
 import { gql } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
-import { useEffect } from "react";
+import { useEffect, useMemo } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
-import { MarkedWords, queryWords } from "../conversations/MarkedWords";
+import { MarkedWords, queryTerms } from "../conversations/MarkedWords";
 import { useLinkedPages } from "../conversations/reveal";
 import { formatDateTime } from "../documents/format";
 import "./ConversationPage.css";
@@ -75,7 +75,7 @@ export default function ConversationPage() {
   const { id = "" } = useParams();
   const [searchParams] = useSearchParams();
   const targetMessageId = searchParams.get("message");
-  const words = queryWords(searchParams.get("q"));
+  const terms = useMemo(() => queryTerms(searchParams.get("q")), [searchParams]);
   const { data, loading, error, fetchMore } = useQuery<ConversationViewData, ConversationViewVariables>(CONVERSATION_VIEW, {
     variables: { id, first: MESSAGES_PER_PAGE },
     errorPolicy: "all",
@@ -177,7 +177,7 @@ export default function ConversationPage() {
                   {isTarget ? <span className="message-target-badge">Linked message</span> : null}
                   <time dateTime={message.createdAt}>{formatDateTime(message.createdAt)}</time>
                 </p>
-                <p className="message-text">{isTarget ? <MarkedWords text={message.content} words={words} /> : message.content}</p>
+                <p className="message-text">{isTarget ? <MarkedWords text={message.content} terms={terms} /> : message.content}</p>
               </article>
             </li>
           );

@@ -13,10 +13,10 @@
  */
 import { gql } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
-import { useEffect } from "react";
+import { useEffect, useMemo } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
-import { MarkedWords, queryWords } from "../conversations/MarkedWords";
+import { MarkedWords, queryTerms } from "../conversations/MarkedWords";
 import { useLinkedPages } from "../conversations/reveal";
 import { formatBytes, formatDateTime, formatWords, statusWords, type DocumentStatus } from "../documents/format";
 import "../documents/status.css";
@@ -95,7 +95,7 @@ export default function DocumentPage() {
   const { id = "" } = useParams();
   const [searchParams] = useSearchParams();
   const targetChunkId = searchParams.get("chunk");
-  const words = queryWords(searchParams.get("q"));
+  const terms = useMemo(() => queryTerms(searchParams.get("q")), [searchParams]);
   const { data, loading, error, fetchMore, startPolling, stopPolling } = useQuery<DocumentViewData, DocumentViewVariables>(DOCUMENT_VIEW, {
     variables: { id, first: CHUNKS_PER_PAGE },
     errorPolicy: "all",
@@ -232,7 +232,7 @@ export default function DocumentPage() {
                   {chunk.page !== null ? <span>Page {chunk.page}</span> : null}
                   {isTarget ? <span className="chunk-target-badge">Linked passage</span> : null}
                 </p>
-                <p className="chunk-text">{isTarget ? <MarkedWords text={chunk.text} words={words} /> : chunk.text}</p>
+                <p className="chunk-text">{isTarget ? <MarkedWords text={chunk.text} terms={terms} /> : chunk.text}</p>
               </article>
             </li>
           );
