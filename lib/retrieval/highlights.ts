@@ -278,6 +278,12 @@ export function cutWindow(text: string, ranges: readonly MatchRange[], maxLength
   }
   let end = Math.min(text.length, start + maxLength);
   if (end < text.length) end = wordEndAtOrBefore(text, end, start);
+  // A cut edge lands on the blank between two words: drop it, so a client that shows "…" at a
+  // cut edge does not show "… latency" (never past a match kept in the window).
+  const firstKept = ranges.find((range) => range.start >= start && range.end <= end)?.start ?? end;
+  const lastKept = ranges.findLast((range) => range.start >= start && range.end <= end)?.end ?? start;
+  if (start > 0) while (start < firstKept && /\s/.test(text.charAt(start))) start++;
+  if (end < text.length) while (end > Math.max(start, lastKept) && /\s/.test(text.charAt(end - 1))) end--;
   const window = text.slice(start, end);
   return {
     text: window,
