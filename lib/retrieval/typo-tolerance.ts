@@ -120,33 +120,62 @@ export function queryTermsSql(organizationId: string, query: string, enabled: bo
 }
 
 /**
- * "Did you mean": the query with each misspelled word replaced by its best correction that the
- * providers found in documents the caller can see (most documents first among the fewest
- * edits), or null when there is none. Such a correction finds documents the word as typed
- * cannot: the typed word is in no document of the organization (else it would not have been
+ * What typo tolerance did to a query, for a client to show: each misspelled word (as it first
+ * appears in the query, its capitalization kept) with the organization's words that were searched
+ * for it as well, best first (fewest edits, then found in more documents, then alphabetical).
+ * Only corrections the providers found in documents the caller can see are listed.
+ */
+export interface QueryCorrection {
+  word: string;
+  searchedAs: string[];
+}
+
+/** True when `a` is a better correction of the same typed word than `b`. */
+const betterCorrection = (a: WordCorrection, b: WordCorrection): boolean =>
+  a.boost > b.boost || (a.boost === b.boost && (a.documents > b.documents || (a.documents === b.documents && a.word < b.word)));
+
+/**
+ * The providers' corrections (one list per provider, the same word from two providers) as the
+ * query's corrections: in query order, each typed word once, its corrections deduplicated and
+ * ranked. A typed word the query does not hold as a word of letters (it always does: the
+ * statement splits the same query) is left out rather than named in a form the user never typed.
+ */
+export function queryCorrections(query: string, corrections: readonly WordCorrection[]): QueryCorrection[] {
+  const byTyped = new Map<string, Map<string, WordCorrection>>();
+  for (const correction of corrections) {
+    const words = byTyped.get(correction.typed) ?? new Map<string, WordCorrection>();
+    const current = words.get(correction.word);
+    if (!current || betterCorrection(correction, current)) words.set(correction.word, correction);
+    byTyped.set(correction.typed, words);
+  }
+  const result: QueryCorrection[] = [];
+  for (const token of query.match(/\p{L}+/gu) ?? []) {
+    const words = byTyped.get(token.toLowerCase());
+    if (!words) continue;
+    byTyped.delete(token.toLowerCase());
+    const ranked = [...words.values()].sort((a, b) => (betterCorrection(a, b) ? -1 : betterCorrection(b, a) ? 1 : 0));
+    result.push({ word: token, searchedAs: ranked.map((correction) => correction.word) });
+  }
+  return result;
+}
+
+/**
+ * "Did you mean": the query with each misspelled word replaced by its best correction (the first
+ * of queryCorrections), or null when there is none. Such a correction finds documents the word as
+ * typed cannot: the typed word is in no document of the organization (else it would not have been
  * expanded). Letters keep the typed word's capitalization (first letter or all).
  */
-export function suggestQuery(query: string, corrections: readonly WordCorrection[]): string | null {
-  const best = new Map<string, WordCorrection>();
-  for (const correction of corrections) {
-    const current = best.get(correction.typed);
-    if (
-      !current ||
-      correction.boost > current.boost ||
-      (correction.boost === current.boost && (correction.documents > current.documents || (correction.documents === current.documents && correction.word < current.word)))
-    ) {
-      best.set(correction.typed, correction);
-    }
-  }
+export function suggestQuery(query: string, corrections: readonly QueryCorrection[]): string | null {
+  const best = new Map(corrections.map((correction) => [correction.word.toLowerCase(), correction.searchedAs[0]!]));
   if (best.size === 0) return null;
   let changed = false;
   const suggestion = query.replace(/\p{L}+/gu, (token) => {
-    const correction = best.get(token.toLowerCase());
-    if (!correction) return token;
+    const word = best.get(token.toLowerCase());
+    if (!word) return token;
     changed = true;
-    if (token.length > 1 && token === token.toUpperCase()) return correction.word.toUpperCase();
-    if (token[0] !== token[0]!.toLowerCase()) return correction.word[0]!.toUpperCase() + correction.word.slice(1);
-    return correction.word;
+    if (token.length > 1 && token === token.toUpperCase()) return word.toUpperCase();
+    if (token[0] !== token[0]!.toLowerCase()) return word[0]!.toUpperCase() + word.slice(1);
+    return word;
   });
   return changed ? suggestion : null;
 }

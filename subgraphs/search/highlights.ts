@@ -24,8 +24,8 @@ export interface HighlightRequest {
 }
 
 /** What a result's highlights match: the query, and the words typo tolerance searched for its misspelled ones. */
-export const highlightQuery = (result: Pick<SearchResultData, "query" | "correctedWords">): string =>
-  result.correctedWords?.length ? `${result.query} ${result.correctedWords.join(" ")}` : result.query;
+export const highlightQuery = (result: Pick<SearchResultData, "query" | "corrections">): string =>
+  result.corrections?.length ? `${result.query} ${result.corrections.flatMap((correction) => correction.searchedAs).join(" ")}` : result.query;
 
 /** Requests that share a query and a window share a statement per domain. */
 const groupOf = (request: HighlightRequest) => `${request.windowLength ?? 0}\u0000${request.query}`;

@@ -189,6 +189,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
   },
   SearchResult: {
     hits: (result: SearchResultData) => withQuery(result.hits, highlightQuery(result)),
+    corrections: (result: SearchResultData) => result.corrections ?? [],
   },
   SearchHit: {
     /** Batched over the page (highlights.ts); a hit whose entity is gone has none. */

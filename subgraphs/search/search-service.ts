@@ -13,7 +13,7 @@ import { providerWeight, stitchSegments, type Contribution, type EntityRef, type
 import { toPlainText } from "./plain-text.js";
 import { SpanStatusCode, withSpan } from "../../lib/observability/tracing.js";
 import { SearchProviderSkippedError, type ProviderHit, type ProviderLatency, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
-import { suggestQuery, type WordCorrection } from "../../lib/retrieval/typo-tolerance.js";
+import { queryCorrections, suggestQuery, type QueryCorrection, type WordCorrection } from "../../lib/retrieval/typo-tolerance.js";
 import { SharedProviderCalls } from "./shared-provider-calls.js";
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
@@ -81,11 +81,11 @@ export interface SearchResultData {
   /** "Did you mean": the corrected query, when it finds documents the query as typed cannot (typo-tolerance.ts); else null. */
   suggestion: string | null;
   /**
-   * The vocabulary words the keyword providers also searched for the query's misspelled words
-   * (typo tolerance): a hit found through "deadlock" for "deadlcok" has "deadlock" marked in
-   * its highlights too. Absent when nothing was corrected.
+   * What typo tolerance searched for the query's misspelled words (typo-tolerance.ts): a hit
+   * found through "deadlock" for "deadlcok" has "deadlock" marked in its highlights too. Empty
+   * when nothing was corrected (absent in pages cached before it existed).
    */
-  correctedWords?: string[];
+  corrections?: QueryCorrection[];
 }
 
 interface NormalizedInput {
@@ -288,6 +288,7 @@ export class SearchService {
     const hasNextPage = fused.length > input.offset + input.limit || (someListFull && window < MAX_WINDOW && page.length === input.limit);
     const cursorAt = (position: number) => encodeCursor("s", [input.listHash, position, input.segments.map((segment) => [segment.window, segment.start])]);
 
+    const queryCorrected = input.typoTolerance ? queryCorrections(input.query, corrections) : [];
     const result: SearchResultData = {
       query: input.query,
       hits: page.map((hit) => ({ score: hit.score, ref: hit.ref, explanation: hit.contributions })),
@@ -301,8 +302,8 @@ export class SearchService {
       tookMs: performance.now() - startedAt,
       cached: false,
       ...(facets ? { facets } : {}),
-      suggestion: input.typoTolerance ? suggestQuery(input.query, corrections) : null,
-      ...(input.typoTolerance && corrections.length > 0 ? { correctedWords: [...new Set(corrections.map((correction) => correction.word))].sort() } : {}),
+      suggestion: suggestQuery(input.query, queryCorrected),
+      corrections: queryCorrected,
     };
     // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
     // So is one where a provider skipped itself (breaker open, budget spent): that passes too.

@@ -276,17 +276,46 @@ describeInBrowser("the search page", () => {
     await page.context().close();
   }, 120_000);
 
-  it('offers "did you mean" for a misspelled word and runs the corrected query', async () => {
+  it('offers "did you mean" for a misspelled word, says what else it searched, and runs the corrected query', async () => {
     const opened = await openPage("/?q=deadlcok");
     const { page } = opened;
-    const correction = page.locator(".did-you-mean a");
+    const correction = page.locator(".did-you-mean a").first();
     await correction.waitFor(WAIT);
     expect(await correction.textContent()).toBe("deadlock");
+    expect(await page.locator(".correction-detail").textContent()).toMatch(/^Also searched: deadlock.* for “deadlcok”\. Search only for “deadlcok”$/);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await screenshot(page, "search-did-you-mean");
     await correction.click();
     await page.waitForURL((url) => url.searchParams.get("q") === "deadlock", WAIT);
     await waitForCompleteResults(page);
     expect(await searchBox(page).inputValue()).toBe("deadlock");
     expect(await page.locator(".did-you-mean").count()).toBe(0);
+    expect(await problemsOf(opened)).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+
+  it("searches only the words as typed from the correction notice, and back", async () => {
+    const opened = await openPage("/?q=deadlcok");
+    const { page } = opened;
+    await waitForCompleteResults(page);
+    const marked = () => page.locator("ol.hit-list mark").allTextContents();
+    // Keyword hits found through the correction, marked where they hold it.
+    expect((await marked()).map((word) => word.toLowerCase())).toContain("deadlock");
+    await page.getByRole("link", { name: "Search only for “deadlcok”" }).click();
+    await page.waitForURL((url) => url.searchParams.get("exact") === "1" && url.searchParams.get("q") === "deadlcok", WAIT);
+    // The word as typed occurs nowhere in the demo: what is left is found by meaning (nothing
+    // marked), no suggestion, and a way back.
+    const back = page.getByRole("link", { name: "Include likely corrections of misspelled words" });
+    await back.waitFor(WAIT);
+    await waitForCompleteResults(page);
+    // The exact search's page replaces the corrected one's in a transition: wait for it to land.
+    await page.waitForFunction(() => document.querySelectorAll("ol.hit-list mark").length === 0 && document.querySelectorAll("ol.hit-list > li").length > 0, undefined, WAIT);
+    expect(await page.locator(".correction-detail").count()).toBe(0);
+    await back.click();
+    await page.waitForURL((url) => url.searchParams.get("exact") === null && url.searchParams.get("q") === "deadlcok", WAIT);
+    await page.locator(".correction-detail").waitFor(WAIT);
+    await waitForCompleteResults(page);
+    expect((await marked()).map((word) => word.toLowerCase())).toContain("deadlock");
     expect(await problemsOf(opened)).toEqual([]);
     await page.context().close();
   }, 120_000);

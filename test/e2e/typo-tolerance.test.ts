@@ -22,6 +22,7 @@ const idsA = new Map<string, string>();
 const SEARCH = `query Search($input: SearchInput!) {
   search(input: $input) {
     suggestion
+    corrections { word searchedAs }
     hits { score item { __typename ... on Conversation { id title } } explanation { provider nativeScore } }
     providers { name status error }
     pageInfo { endCursor }
@@ -43,7 +44,7 @@ async function search(token: string, input: Record<string, unknown>) {
     ["conversations.keyword", "OK", null],
     ["documents.keyword", "OK", null],
   ]);
-  return result as { suggestion: string | null; hits: { item: { id: string; title: string } }[]; pageInfo: { endCursor: string | null } };
+  return result as { suggestion: string | null; corrections: { word: string; searchedAs: string[] }[]; hits: { item: { id: string; title: string } }[]; pageInfo: { endCursor: string | null } };
 }
 
 beforeAll(async () => {
@@ -71,8 +72,11 @@ describe("typo tolerance through the gateway", () => {
     const result = await search(tokenA, { query: "deadlcok" });
     expect(result.hits.map((hit) => hit.item.id)).toEqual([idsA.get("deadlock")]);
     expect(result.suggestion).toBe("deadlock");
-    // As the user typed it, in a sentence, capitalized.
-    expect((await search(tokenA, { query: "Deadlcok in billing" })).suggestion).toBe("Deadlock in billing");
+    expect(result.corrections).toEqual([{ word: "deadlcok", searchedAs: ["deadlock"] }]);
+    // As the user typed it, in a sentence, capitalized; only the misspelled word is listed.
+    const inSentence = await search(tokenA, { query: "Deadlcok in billing" });
+    expect(inSentence.suggestion).toBe("Deadlock in billing");
+    expect(inSentence.corrections).toEqual([{ word: "Deadlcok", searchedAs: ["deadlock"] }]);
   });
 
   it("marks the correction in the highlights of a hit it found, as the provider matched it", async () => {
@@ -99,12 +103,14 @@ describe("typo tolerance through the gateway", () => {
     const result = await search(tokenA, { query: "deadlcok", typoTolerance: false });
     expect(result.hits).toEqual([]);
     expect(result.suggestion).toBeNull();
+    expect(result.corrections).toEqual([]);
   });
 
   it("suggests nothing for a query whose words are all known, and scores it as without tolerance", async () => {
     const on = await search(tokenA, { query: "billing deadlock" });
     const off = await search(tokenA, { query: "billing deadlock", typoTolerance: false });
     expect(on.suggestion).toBeNull();
+    expect(on.corrections).toEqual([]);
     expect(on.hits).toEqual(off.hits);
   });
 
@@ -112,10 +118,12 @@ describe("typo tolerance through the gateway", () => {
     // Positive control: B's own word is corrected for B.
     const forB = await search(tokenB, { query: "kubernetse eviction" });
     expect(forB.suggestion).toBe("kubernetes eviction");
-    // A has no such word: nothing found, nothing suggested.
+    expect(forB.corrections).toEqual([{ word: "kubernetse", searchedAs: ["kubernetes"] }]);
+    // A has no such word: nothing found, nothing suggested, no correction named.
     const forA = await search(tokenA, { query: "kubernetse" });
     expect(forA.hits).toEqual([]);
     expect(forA.suggestion).toBeNull();
+    expect(forA.corrections).toEqual([]);
   });
 
   it("keeps cursors of a tolerant search apart from an exact one's", async () => {

@@ -15,7 +15,10 @@ describe("the search page's URL", () => {
       query: "deadlock",
       alpha: 0.25,
       filters: { kinds: ["CONVERSATION", "DOCUMENT_CHUNK"], providers: ["web.serper"], month: "2026-10", categories: ["runbooks"], knowledgeBases: ["kb_1"] },
+      exact: false,
     });
+    // Only "1" turns typo tolerance off: anything else a link may carry leaves it on.
+    expect(["exact=1", "exact=true", "exact=0", "exact="].map((query) => read(`q=x&${query}`).exact)).toEqual([true, false, false, false]);
   });
 
   it("round-trips what it writes, for any search the page can make (property)", () => {
@@ -31,6 +34,7 @@ describe("the search page's URL", () => {
         categories: fc.uniqueArray(value, { maxLength: 4 }),
         knowledgeBases: fc.uniqueArray(value, { maxLength: 4 }),
       }),
+      exact: fc.boolean(),
     });
     fc.assert(
       fc.property(search, (original) => {
@@ -42,8 +46,8 @@ describe("the search page's URL", () => {
   });
 
   it("leaves out what it does not need: an empty search is an empty URL", () => {
-    expect(writeUrlSearch({ query: "", alpha: null, filters: NO_FILTERS }).toString()).toBe("");
-    expect(read("")).toEqual({ query: "", alpha: null, filters: NO_FILTERS });
+    expect(writeUrlSearch({ query: "", alpha: null, filters: NO_FILTERS, exact: false }).toString()).toBe("");
+    expect(read("")).toEqual({ query: "", alpha: null, filters: NO_FILTERS, exact: false });
   });
 
   it.each(["-0.1", "1.5", "NaN", "Infinity", "1e0", "0x1", " 0.5", "0.5abc", "", "½", "0." + "5".repeat(40)])("ignores alpha=%j", (alpha) => {
@@ -104,5 +108,6 @@ describe("the search page's URL", () => {
       providers: ["web.serper"],
       filter: { kinds: ["CONVERSATION"], created: { from: "2026-02-01T00:00:00.000Z", to: "2026-02-28T23:59:59.999Z" } },
     });
+    expect(searchInputOf(read("q=deadlcok&exact=1"))).toEqual({ query: "deadlcok", limit: 20, typoTolerance: false });
   });
 });

@@ -15,7 +15,7 @@ import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
 import { FacetSidebar } from "../search/FacetSidebar";
-import { DEFAULT_ALPHA } from "../search/operations";
+import { DEFAULT_ALPHA, type SearchResultPage } from "../search/operations";
 import { ProviderChips } from "../search/ProviderChips";
 import { SearchBox } from "../search/SearchBox";
 import { SearchHitCard } from "../search/SearchHitCard";
@@ -39,8 +39,9 @@ export function SearchPage() {
   const onSearch = useCallback(
     (query: string) => {
       // A new query starts without the facet filters of the previous one (its facets were
-      // counted for another query); the alpha chosen stays.
-      const next: UrlSearch = { query, alpha: search.alpha, filters: query === search.query ? search.filters : NO_FILTERS };
+      // counted for another query), and with typo tolerance back on; the alpha chosen stays.
+      const same = query === search.query;
+      const next: UrlSearch = { query, alpha: search.alpha, filters: same ? search.filters : NO_FILTERS, exact: same && search.exact };
       // The request leaves now; the page joins it once it has rendered for the new URL.
       startSearch(client, searchInputOf(next));
       go(next);
@@ -65,7 +66,6 @@ export function SearchPage() {
     document.title = search.query ? `${search.query} – Search` : "Search";
   }, [search.query]);
 
-  const suggestion = results.first?.suggestion;
   return (
     <section aria-labelledby="page-title" className="search-page">
       <h1 id="page-title">Search</h1>
@@ -91,15 +91,7 @@ export function SearchPage() {
               <SaveSearchButton query={search.query} alpha={search.alpha} />
             </div>
             {results.page ? <ProviderChips providers={results.page.providers} /> : null}
-            {suggestion ? (
-              <p className="did-you-mean">
-                Did you mean{" "}
-                <Link to={`/?${writeUrlSearch({ ...search, query: suggestion })}`}>
-                  <strong>{suggestion}</strong>
-                </Link>
-                ?
-              </p>
-            ) : null}
+            <CorrectionNotice search={search} suggestion={results.first?.suggestion ?? null} corrections={results.first?.corrections ?? []} />
             {results.error ? <ErrorMessage error={results.error} onRetry={results.retry} /> : null}
             <ResultList query={search.query} results={results} />
           </div>
@@ -111,6 +103,50 @@ export function SearchPage() {
         </div>
       )}
     </section>
+  );
+}
+
+/**
+ * Typo tolerance, said out loud: the page may hold hits found only through a correction, so the
+ * person is told which words were searched in place of theirs, offered the corrected query ("Did
+ * you mean"), and offered the search of their words exactly as typed, which the URL keeps
+ * (`exact=1`) until they type a new query; that search says how to get the corrections back.
+ */
+function CorrectionNotice({ search, suggestion, corrections }: { search: UrlSearch; suggestion: string | null; corrections: SearchResultPage["corrections"] }) {
+  if (search.exact) {
+    return (
+      <p className="did-you-mean">
+        Showing results only for the words as typed.{" "}
+        <Link to={`/?${writeUrlSearch({ ...search, exact: false })}`}>Include likely corrections of misspelled words</Link>
+      </p>
+    );
+  }
+  if (!suggestion && corrections.length === 0) return null;
+  return (
+    <div className="did-you-mean">
+      {suggestion ? (
+        <p>
+          Did you mean{" "}
+          <Link to={`/?${writeUrlSearch({ ...search, query: suggestion })}`}>
+            <strong>{suggestion}</strong>
+          </Link>
+          ?
+        </p>
+      ) : null}
+      {corrections.length ? (
+        <p className="correction-detail">
+          Also searched:{" "}
+          {corrections.map((correction, index) => (
+            <span key={correction.word}>
+              {index > 0 ? "; " : ""}
+              <strong>{correction.searchedAs.join(", ")}</strong> for “{correction.word}”
+            </span>
+          ))}
+          .{" "}
+          <Link to={`/?${writeUrlSearch({ ...search, exact: true })}`}>Search only for “{search.query}”</Link>
+        </p>
+      ) : null}
+    </div>
   );
 }
 

@@ -77,6 +77,10 @@ const SEARCH_RESULT_FIELDS = gql`
       error
     }
     suggestion
+    corrections {
+      word
+      searchedAs
+    }
     facets {
       window
       kinds {
@@ -159,6 +163,8 @@ export interface SearchResultPage {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
   providers: ProviderReport[];
   suggestion: string | null;
+  /** Each misspelled word of the query and the words searched for it as well, best first. */
+  corrections: { word: string; searchedAs: string[] }[];
   facets: SearchFacets | null;
 }
 
@@ -169,6 +175,8 @@ export interface SearchInput {
   after?: string;
   providers?: string[];
   latency?: "LOCAL";
+  /** False: search the words only as typed (no corrections, no suggestion). */
+  typoTolerance?: boolean;
   filter?: {
     kinds?: SearchItemKind[];
     created?: { from: string; to: string };

@@ -1,6 +1,7 @@
 /**
  * The search as the URL holds it, so a search can be shared, reloaded and walked with back and
- * forward: `/?q=deadlock&alpha=0.5&kind=CONVERSATION&provider=…&month=2026-10&category=…&kb=…`.
+ * forward: `/?q=deadlock&alpha=0.5&kind=CONVERSATION&provider=…&month=2026-10&category=…&kb=…`, and
+ * `exact=1` when the person chose to search only the words as typed (no typo tolerance).
  * Every facet a person ticks is a `SearchInput.filter` field (or `providers`), as the README's
  * "Filters and facets" maps them.
  */
@@ -24,6 +25,8 @@ export interface UrlSearch {
   /** Null: the deployment's default alpha. */
   alpha: number | null;
   filters: SearchFilters;
+  /** Search the words only as typed (`typoTolerance: false`): the "Search only for …" link. */
+  exact: boolean;
 }
 
 /** The URL parameter of each list filter. */
@@ -61,6 +64,7 @@ export function readUrlSearch(params: URLSearchParams): UrlSearch {
       categories: listOf(params, "category"),
       knowledgeBases: listOf(params, "kb"),
     },
+    exact: params.get("exact") === "1",
   };
 }
 
@@ -72,6 +76,7 @@ export function writeUrlSearch(search: UrlSearch): URLSearchParams {
     for (const value of search.filters[filter]) params.append(parameter, value);
   }
   if (search.filters.month) params.set("month", search.filters.month);
+  if (search.exact) params.set("exact", "1");
   return params;
 }
 
@@ -103,5 +108,6 @@ export function searchInputOf(search: UrlSearch): SearchInput {
     ...(search.alpha !== null ? { alpha: search.alpha } : {}),
     ...(filters.providers.length ? { providers: filters.providers } : {}),
     ...(Object.keys(filter).length ? { filter } : {}),
+    ...(search.exact ? { typoTolerance: false } : {}),
   };
 }
