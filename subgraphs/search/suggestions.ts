@@ -13,6 +13,7 @@
 import { badUserInput } from "../../lib/graphql/errors.js";
 import type { PrismaClient } from "../../generated/prisma/client.js";
 import type { Logger } from "../../lib/logger.js";
+import type { MatchRange } from "../../lib/retrieval/highlights.js";
 import type { DomainSearch, EntityRef, EntitySuggestion } from "../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { pastQuerySuggestions } from "./past-queries.js";
@@ -29,6 +30,8 @@ export interface SearchSuggestionData {
   source: SearchSuggestionSource;
   /** The entity a title or name belongs to; null for past queries. */
   ref: EntityRef | null;
+  /** Where the prefix is in `text` (suggestionMatches). */
+  matches: MatchRange[];
 }
 
 /** Which source an entity's name is, by its type; a domain added later needs a line here and in the schema's enum. */
@@ -44,6 +47,67 @@ export function validateSuggestionInput(prefix: string, limit: number | null | u
   const size = limit ?? DEFAULT_SUGGESTIONS;
   if (!Number.isInteger(size) || size < 1 || size > MAX_SUGGESTIONS) throw badUserInput("limit", `must be between 1 and ${MAX_SUGGESTIONS}, got ${size}`);
   return { prefix: trimmed, limit: size };
+}
+
+/** Characters of a text its suggestion key keeps (search_suggestion_key: `left(…, 200)`). */
+const KEY_LENGTH = 200;
+const WHITESPACE = /\s/u;
+
+/**
+ * A text as search_suggestion_key reads it (lower-cased, whitespace runs as one space, trimmed,
+ * 200 characters), with where each of the key's UTF-16 units came from in the text: a space
+ * stands for its whole run, and a letter that lower-cases to two units maps both to itself.
+ */
+function keyWithOrigins(text: string): { key: string; from: number[]; to: number[] } {
+  let key = "";
+  const from: number[] = [];
+  const to: number[] = [];
+  let characters = 0;
+  let index = 0;
+  let space: [number, number] | null = null;
+  for (const char of text) {
+    const at = index;
+    index += char.length;
+    if (WHITESPACE.test(char)) {
+      if (key.length > 0) space = space ? [space[0], index] : [at, index];
+      continue;
+    }
+    if (characters >= KEY_LENGTH) break;
+    if (space) {
+      key += " ";
+      from.push(space[0]);
+      to.push(space[1]);
+      characters++;
+      space = null;
+      if (characters >= KEY_LENGTH) break;
+    }
+    const lower = char.toLowerCase();
+    for (let unit = 0; unit < lower.length; unit++) {
+      from.push(at);
+      to.push(index);
+    }
+    key += lower;
+    characters++;
+  }
+  return { key, from, to };
+}
+
+/**
+ * Where a suggestion's text matched the prefix, as `SearchSuggestion.matches`: the first place
+ * the statement's rule holds (the key starts with the prefix's key, or a later word of it does),
+ * mapped back to the text in UTF-16 units. Empty where JavaScript and PostgreSQL lower-case or
+ * split whitespace differently (a few characters outside ASCII), rather than a wrong range.
+ */
+export function suggestionMatches(text: string, prefix: string): MatchRange[] {
+  const wanted = keyWithOrigins(prefix).key;
+  if (wanted === "") return [];
+  const { key, from, to } = keyWithOrigins(text);
+  // indexOf gives the space before the later word, or -1.
+  const at = key.startsWith(wanted) ? 0 : key.indexOf(` ${wanted}`) + 1;
+  if (at === 0 && !key.startsWith(wanted)) return [];
+  const last = at + wanted.length - 1;
+  if (last >= from.length) return [];
+  return [{ start: from[at]!, end: to[last]! }];
 }
 
 const dedupKey = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
@@ -75,10 +139,10 @@ export class SearchSuggestions {
       return keyA < keyB ? -1 : keyA > keyB ? 1 : 0;
     });
     const ranked: SearchSuggestionData[] = [
-      ...(pastQueries!.status === "fulfilled" ? pastQueries!.value.map((row) => ({ text: row.text, source: row.source, ref: null })) : []),
+      ...(pastQueries!.status === "fulfilled" ? pastQueries!.value.map((row) => ({ text: row.text, source: row.source, ref: null, matches: [] })) : []),
       ...entities.flatMap((entity) => {
         const source = SOURCE_OF_TYPE[entity.ref.typename];
-        return source ? [{ text: entity.text, source, ref: entity.ref }] : [];
+        return source ? [{ text: entity.text, source, ref: entity.ref, matches: [] }] : [];
       }),
     ];
     const seen = new Set<string>();
@@ -87,7 +151,8 @@ export class SearchSuggestions {
       const key = dedupKey(suggestion.text);
       if (seen.has(key)) continue;
       seen.add(key);
-      suggestions.push(suggestion);
+      // Only for the suggestions returned: at most `limit` texts.
+      suggestions.push({ ...suggestion, matches: suggestionMatches(suggestion.text, prefix) });
       if (suggestions.length === limit) break;
     }
     return suggestions;

@@ -97,6 +97,10 @@ describeInBrowser("the search page", () => {
     // Every suggestion completes what was typed (at its start or at a later word).
     const suggestionTexts = await listbox.locator(".suggestion-text").allTextContents();
     for (const text of suggestionTexts) expect(text.toLowerCase()).toMatch(/(^|\s)dead/);
+    // What was typed stays plain, placed by the server's ranges; the completion around it is bold.
+    const typedParts = await listbox.locator(".suggestion-text").evaluateAll((elements) => elements.map((element) => [...element.querySelectorAll(":scope > span")].map((span) => span.textContent).join("")));
+    expect(typedParts.map((typed) => typed.toLowerCase())).toEqual(suggestionTexts.map(() => "dead"));
+    expect(await listbox.locator(".suggestion-text b").count()).toBeGreaterThan(0);
 
     await page.keyboard.press("ArrowDown");
     const firstOption = listbox.getByRole("option").first();

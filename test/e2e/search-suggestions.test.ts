@@ -167,6 +167,26 @@ describe("searchSuggestions", () => {
     expect((await suggest(tokens.hal!, "dead pix")).map((s) => s.source)).toEqual(["MY_QUERY"]);
   });
 
+  it("places what was typed in each suggestion (matches), at its start or at the later word it matched", async () => {
+    const marked = async (prefix: string) => {
+      const response = await call(tokens.ann!, `query($prefix: String!) { searchSuggestions(prefix: $prefix) { text matches { start end } } }`, { prefix });
+      expect(response.errors).toBeUndefined();
+      return (response.data!.searchSuggestions as { text: string; matches: { start: number; end: number }[] }[]).map(({ text, matches }) => [text, matches.map(({ start, end }) => text.slice(start, end))]);
+    };
+    expect(await marked("dead")).toEqual([
+      ["Deadline for the q4 REPORT", ["Dead"]],
+      ["deadlock detection", ["dead"]],
+      ["deadline-shared-with-platform.md", ["dead"]],
+      ["Deadlock in the payment service", ["Dead"]],
+      ["deadlock-runbook.md", ["dead"]],
+      ["Debugging a deadlock   with Ann", ["dead"]],
+    ]);
+    // Case and runs of whitespace as typed do not matter; the range covers the text's own.
+    expect(await marked("  DEADLINE   FOR ")).toEqual([["Deadline for the q4 REPORT", ["Deadline for"]]]);
+    expect(await marked("deadlock with")).toEqual([["Debugging a deadlock   with Ann", ["deadlock   with"]]]);
+    expect(await marked("c:\\")).toEqual([["C:\\temp cleanup", ["C:\\"]]]);
+  });
+
   it("matches %, _ and \\ literally", async () => {
     expect((await suggest(tokens.ann!, "100%")).map((s) => s.text)).toEqual(["100% uptime plan"]);
     expect((await suggest(tokens.ann!, "snake_")).map((s) => s.text)).toEqual(["snake_case names"]);

@@ -7,6 +7,7 @@
  */
 import { useEffect, useId, useRef, useState } from "react";
 import { useApolloClient } from "@apollo/client/react";
+import { highlightPieces } from "../highlight-pieces";
 import { SEARCH_SUGGESTIONS, type SearchSuggestion, type SuggestionSource } from "./operations";
 
 const SUGGESTION_DELAY_MS = 150;
@@ -149,7 +150,12 @@ export function SearchBox({ query, onSearch }: SearchBoxProps) {
                   pick(suggestion.text);
                 }}
               >
-                <span className="suggestion-text">{suggestion.text}</span>
+                <span className="suggestion-text">
+                  {/* What was typed stays plain and the completion is bold, as search boxes show it; unplaced, all plain. */}
+                  {suggestion.matches.length
+                    ? highlightPieces(suggestion.text, suggestion.matches).map((piece, pieceIndex) => (piece.matched ? <span key={pieceIndex}>{piece.text}</span> : <b key={pieceIndex}>{piece.text}</b>))
+                    : suggestion.text}
+                </span>
                 <span className="suggestion-source">{SOURCE_LABELS[suggestion.source]}</span>
               </li>
             ))}

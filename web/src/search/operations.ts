@@ -233,6 +233,8 @@ export type SuggestionSource = "MY_QUERY" | "ORGANIZATION_QUERY" | "CONVERSATION
 export interface SearchSuggestion {
   text: string;
   source: SuggestionSource;
+  /** Where `text` matched what was typed (UTF-16 ranges): the rest is the completion. */
+  matches: { start: number; end: number }[];
 }
 
 /** Completions for the search box as the user types. */
@@ -241,6 +243,10 @@ export const SEARCH_SUGGESTIONS: TypedDocumentNode<{ searchSuggestions: SearchSu
     searchSuggestions(prefix: $prefix, limit: $limit) {
       text
       source
+      matches {
+        start
+        end
+      }
     }
   }
 `;
