@@ -52,6 +52,8 @@ export function validateSuggestionInput(prefix: string, limit: number | null | u
 /** Characters of a text its suggestion key keeps (search_suggestion_key: `left(…, 200)`). */
 const KEY_LENGTH = 200;
 const WHITESPACE = /\s/u;
+/** UTF-16 units of a suggestion's text walked at most: a key's 200 characters lie well within. */
+const MAX_TEXT_WALKED = 4_096;
 
 /**
  * A text as search_suggestion_key reads it (lower-cased, whitespace runs as one space, trimmed,
@@ -66,6 +68,8 @@ function keyWithOrigins(text: string): { key: string; from: number[]; to: number
   let index = 0;
   let space: [number, number] | null = null;
   for (const char of text) {
+    // Titles and names are bounded where they are written; this bounds the walk whatever a text holds.
+    if (index >= MAX_TEXT_WALKED) break;
     const at = index;
     index += char.length;
     if (WHITESPACE.test(char)) {

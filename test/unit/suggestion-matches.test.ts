@@ -32,6 +32,8 @@ describe("suggestionMatches", () => {
     expect(sliced(`${"a ".repeat(90)}needle`, "needle")).toEqual(["needle"]);
     // "İ" lower-cases to "i̇" in JavaScript: the prefix typed as "İs" is matched whole.
     expect(sliced("İstanbul office", "İs")).toEqual(["İs"]);
+    // However long the blanks before it (the walk is bounded): nothing, never a wrong range.
+    expect(sliced(`${" ".repeat(100_000)}needle`, "needle")).toEqual([]);
     expect(sliced("", "x")).toEqual([]);
     expect(sliced("anything", "   ")).toEqual([]);
   });
