@@ -117,7 +117,7 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     }
     const search = tools.find((tool) => tool.name === "search")!;
     expect(search.inputSchema.required).toEqual(["query"]);
-    expect(search.inputSchema.properties).toMatchObject({ query: { type: "string" }, alpha: { type: "number" }, limit: { type: "integer", default: 10 }, providers: { type: "array", items: { type: "string" } }, dryRun: { type: "boolean", default: false } });
+    expect(search.inputSchema.properties).toMatchObject({ query: { type: "string" }, alpha: { type: "number" }, limit: { type: "integer", default: 10 }, providers: { type: "array", items: { type: "string" } }, typoTolerance: { type: "boolean", default: true }, dryRun: { type: "boolean", default: false } });
     // No default alpha in the tool: left out, the search uses the deployment's (measured per embedder).
     expect((search.inputSchema.properties as Record<string, object>).alpha).not.toHaveProperty("default");
     expect(tools.find((tool) => tool.name === "get_conversation")!.annotations).toMatchObject({ readOnlyHint: true });
@@ -166,6 +166,13 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     const items = (result.structuredContent as any).search.hits.map((hit: any) => hit.item);
     expect(items).toEqual(expect.arrayContaining([expect.objectContaining({ __typename: "Conversation", id: ids.conversation }), expect.objectContaining({ __typename: "DocumentChunk", document: expect.objectContaining({ id: ids.document }) })]));
     expect(text(result)).toContain("Checkout payment retries");
+    expect((result.structuredContent as any).search.corrections).toEqual([]);
+
+    // A misspelled word: the assistant is told what else was searched, and can search it as typed.
+    const misspelled = await call(client, "search", { ...args, query: "checkout paymnet retry" });
+    expect((misspelled.structuredContent as any).search).toMatchObject({ suggestion: "checkout payment retry", corrections: [{ word: "paymnet", searchedAs: expect.arrayContaining(["payment"]) }] });
+    const exact = await call(client, "search", { ...args, query: "checkout paymnet retry", typoTolerance: false });
+    expect((exact.structuredContent as any).search).toMatchObject({ suggestion: null, corrections: [] });
 
     const conversation = await call(client, "get_conversation", { id: ids.conversation, first: 2 });
     expect(conversation.structuredContent).toEqual(await sameAsGraphQL("get_conversation", { id: ids.conversation, first: 2 }, ada));
