@@ -205,6 +205,28 @@ describe("highlights through the gateway", () => {
     expect(cached.hits[0]!.highlights!.length).toBeGreaterThan(0);
   });
 
+  it("keeps a cached page's corrections, and marks the correction in its highlights as on the fresh page", async () => {
+    const query = `query($input: SearchInput!) { search(input: $input) { cached suggestion corrections { word searchedAs } hits { item { ... on Conversation { id } } highlights { text matches { start end } } } } }`;
+    const input = { query: "deadlokced transactions", limit: 5, alpha: 1, providers: ["conversations.keyword"] };
+    const run = async () => {
+      const response = await gql(ada, query, { input });
+      expect(response.errors).toBeUndefined();
+      return response.data!.search;
+    };
+    const fresh = await run();
+    const cached = await run();
+    expect([fresh.cached, cached.cached]).toEqual([false, true]);
+    expect(fresh.corrections).toHaveLength(1);
+    expect(fresh.corrections[0].word).toBe("deadlokced");
+    expect(fresh.corrections[0].searchedAs.length).toBeGreaterThan(0);
+    const { cached: _fresh, ...freshPage } = fresh;
+    const { cached: _cached, ...cachedPage } = cached;
+    expect(cachedPage).toEqual(freshPage);
+    // The correction's forms are marked, not only "transactions".
+    const marked = fresh.hits.flatMap((hit: Hit) => hit.highlights!.flatMap(matchedWords)).map((word: string) => word.toLowerCase());
+    expect(marked.some((word: string) => word.startsWith("deadlock"))).toBe(true);
+  });
+
   it("gives a hit found by meaning only one passage without ranges", async () => {
     const { hits } = await search(ada, { query: "zyzzyva", alpha: 0, limit: 5, providers: ["conversations.semantic"] });
     expect(hits.length).toBeGreaterThan(0);
