@@ -13,8 +13,9 @@
 import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
 import type { Logger } from "@graphql-hive/logger";
 import useMeshPrometheus, { createCounter, createHistogram } from "@graphql-mesh/plugin-prometheus";
-import { Registry } from "prom-client";
+import { Gauge, Registry } from "prom-client";
 import { BoundedLabelValues } from "../lib/observability/metrics-endpoint.js";
+import { MAX_UPLOADS_IN_FLIGHT } from "./upload-admission.js";
 
 /** From 5 ms to 10 s, as in the subgraphs (lib/observability/subgraph-metrics.ts), so the two compare bucket by bucket. */
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -23,6 +24,8 @@ export interface GatewayMetrics {
   registry: Registry;
   /** The runtime plugin; `log` is the runtime's own logger (the plugin's factory context has it). */
   plugin(log: Logger): GatewayPlugin;
+  /** Reports the uploads holding a place in this process (upload-admission.ts), read at each scrape. */
+  trackUploads(inFlight: () => number): void;
 }
 
 export function gatewayMetrics(): GatewayMetrics {
@@ -42,6 +45,16 @@ export function gatewayMetrics(): GatewayMetrics {
 
   return {
     registry,
+    trackUploads(inFlight) {
+      new Gauge({
+        name: "gateway_uploads_in_flight",
+        help: `Uploads admitted and not yet answered in this gateway process (the process refuses more than ${MAX_UPLOADS_IN_FLIGHT} with 503)`,
+        registers: [registry],
+        collect() {
+          this.set(inFlight());
+        },
+      });
+    },
     plugin: (log) =>
       useMeshPrometheus({
         log,

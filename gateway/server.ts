@@ -279,6 +279,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     return serverContext ? runtime.fetch(request, serverContext) : runtime.fetch(request);
   };
   const admitUpload = uploadAdmission(options.auth, rateLimiter);
+  metrics.trackUploads(admitUpload.inFlight);
 
   const graphiql = options.production ? null : graphiQLPage(async () => runtime.fetch(new Request(`http://gateway${GRAPHQL_PATH}`, { headers: { accept: "text/html" } })));
 

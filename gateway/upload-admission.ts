@@ -38,12 +38,18 @@ export const MAX_UPLOADS_IN_FLIGHT = 32;
 /** Admitted, holding a place until release() (idempotent: call it when the handler is done with the upload), or refused. */
 export type UploadAdmission = { refusal: UploadRefusal; release?: never } | { refusal?: never; release(): void };
 
-export function uploadAdmission(auth: TokenSettings, rateLimiter: RequestRateLimiter | null) {
+/** Admits uploads (see the module comment); `inFlight()` is how many hold a place now, for the gateway's metrics. */
+export interface UploadAdmitter {
+  (request: http.IncomingMessage): Promise<UploadAdmission>;
+  inFlight(): number;
+}
+
+export function uploadAdmission(auth: TokenSettings, rateLimiter: RequestRateLimiter | null): UploadAdmitter {
   const inFlight = new Map<string, number>();
   let total = 0;
   const busy = (message: string, status: number): UploadAdmission => ({ refusal: { status, code: "OVERLOADED", message, headers: { "retry-after": "1" } } });
 
-  return async function admit(request: http.IncomingMessage): Promise<UploadAdmission> {
+  const admit = async function admit(request: http.IncomingMessage): Promise<UploadAdmission> {
     let caller: TenantContext;
     try {
       caller = await verifyBearerToken(request.headers.authorization, auth);
@@ -76,4 +82,5 @@ export function uploadAdmission(auth: TokenSettings, rateLimiter: RequestRateLim
       },
     };
   };
+  return Object.assign(admit, { inFlight: () => total });
 }

@@ -151,14 +151,34 @@ function heldUpload(token: string): { request: http.ClientRequest; answered: Pro
   return { request, answered, flushed };
 }
 
+/** The gateway's `gateway_uploads_in_flight` gauge, as a scrape from this host reads it. */
+async function uploadsInFlight(): Promise<number> {
+  const text = await (await fetch(new URL("/metrics", test.stack.gateway.url))).text();
+  const line = text.split("\n").find((candidate) => candidate.startsWith("gateway_uploads_in_flight "));
+  expect(line).toBeDefined();
+  return Number(line!.split(" ")[1]);
+}
+
+async function waitForUploadsInFlight(count: number): Promise<void> {
+  let seen = await uploadsInFlight();
+  for (let tries = 0; seen !== count && tries < 200; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    seen = await uploadsInFlight();
+  }
+  expect(seen).toBe(count);
+}
+
 /**
- * Holds uploads until the gateway has admitted them all: their headers are out, and a request sent
- * after them has been answered.
+ * Holds uploads until the gateway has admitted them all, as its gauge says: a request that only
+ * follows them on the wire may be decided first (each admission awaits its token's verification,
+ * and those finish in any order on a loaded machine), and would then measure the wrong thing.
  */
 async function holdUploads(tokens: string[]): Promise<ReturnType<typeof heldUpload>[]> {
+  // The uploads an earlier test let go have given their places back.
+  await waitForUploadsInFlight(0);
   const held = tokens.map((token) => heldUpload(token));
   await Promise.all(held.map((upload) => upload.flushed));
-  await (await fetch(new URL("/healthz", test.stack.gateway.url))).text();
+  await waitForUploadsInFlight(held.length);
   // None was answered: an answer now would be a refusal, and the test would measure the wrong thing.
   const early = await Promise.race([...held.map((upload) => upload.answered.then((status) => `answered ${status}`)), new Promise((resolve) => setTimeout(() => resolve("held"), 50))]);
   expect(early).toBe("held");
