@@ -130,6 +130,9 @@ export interface QueryCorrection {
   searchedAs: string[];
 }
 
+/** A word of a query as the suggestion reads and rewrites it: a run of letters. */
+const QUERY_WORD = /\p{L}+/gu;
+
 /** True when `a` is a better correction of the same typed word than `b`. */
 const betterCorrection = (a: WordCorrection, b: WordCorrection): boolean =>
   a.boost > b.boost || (a.boost === b.boost && (a.documents > b.documents || (a.documents === b.documents && a.word < b.word)));
@@ -149,7 +152,7 @@ export function queryCorrections(query: string, corrections: readonly WordCorrec
     byTyped.set(correction.typed, words);
   }
   const result: QueryCorrection[] = [];
-  for (const token of query.match(/\p{L}+/gu) ?? []) {
+  for (const token of query.match(QUERY_WORD) ?? []) {
     const words = byTyped.get(token.toLowerCase());
     if (!words) continue;
     byTyped.delete(token.toLowerCase());
@@ -169,7 +172,7 @@ export function suggestQuery(query: string, corrections: readonly QueryCorrectio
   const best = new Map(corrections.map((correction) => [correction.word.toLowerCase(), correction.searchedAs[0]!]));
   if (best.size === 0) return null;
   let changed = false;
-  const suggestion = query.replace(/\p{L}+/gu, (token) => {
+  const suggestion = query.replace(QUERY_WORD, (token) => {
     const word = best.get(token.toLowerCase());
     if (!word) return token;
     changed = true;

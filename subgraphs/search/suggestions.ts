@@ -106,9 +106,10 @@ export function suggestionMatches(text: string, prefix: string): MatchRange[] {
   const wanted = keyWithOrigins(prefix).key;
   if (wanted === "") return [];
   const { key, from, to } = keyWithOrigins(text);
-  // indexOf gives the space before the later word, or -1.
-  const at = key.startsWith(wanted) ? 0 : key.indexOf(` ${wanted}`) + 1;
-  if (at === 0 && !key.startsWith(wanted)) return [];
+  // The space before a later word that starts with the prefix, or -1.
+  const later = key.indexOf(` ${wanted}`);
+  const at = key.startsWith(wanted) ? 0 : later < 0 ? -1 : later + 1;
+  if (at < 0) return [];
   const last = at + wanted.length - 1;
   if (last >= from.length) return [];
   return [{ start: from[at]!, end: to[last]! }];
@@ -142,11 +143,11 @@ export class SearchSuggestions {
       const [keyA, keyB] = [dedupKey(a.text), dedupKey(b.text)];
       return keyA < keyB ? -1 : keyA > keyB ? 1 : 0;
     });
-    const ranked: SearchSuggestionData[] = [
-      ...(pastQueries!.status === "fulfilled" ? pastQueries!.value.map((row) => ({ text: row.text, source: row.source, ref: null, matches: [] })) : []),
+    const ranked: Omit<SearchSuggestionData, "matches">[] = [
+      ...(pastQueries!.status === "fulfilled" ? pastQueries!.value.map((row) => ({ text: row.text, source: row.source, ref: null })) : []),
       ...entities.flatMap((entity) => {
         const source = SOURCE_OF_TYPE[entity.ref.typename];
-        return source ? [{ text: entity.text, source, ref: entity.ref, matches: [] }] : [];
+        return source ? [{ text: entity.text, source, ref: entity.ref }] : [];
       }),
     ];
     const seen = new Set<string>();
