@@ -368,18 +368,29 @@ describeInBrowser("the search page", () => {
     });
     const answered: number[] = [];
     serper.onAnswer = () => answered.push(Date.now());
-    // A query no other test asks: the external-search service keeps web answers for a day.
-    await searchBox(page).fill("slow consumer rebalancing");
-    await page.keyboard.press("Enter");
-    await page.locator('ol.hit-list [data-kind="WebResult"]').first().waitFor(WAIT);
-    serper.onAnswer = null;
+    // The stand-in holds its answer until the page shows its first hits (3 s at most, under the
+    // 4 s attempt timeout), so the order does not depend on how busy the machine is.
+    let release!: () => void;
+    serper.hold = Promise.race([new Promise<void>((resolve) => (release = resolve)), new Promise<void>((resolve) => setTimeout(resolve, 3_000).unref())]);
+    try {
+      // A query no other test asks: the external-search service keeps web answers for a day.
+      await searchBox(page).fill("slow consumer rebalancing");
+      await page.keyboard.press("Enter");
+      await hits(page).first().waitFor(WAIT);
+      release();
+      await page.locator('ol.hit-list [data-kind="WebResult"]').first().waitFor(WAIT);
+    } finally {
+      release();
+      serper.hold = null;
+      serper.onAnswer = null;
+    }
     const seen = await page.evaluate(() => (window as unknown as { seen: Record<string, number> }).seen);
     expect(seen.firstHit).toBeDefined();
     expect(seen.webHitsWithFirst).toBe(0);
     expect(seen.arriving).toBeDefined();
     expect(seen.webHit!).toBeGreaterThan(seen.firstHit!);
     expect(answered.length).toBeGreaterThan(0);
-    console.log(`@defer: first (LOCAL) hits shown ${(seen.webHit! - seen.firstHit!).toFixed(0)} ms before the web hits (the stand-in waits ${WEB_DELAY_MS} ms)`);
+    console.log(`@defer: first (LOCAL) hits shown ${(seen.webHit! - seen.firstHit!).toFixed(0)} ms before the web hits (the stand-in waits ${WEB_DELAY_MS} ms, and until the first hits show)`);
     expect(await problemsOf(opened)).toEqual([]);
     await page.context().close();
   }, 120_000);

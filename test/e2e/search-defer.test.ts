@@ -1,7 +1,7 @@
 /**
  * Slow providers streamed with `@defer`, through the gateway over real HTTP: the page of the
- * LOCAL providers (`latency: LOCAL`) arrives as the first part while a web stand-in that takes
- * 1 s has not answered yet, and the page of every provider, its web hits included, arrives in the
+ * LOCAL providers (`latency: LOCAL`) arrives as the first part while a web stand-in holds its
+ * answer (until the test has read that part), and the page of every provider, its web hits included, arrives in the
  * deferred part; each part is a page of its own list, with cursors for that list. The same
  * operation without `@defer` is one answer. The LOCAL providers run once for both parts (SQL
  * statements counted), and a search subgraph cut off mid-stream ends the stream with an error
@@ -22,7 +22,12 @@ import { startTestStack, type TestStack } from "../support/stack.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { tokenFor } from "../support/tenants.js";
 
-const WEB_DELAY_MS = 1_000;
+/**
+ * The longest the web stand-in holds an answer. A gateway that did not stream would send nothing
+ * until the web answered: the limit lets the answer go, and the order check fails instead of the
+ * test hanging. Under the 4 s attempt timeout below: slow, not timed out.
+ */
+const WEB_HOLD_LIMIT_MS = 3_000;
 
 const PAGE = `hits { score item { __typename ... on Conversation { id title } ... on WebResult { url } } } pageInfo { hasNextPage endCursor } providers { name status }`;
 const DEFERRED = `query Streamed($input: SearchInput!, $local: SearchInput!) {
@@ -45,11 +50,36 @@ function post(url: string, query: string, variables: Record<string, unknown>, ac
   return fetch(url, { method: "POST", headers: { "content-type": "application/json", accept, authorization: `Bearer ${ada}` }, body: JSON.stringify({ query, variables }) });
 }
 
-/** Sends the deferred operation and reads its parts, noting in `events` when each was read. */
-async function streamed(query: string, accept = "multipart/mixed", url = test.stack.gateway.url): Promise<IncrementalPart[]> {
-  const response = await post(url, DEFERRED, inputs(query), accept);
+/**
+ * Holds the web stand-in's answers until the returned function is called, or WEB_HOLD_LIMIT_MS
+ * at most: a web provider slow for exactly as long as the test needs, so the order the test sees
+ * does not depend on how busy the machine is.
+ */
+function holdWeb(): () => void {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const limit = new Promise<void>((resolve) => setTimeout(resolve, WEB_HOLD_LIMIT_MS).unref());
+  serper.hold = Promise.race([released, limit]);
+  return release;
+}
+
+/**
+ * Sends a streamed operation with the web stand-in held, reads its parts and notes in `events`
+ * when each was read; the web answer is let go once the first part has been read.
+ */
+async function postHeld(url: string, query: string, variables: Record<string, unknown>, accept = "multipart/mixed"): Promise<IncrementalPart[]> {
+  const release = holdWeb();
+  const response = await post(url, query, variables, accept);
   expect(response.status).toBe(200);
-  return readParts(response, (part) => events.push(part.incremental ? "deferred part read" : "first part read"));
+  return readParts(response, (part) => {
+    events.push(part.incremental ? "deferred part read" : "first part read");
+    if (!part.incremental) release();
+  });
+}
+
+/** Sends the deferred operation: see postHeld. */
+function streamed(query: string, accept = "multipart/mixed", url = test.stack.gateway.url): Promise<IncrementalPart[]> {
+  return postHeld(url, DEFERRED, inputs(query), accept);
 }
 
 const types = (page: Page) => new Set(page.hits.map((hit) => hit.item?.__typename));
@@ -57,7 +87,6 @@ const status = (page: Page, name: string) => page.providers.find((provider) => p
 
 beforeAll(async () => {
   serper = await SerperStandIn.start();
-  serper.delayMs = WEB_DELAY_MS;
   serper.onAnswer = () => events.push("web answered");
   test = await startTestStack({
     SECRETS_ENCRYPTION_KEYS: `test-key:${randomBytes(32).toString("base64")}`,
@@ -130,8 +159,7 @@ describe("search with @defer through the gateway", () => {
     search.operations.reset();
     events = [];
     const conditional = DEFERRED.replace("$local: SearchInput!)", "$local: SearchInput!, $stream: Boolean!)").replace('@defer(label: "all")', '@defer(label: "all", if: $stream)');
-    const response = await post(test.stack.gateway.url, conditional, { ...inputs("espresso grinder calibration"), stream: true }, "multipart/mixed");
-    const parts = await readParts(response, (part) => events.push(part.incremental ? "deferred part read" : "first part read"));
+    const parts = await postHeld(test.stack.gateway.url, conditional, { ...inputs("espresso grinder calibration"), stream: true });
     expect(events).toEqual(["first part read", "web answered", "deferred part read"]);
     expect(types(parts[1]!.incremental![0]!.data!.all as Page)).toEqual(new Set(["Conversation", "WebResult"]));
     // The stitching runtime's subgraph operations: `search(...)` without the client's aliases.
@@ -179,6 +207,7 @@ describe("search with @defer through the gateway", () => {
       incrementalHandler: new Defer20220824Handler(),
     });
     events = [];
+    const release = holdWeb();
     const pages: Array<{ fast?: Page; all?: Page }> = [];
     await new Promise<void>((resolve, reject) => {
       const subscription = client.watchQuery<{ fast?: Page; all?: Page }>({ query: gql(DEFERRED), variables: inputs("espresso milk frothing"), fetchPolicy: "no-cache" }).subscribe({
@@ -187,6 +216,7 @@ describe("search with @defer through the gateway", () => {
           if (!data?.fast) return;
           pages.push(data);
           events.push(data.all ? "Apollo Client: all" : "Apollo Client: fast");
+          release();
           if (data.all) {
             subscription.unsubscribe();
             resolve();
@@ -276,10 +306,11 @@ describe("search with @defer through the gateway", () => {
     let gateway: RunningGateway | undefined;
     try {
       gateway = await startGateway({ ...gatewayOptionsFrom(test.config), port: 0, supergraphSdl: test.stack.supergraphSdl.replace(search.url, proxy.urlFor(search.url)), mcp: null, logger: silentLogger, runtimeLogLevel: false });
+      const release = holdWeb();
       const response = await post(gateway.url, DEFERRED, inputs("espresso outage"), "multipart/mixed");
       const parts = await readParts(response, (part) => {
         // The deferred search is waiting on the web stand-in now: cut its connection.
-        if (!part.incremental) void proxy.set("cut");
+        if (!part.incremental) void proxy.set("cut").then(release);
       });
       expect(parts[0]!.data!.fast).not.toBeNull();
       const last = parts.at(-1)!;
@@ -381,7 +412,7 @@ describe("@defer inside a search result", () => {
           ... @defer(label: "all") { all: search(input: $input) { hits { score ... @defer { highlights { text } } } } }
         }`;
         events = [];
-        const parts = await readParts(await post(url(), query, { input, local }, "multipart/mixed"), (part) => events.push(part.incremental ? "deferred part read" : "first part read"));
+        const parts = await postHeld(url(), query, { input, local });
         // The first part before the web stand-in answered, the deferred one after.
         expect(events[0]).toBe("first part read");
         expect(events.indexOf("web answered")).toBeGreaterThan(0);

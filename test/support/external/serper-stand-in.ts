@@ -35,6 +35,12 @@ export class SerperStandIn {
   oversizedBytes = 3 * 1024 * 1024;
   /** How long it waits before answering a valid request (a slow provider), in milliseconds. */
   delayMs = 0;
+  /**
+   * While set, valid requests also wait for this before answering: a slow provider whose answer
+   * the test lets go when it has seen what must come first. Orders events without betting on a
+   * delay being longer than a busy machine's other work.
+   */
+  hold: Promise<void> | null = null;
   /** Called as it sends each answer to a valid request (tests order it against what they read). */
   onAnswer: (() => void) | null = null;
 
@@ -85,6 +91,7 @@ export class SerperStandIn {
     const num = (body.num as number | undefined) ?? 10;
     const answer = { ...FIXTURE, searchParameters: { ...FIXTURE.searchParameters, q, num }, organic: FIXTURE.organic.slice(0, num) };
     if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    if (this.hold) await this.hold;
     this.onAnswer?.();
 
     switch (this.fault) {
