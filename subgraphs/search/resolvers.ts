@@ -70,7 +70,7 @@ const hitKey = (hit: SearchHitData) => `${hit.ref.typename}:${hit.ref.id}`;
  */
 async function runAsSaved(service: SearchService, tenant: TenantContext, saved: SavedSearch, limit: number): Promise<SearchResultData> {
   try {
-    return await service.search(tenant, { query: saved.query, alpha: saved.alpha, providers: saved.providers, weights: saved.weights, limit });
+    return await service.search(tenant, { query: saved.query, alpha: saved.alpha, providers: saved.providers, weights: saved.weights, filter: saved.filter, typoTolerance: saved.typoTolerance, limit });
   } catch (error) {
     if (error instanceof GraphQLError && error.extensions?.code === "BAD_USER_INPUT") {
       throw badUserInput("id", `this saved search no longer runs as saved (${error.message}): save it again with valid settings`);

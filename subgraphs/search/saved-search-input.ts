@@ -1,11 +1,12 @@
 /**
  * Checks what a client asks to save. The search part is checked by the search service itself
- * (the same rules, limits and messages as `search`), so a saved search always runs; the name
- * is checked here.
+ * (the same rules, limits and messages as `search`, filter included), so a saved search runs as
+ * long as the deployment and the caller's teams are what they were; the name is checked here.
  */
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { MAX_PAGE_SIZE } from "../../lib/graphql/pagination.js";
 import type { NewSavedSearch, ProviderWeight } from "./saved-search-store.js";
+import { filterInputOf, type SearchFilterInput } from "./search-filter-input.js";
 import type { SearchService } from "./search-service.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 
@@ -17,18 +18,24 @@ export interface SaveSearchInput {
   alpha?: number | null;
   providers?: string[] | null;
   weights?: ProviderWeight[] | null;
+  filter?: SearchFilterInput | null;
+  typoTolerance?: boolean | null;
 }
 
 export function validateSaveSearchInput(service: SearchService, tenant: TenantContext, input: SaveSearchInput): NewSavedSearch {
   const name = validateSavedSearchName(input.name, "input.name");
   const alpha = input.alpha ?? 0.5;
-  const { query } = service.validate({ query: input.query, alpha, providers: input.providers, weights: input.weights }, tenant);
+  const typoTolerance = input.typoTolerance ?? true;
+  const { query, filter } = service.validate({ query: input.query, alpha, providers: input.providers, weights: input.weights, filter: input.filter, typoTolerance }, tenant);
   return {
     name,
     query,
     alpha,
     providers: input.providers == null ? null : [...new Set(input.providers)],
     weights: (input.weights ?? []).map(({ provider, weight }) => ({ provider, weight })),
+    // Stored normalized, as it will run: deduplicated and sorted lists, lowercase sites.
+    filter: filterInputOf(filter),
+    typoTolerance,
   };
 }
 

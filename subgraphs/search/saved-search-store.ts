@@ -12,6 +12,7 @@ import { withTenantScope, type TenantTransaction } from "../../lib/database/tena
 import { badUserInput, notFound } from "../../lib/graphql/errors.js";
 import { isUuid } from "../../lib/graphql/pagination.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
+import type { SearchFilterInput } from "./search-filter-input.js";
 
 /** How many saved searches one user may keep. */
 export const MAX_SAVED_SEARCHES_PER_USER = 100;
@@ -30,6 +31,9 @@ export interface SavedSearch {
   /** Null: ask every provider. */
   providers: string[] | null;
   weights: ProviderWeight[];
+  /** Null: no filter. */
+  filter: SearchFilterInput | null;
+  typoTolerance: boolean;
   createdAt: Date;
   updatedAt: Date;
   lastRunAt: Date | null;
@@ -42,6 +46,8 @@ export interface NewSavedSearch {
   alpha: number;
   providers: string[] | null;
   weights: ProviderWeight[];
+  filter: SearchFilterInput | null;
+  typoTolerance: boolean;
 }
 
 export interface SavedSearchPageCursor {
@@ -107,6 +113,9 @@ export class SavedSearchStore {
             // Prisma reads a NULL text[] as []: an empty list is never valid input, so [] means "all providers" too.
             providers: search.providers ?? [],
             weights: search.weights as unknown as Prisma.InputJsonValue,
+            // Instants as ISO strings (JSON has no dates): toSavedSearch reads them back.
+            filter: search.filter === null ? Prisma.DbNull : (JSON.parse(JSON.stringify(search.filter)) as Prisma.InputJsonValue),
+            typoTolerance: search.typoTolerance,
           },
         });
       }, savedSearchRow)),
@@ -151,7 +160,7 @@ export class SavedSearchStore {
         ) AS previous
         WHERE s.organization_id = previous.organization_id AND s.id = previous.id
         RETURNING s.id::text AS id, s.organization_id AS "organizationId", s.user_id AS "userId", s.name, s.query, s.alpha,
-                  s.providers, s.weights, s.created_at AS "createdAt", s.updated_at AS "updatedAt", s.last_run_at AS "lastRunAt",
+                  s.providers, s.weights, s.filter, s.typo_tolerance AS "typoTolerance", s.created_at AS "createdAt", s.updated_at AS "updatedAt", s.last_run_at AS "lastRunAt",
                   s.last_hit_keys AS "lastHitKeys", previous.last_hit_keys AS "previousHitKeys"`,
     );
     const row = rows[0];
@@ -171,10 +180,23 @@ function toSavedSearch(row: SavedSearchRow): SavedSearch {
     alpha: row.alpha,
     providers: row.providers.length > 0 ? row.providers : null,
     weights: Array.isArray(row.weights) ? (row.weights as unknown as ProviderWeight[]) : [],
+    filter: savedFilter(row.filter),
+    typoTolerance: row.typoTolerance,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     lastRunAt: row.lastRunAt,
   };
+}
+
+/** The stored filter with its instants as Dates again; null for none. */
+function savedFilter(stored: unknown): SearchFilterInput | null {
+  if (stored === null || typeof stored !== "object" || Array.isArray(stored)) return null;
+  const filter = { ...(stored as SearchFilterInput) };
+  const range = (value: { from?: unknown; to?: unknown } | null | undefined) =>
+    value ? { from: typeof value.from === "string" ? new Date(value.from) : null, to: typeof value.to === "string" ? new Date(value.to) : null } : value;
+  if (filter.created) filter.created = range(filter.created as { from?: unknown; to?: unknown });
+  if (filter.updated) filter.updated = range(filter.updated as { from?: unknown; to?: unknown });
+  return filter;
 }
 
 /** A unique violation on (organization, user, name) is the caller's duplicate name. */

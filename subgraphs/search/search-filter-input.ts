@@ -121,3 +121,22 @@ export function filterIdentity(filter: SearchFilter): unknown {
     filter.sites,
   ];
 }
+
+/**
+ * A normalized filter back in the shape a client sends (enum names, sorted lists), fields not
+ * set left out: what a saved search stores and shows, and gives `search` again when it runs.
+ * Null for a filter that sets nothing. normalizeFilter(filterInputOf(f)) is f again.
+ */
+export function filterInputOf(filter: SearchFilter): SearchFilterInput | null {
+  const input: SearchFilterInput = {};
+  if (filter.kinds) input.kinds = (Object.keys(ITEM_KINDS) as ItemKind[]).filter((kind) => filter.kinds!.has(ITEM_KINDS[kind]));
+  if (filter.created) input.created = { from: filter.created.from, to: filter.created.to };
+  if (filter.updated) input.updated = { from: filter.updated.from, to: filter.updated.to };
+  if (filter.owner !== null) input.owner = filter.owner;
+  if (filter.teams) input.teams = [...filter.teams];
+  if (filter.knowledgeBases) input.knowledgeBases = [...filter.knowledgeBases];
+  if (filter.categories) input.categories = [...filter.categories];
+  if (filter.formats) input.formats = filter.formats.map((format) => format.toUpperCase());
+  if (filter.sites) input.sites = [...filter.sites];
+  return Object.keys(input).length > 0 ? input : null;
+}

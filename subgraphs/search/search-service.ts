@@ -208,10 +208,12 @@ export class SearchService {
 
   /**
    * Checks an input exactly as `search` would, without running it (saved searches check what
-   * they store with it), and returns the query as the providers would see it.
+   * they store with it), and returns the query as the providers would see it and the filter
+   * normalized.
    */
-  validate(raw: SearchInput, tenant: TenantContext): { query: string } {
-    return { query: this.normalize(raw, tenant).query };
+  validate(raw: SearchInput, tenant: TenantContext): { query: string; filter: SearchFilter } {
+    const { query, filter } = this.normalize(raw, tenant);
+    return { query, filter };
   }
 
   async search(tenant: TenantContext, raw: SearchInput, options: SearchOptions = {}): Promise<SearchResultData> {

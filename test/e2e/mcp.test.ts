@@ -120,6 +120,11 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     expect(search.inputSchema.properties).toMatchObject({ query: { type: "string" }, alpha: { type: "number" }, limit: { type: "integer", default: 10 }, providers: { type: "array", items: { type: "string" } }, typoTolerance: { type: "boolean", default: true }, dryRun: { type: "boolean", default: false } });
     // No default alpha in the tool: left out, the search uses the deployment's (measured per embedder).
     expect((search.inputSchema.properties as Record<string, object>).alpha).not.toHaveProperty("default");
+    // The filter as the schema's SearchFilter: an object of described fields, enums spelled out.
+    const filter = (search.inputSchema.properties as Record<string, any>).filter;
+    expect(filter).toMatchObject({ type: "object", properties: { kinds: { type: "array", items: { type: "string", enum: expect.arrayContaining(["CONVERSATION", "DOCUMENT_CHUNK"]) } }, created: { type: "object", properties: { from: { type: "string", format: "date-time" } } } } });
+    const saveSearch = tools.find((tool) => tool.name === "save_search")!;
+    expect(saveSearch.inputSchema.properties).toMatchObject({ filter: { type: "object" }, typoTolerance: { type: "boolean", default: true } });
     expect(tools.find((tool) => tool.name === "get_conversation")!.annotations).toMatchObject({ readOnlyHint: true });
     expect(tools.find((tool) => tool.name === "delete_saved_search")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });
@@ -129,7 +134,16 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     const saved = await call(client, "save_search", { name: "Payment retries", query: "checkout payment retry backoff", alpha: 1, providers: OWN_PROVIDERS });
     expect(saved.isError).toBeFalsy();
     const id = (saved.structuredContent as any).saveSearch.id as string;
-    expect((saved.structuredContent as any).saveSearch).toMatchObject({ name: "Payment retries", alpha: 1, providers: OWN_PROVIDERS, lastRunAt: null });
+    expect((saved.structuredContent as any).saveSearch).toMatchObject({ name: "Payment retries", alpha: 1, providers: OWN_PROVIDERS, filter: null, typoTolerance: true, lastRunAt: null });
+
+    // A filter and typo tolerance are saved with it and applied at every run.
+    const documentsOnly = await call(client, "save_search", { name: "Payment retries, documents", query: "checkout paymnet retry", alpha: 1, providers: OWN_PROVIDERS, filter: { kinds: ["DOCUMENT_CHUNK"] }, typoTolerance: false });
+    expect((documentsOnly.structuredContent as any).saveSearch).toMatchObject({ filter: { kinds: ["DOCUMENT_CHUNK"], created: null }, typoTolerance: false });
+    const documentsRun = (await call(client, "run_saved_search", { id: (documentsOnly.structuredContent as any).saveSearch.id })).structuredContent as any;
+    expect(new Set(documentsRun.runSavedSearch.result.hits.map((hit: any) => hit.item.__typename))).toEqual(new Set(["DocumentChunk"]));
+    expect(documentsRun.runSavedSearch.result.corrections).toEqual([]);
+    expect(documentsRun.runSavedSearch.result.providers.find((provider: any) => provider.name === "conversations.keyword").status).toBe("SKIPPED");
+    await call(client, "delete_saved_search", { id: (documentsOnly.structuredContent as any).saveSearch.id });
 
     const list = await call(client, "list_saved_searches", {});
     expect(list.structuredContent).toEqual(await sameAsGraphQL("list_saved_searches", {}, ada));
@@ -173,6 +187,15 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     expect((misspelled.structuredContent as any).search).toMatchObject({ suggestion: "checkout payment retry", corrections: [{ word: "paymnet", searchedAs: expect.arrayContaining(["payment"]) }] });
     const exact = await call(client, "search", { ...args, query: "checkout paymnet retry", typoTolerance: false });
     expect((exact.structuredContent as any).search).toMatchObject({ suggestion: null, corrections: [] });
+
+    // A filter narrows the hits to what it names, as in GraphQL.
+    const filtered = { ...args, filter: { kinds: ["DOCUMENT_CHUNK"] } };
+    const documents = await call(client, "search", filtered);
+    expect(documents.structuredContent).toEqual(await sameAsGraphQL("search", filtered, ada));
+    const kinds = new Set((documents.structuredContent as any).search.hits.map((hit: any) => hit.item.__typename));
+    expect(kinds).toEqual(new Set(["DocumentChunk"]));
+    const badFilter = await call(client, "search", { ...args, filter: { kinds: [] } });
+    expect([badFilter.isError, text(badFilter)]).toEqual([true, expect.stringMatching(/^BAD_USER_INPUT: .*filter\.kinds/)]);
 
     const conversation = await call(client, "get_conversation", { id: ids.conversation, first: 2 });
     expect(conversation.structuredContent).toEqual(await sameAsGraphQL("get_conversation", { id: ids.conversation, first: 2 }, ada));

@@ -93,7 +93,7 @@ async function request<T>(caller: ReadCaller, work: () => Promise<T>, options: {
   it("loads each entity from the standby for a reader who has not written, and from the primary for its writer until the standby has the write", async () => {
     await pair.setApplyDelay(APPLY_DELAY_MS);
     // Mutations: a saved search and a knowledge base, each by ann.
-    const saved = (await request(asCaller(ann), () => savedSearches.create(ann, { name: "Deadlocks", query: "deadlock", alpha: 0.5, providers: null, weights: [] }), { mutation: true })).result;
+    const saved = (await request(asCaller(ann), () => savedSearches.create(ann, { name: "Deadlocks", query: "deadlock", alpha: 0.5, providers: null, weights: [], filter: null, typoTolerance: true }), { mutation: true })).result;
     const handbook = (await request(asCaller(ann), () => knowledgeBases.create(ann, { name: "Handbook", description: null, scope: "COMPANY", category: null, backend: "LOCAL" }), { mutation: true })).result;
     // Cy runs a search (a query, no mutation) that stores what it retrieved: web results and passages.
     const [web] = (await request(asCaller(cy), () => results.saveWebResults(cy, [{ url: "https://example.com/deadlocks", title: "Deadlocks explained", snippet: "Lock in id order", position: 1, provider: "serper", fetchedAt: new Date() }]))).result;
@@ -160,7 +160,7 @@ async function request<T>(caller: ReadCaller, work: () => Promise<T>, options: {
   }, 90_000);
 
   it("a mutation's own reads of these entities stay on the primary", async () => {
-    const { result, replica } = await request(asCaller(ben), () => savedSearches.create(ben, { name: "Mine", query: "locks", alpha: 0.5, providers: null, weights: [] }).then((s) => savedSearches.require(ben, s.id)), { mutation: true });
+    const { result, replica } = await request(asCaller(ben), () => savedSearches.create(ben, { name: "Mine", query: "locks", alpha: 0.5, providers: null, weights: [], filter: null, typoTolerance: true }).then((s) => savedSearches.require(ben, s.id)), { mutation: true });
     expect(result.name).toBe("Mine");
     expect(replica).toBe(0);
   });

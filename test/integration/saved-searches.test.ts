@@ -25,7 +25,8 @@ let bea: string; // acme, ann's colleague
 let gus: string; // globex
 const acmeAnn = { organizationId: "acme", userId: "ann", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
-const FIELDS = `id name query alpha providers weights { provider weight } createdAt updatedAt lastRunAt`;
+const FILTER = `filter { kinds created { from to } updated { from to } owner teams knowledgeBases categories formats sites }`;
+const FIELDS = `id name query alpha providers weights { provider weight } ${FILTER} typoTolerance createdAt updatedAt lastRunAt`;
 const SAVE = `mutation($input: SaveSearchInput!) { saveSearch(input: $input) { ${FIELDS} } }`;
 const RENAME = `mutation($id: ID!, $name: String!) { renameSavedSearch(id: $id, name: $name) { ${FIELDS} } }`;
 const DELETE = `mutation($id: ID!) { deleteSavedSearch(id: $id) { id } }`;
@@ -34,7 +35,7 @@ const LIST = `query($first: Int, $after: String) { savedSearches(first: $first, 
 const RUN = `mutation($id: ID!, $limit: Int) {
   runSavedSearch(id: $id, limit: $limit) {
     savedSearch { id lastRunAt }
-    result { hits { score item { __typename ... on Conversation { id } } } providers { name status } }
+    result { hits { score item { __typename ... on Conversation { id } } } providers { name status } corrections { word searchedAs } }
     newHits { score item { __typename ... on Conversation { id } } }
   }
 }`;
@@ -46,6 +47,8 @@ interface SavedSearchFields {
   alpha: number;
   providers: string[] | null;
   weights: { provider: string; weight: number }[];
+  filter: Record<string, unknown> | null;
+  typoTolerance: boolean;
   createdAt: string;
   updatedAt: string;
   lastRunAt: string | null;
@@ -89,7 +92,7 @@ afterAll(async () => {
 describe("saving, listing, renaming and deleting", () => {
   it("saves a search as `search` would run it: name trimmed, query made plain, defaults filled in", async () => {
     const saved = await save(ann, { name: "  Deadlocks  ", query: "  order\u0000service deadlock\n" });
-    expect(saved).toMatchObject({ name: "Deadlocks", query: "order service deadlock", alpha: 0.5, providers: null, weights: [], lastRunAt: null });
+    expect(saved).toMatchObject({ name: "Deadlocks", query: "order service deadlock", alpha: 0.5, providers: null, weights: [], filter: null, typoTolerance: true, lastRunAt: null });
     expect(saved.createdAt).toBe(saved.updatedAt);
 
     const weighted = await save(ann, { name: "Keyword only", query: "deadlock", alpha: 1, providers: ["conversations.keyword", "conversations.keyword"], weights: [{ provider: "conversations.keyword", weight: 2.5 }] });
@@ -97,6 +100,37 @@ describe("saving, listing, renaming and deleting", () => {
 
     const read = await call(ann, GET, { id: weighted.id });
     expect(read.data!.savedSearch).toEqual(weighted);
+  });
+
+  it("saves a filter and typo tolerance as the search will run them: lists deduplicated and sorted, sites in lowercase", async () => {
+    const saved = await save(ann, {
+      name: "Filtered",
+      query: "deadlock",
+      typoTolerance: false,
+      filter: {
+        kinds: ["DOCUMENT_CHUNK", "CONVERSATION", "CONVERSATION"],
+        created: { from: "2026-01-01T00:00:00.000Z" },
+        categories: ["runbooks", "incidents", "runbooks"],
+        formats: ["PDF", "MARKDOWN"],
+        sites: ["Docs.Example.com."],
+      },
+    });
+    expect(saved.typoTolerance).toBe(false);
+    expect(saved.filter).toEqual({
+      kinds: ["CONVERSATION", "DOCUMENT_CHUNK"],
+      created: { from: "2026-01-01T00:00:00.000Z", to: null },
+      updated: null,
+      owner: null,
+      teams: null,
+      knowledgeBases: null,
+      categories: ["incidents", "runbooks"],
+      formats: ["MARKDOWN", "PDF"],
+      sites: ["docs.example.com"],
+    });
+    const read = await call(ann, GET, { id: saved.id });
+    expect(read.data!.savedSearch).toEqual(saved);
+    // A filter that sets nothing is no filter.
+    expect((await save(ann, { name: "Empty filter", query: "deadlock", filter: {} })).filter).toBeNull();
   });
 
   it("lists the caller's saved searches newest first, in pages that neither overlap nor skip", async () => {
@@ -160,6 +194,11 @@ describe("bad input", () => {
     ["a weight for an unknown provider", "input.weights", { weights: [{ provider: "nope", weight: 1 }] }],
     ["a negative weight", "input.weights", { weights: [{ provider: "conversations.keyword", weight: -1 }] }],
     ["two weights for one provider", "input.weights", { weights: [{ provider: "conversations.keyword", weight: 1 }, { provider: "conversations.keyword", weight: 2 }] }],
+    ["a filter with an empty list of kinds", "input.filter.kinds", { filter: { kinds: [] } }],
+    ["a filter on a team the caller is not in", "input.filter.teams", { filter: { teams: ["someone-elses-team"] } }],
+    ["a filter whose range ends before it starts", "input.filter.created", { filter: { created: { from: "2026-02-01T00:00:00Z", to: "2026-01-01T00:00:00Z" } } }],
+    ["a filter on a site that is not a host name", "input.filter.sites", { filter: { sites: ["https://example.com/path"] } }],
+    ["a filter with 51 categories", "input.filter.categories", { filter: { categories: Array.from({ length: 51 }, (_, i) => `c${i}`) } }],
   ])("refuses %s with BAD_USER_INPUT on %s, saving nothing", async (_name, field, change) => {
     const owner = await tokenFor("acme", "bad-input");
     const response = await call(owner, SAVE, { input: { ...valid, ...change } });
@@ -298,6 +337,40 @@ describe("running a saved search", () => {
     const narrow = await call(ann, RUN, { id: saved.id, limit: 1 });
     expect(narrow.data!.runSavedSearch.result.hits).toHaveLength(1);
     expect(narrow.data!.runSavedSearch.newHits).toEqual([]);
+  });
+
+  it("runs with its filter and typo tolerance, as `search` runs the same input", async () => {
+    const espresso = await addConversation("Espresso grinder calibration", "Grind finer when the espresso runs fast");
+    const runOf = async (input: Record<string, unknown>) => {
+      const saved = await save(ann, { query: "espresso", alpha: 1, ...input });
+      const response = await call(ann, RUN, { id: saved.id });
+      expect(response.errors).toBeUndefined();
+      return response.data!.runSavedSearch.result as { hits: { item: { id: string } }[]; providers: { name: string; status: string }[]; corrections: { word: string; searchedAs: string[] }[] };
+    };
+    const ids = (result: { hits: { item: { id: string } }[] }) => result.hits.map((hit) => hit.item.id);
+    expect(ids(await runOf({ name: "Espresso, recent", filter: { created: { from: "2000-01-01T00:00:00Z" } } }))).toEqual([espresso]);
+    expect(ids(await runOf({ name: "Espresso, last century", filter: { created: { to: "2000-01-01T00:00:00Z" } } }))).toEqual([]);
+    const documentsOnly = await runOf({ name: "Espresso, documents", filter: { kinds: ["DOCUMENT_CHUNK"] } });
+    expect(ids(documentsOnly)).toEqual([]);
+    expect(documentsOnly.providers.find((provider) => provider.name === "conversations.keyword")!.status).toBe("SKIPPED");
+
+    const tolerant = await runOf({ name: "Espreso, tolerant", query: "espreso" });
+    expect(ids(tolerant)).toEqual([espresso]);
+    expect(tolerant.corrections).toEqual([{ word: "espreso", searchedAs: ["espresso"] }]);
+    const exact = await runOf({ name: "Espreso, exact", query: "espreso", typoTolerance: false });
+    expect(ids(exact)).toEqual([]);
+    expect(exact.corrections).toEqual([]);
+  });
+
+  it("refuses to run on `id` once the caller has left a team its filter names", async () => {
+    const member = await tokenFor("acme", "tia", ["team-red"]);
+    const saved = await save(member, { name: "Red team's", query: "deadlock", filter: { teams: ["team-red"] } });
+    expect(saved.filter!.teams).toEqual(["team-red"]);
+    const ran = await call(member, RUN, { id: saved.id });
+    expect(ran.errors).toBeUndefined();
+    const left = await tokenFor("acme", "tia", []);
+    const refused = await call(left, RUN, { id: saved.id });
+    expect(failure(refused)).toMatchObject({ code: "BAD_USER_INPUT", field: "id", message: expect.stringContaining("team-red") });
   });
 
   it("says so on `id` when the saved input no longer runs on this deployment (a provider it names is gone)", async () => {
