@@ -3,7 +3,8 @@
  * (issue 21). Saved searches: one saved through the API is listed, renamed from the keyboard,
  * run (its hits, then "new since last run" after a matching conversation is added), a duplicate
  * name is refused readably, one saved from the page's form joins the list without a reload, a
- * colleague's page does not list them, and deleting (after a confirmation) leaves the list and
+ * colleague's page does not list them, one saved from the search page keeps its filters and exact
+ * words (listed, and opened on the search page as it was), and deleting (after a confirmation) leaves the list and
  * finally the empty state. Credits: with a budget set and two paid web searches (a Serper
  * stand-in), the page shows the budget, spent and balance, the usage chart and the same numbers
  * in a table; a period without spending says so; a member sees the budget and a readable
@@ -155,6 +156,39 @@ describeInBrowser("saved searches", () => {
     await page.getByRole("heading", { name: "No saved searches yet" }).waitFor(WAIT);
     expect((await api(web.demoToken, `query { savedSearches { nodes { id } } }`)).savedSearches.nodes).toEqual([]);
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    expect(await problems.settled()).toEqual([]);
+    await context.close();
+  });
+
+  it("saves the search page's search with its filters and exact words, lists them, and opens it as it was", async () => {
+    const context = await web.context(web.demoToken);
+    const page = await context.newPage();
+    const problems = watchForProblems(page);
+    const address = "/?q=descaling&alpha=1&kind=CONVERSATION&exact=1";
+    await page.goto(address);
+    await page.getByRole("button", { name: "Save this search" }).click();
+    const form = page.getByRole("form", { name: "Save this search" });
+    await form.waitFor(WAIT);
+    // The form says what is saved besides the query.
+    expect(await form.locator(".save-search-settings").textContent()).toBe("Saved with kinds: Conversations; words: only as typed (no typo tolerance).");
+    await form.getByLabel("Name").fill("Descaling, conversations, exact");
+    await form.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("link", { name: "See your saved searches" }).waitFor(WAIT);
+    const saved = await api(web.demoToken, `query { savedSearches { nodes { name alpha providers filter { kinds created { from } sites } typoTolerance } } }`);
+    expect(saved.savedSearches.nodes).toEqual([{ name: "Descaling, conversations, exact", alpha: 1, providers: null, filter: { kinds: ["CONVERSATION"], created: null, sites: null }, typoTolerance: false }]);
+
+    await page.getByRole("link", { name: "See your saved searches" }).click();
+    const card = savedSearchCard(page, "Descaling, conversations, exact");
+    await card.waitFor(WAIT);
+    const facts = Object.fromEntries(await card.locator(".saved-search-facts > div").evaluateAll((rows) => rows.map((row) => [row.querySelector("dt")!.textContent, row.querySelector("dd")!.textContent])));
+    expect(facts).toMatchObject({ Kinds: "Conversations", Words: "only as typed (no typo tolerance)" });
+    const open = card.getByRole("link", { name: "Open on the search page" });
+    expect(await open.getAttribute("href")).toBe(address);
+    await open.click();
+    await page.waitForURL((url) => url.pathname + url.search === address, WAIT);
+    expect(await page.getByRole("checkbox", { name: /^Conversations/ }).isChecked()).toBe(true);
+
+    await api(web.demoToken, `mutation { deleteSavedSearch(id: "${(await api(web.demoToken, `query { savedSearches { nodes { id } } }`)).savedSearches.nodes[0].id}") { id } }`);
     expect(await problems.settled()).toEqual([]);
     await context.close();
   });

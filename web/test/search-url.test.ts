@@ -5,9 +5,25 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_FILTER_VALUES, NO_FILTERS, readUrlSearch, searchInputOf, writeUrlSearch, type UrlSearch } from "../src/search/search-url";
+import { MAX_FILTER_VALUES, NO_FILTERS, readUrlSearch, saveInputOf, searchInputOf, urlSearchOfSaved, writeUrlSearch, type UrlSearch } from "../src/search/search-url";
 
 const read = (query: string) => readUrlSearch(new URLSearchParams(query));
+
+const kind = fc.constantFrom("CONVERSATION", "DOCUMENT_CHUNK", "KNOWLEDGE_BASE_PASSAGE", "WEB_RESULT", "SLACK_MESSAGE", "LINKEDIN_POST" as const);
+const value = fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }).filter((text) => !/[\u0000-\u001f\u007f]/.test(text));
+/** Any search the page can make. */
+const anySearch = fc.record({
+  query: fc.string({ unit: "grapheme", maxLength: 60 }).map((text) => text.trim()),
+  alpha: fc.option(fc.integer({ min: 0, max: 20 }).map((step) => step / 20)),
+  filters: fc.record({
+    kinds: fc.uniqueArray(kind, { maxLength: 5 }),
+    providers: fc.uniqueArray(value, { maxLength: 4 }),
+    month: fc.option(fc.tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 })).map(([year, month]) => `${year}-${String(month).padStart(2, "0")}`)),
+    categories: fc.uniqueArray(value, { maxLength: 4 }),
+    knowledgeBases: fc.uniqueArray(value, { maxLength: 4 }),
+  }),
+  exact: fc.boolean(),
+});
 
 describe("the search page's URL", () => {
   it("reads the query, alpha and every filter", () => {
@@ -22,22 +38,8 @@ describe("the search page's URL", () => {
   });
 
   it("round-trips what it writes, for any search the page can make (property)", () => {
-    const kind = fc.constantFrom("CONVERSATION", "DOCUMENT_CHUNK", "KNOWLEDGE_BASE_PASSAGE", "WEB_RESULT", "SLACK_MESSAGE", "LINKEDIN_POST" as const);
-    const value = fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }).filter((text) => !/[\u0000-\u001f\u007f]/.test(text));
-    const search = fc.record({
-      query: fc.string({ unit: "grapheme", maxLength: 60 }).map((text) => text.trim()),
-      alpha: fc.option(fc.integer({ min: 0, max: 20 }).map((step) => step / 20)),
-      filters: fc.record({
-        kinds: fc.uniqueArray(kind, { maxLength: 5 }),
-        providers: fc.uniqueArray(value, { maxLength: 4 }),
-        month: fc.option(fc.tuple(fc.integer({ min: 2000, max: 2099 }), fc.integer({ min: 1, max: 12 })).map(([year, month]) => `${year}-${String(month).padStart(2, "0")}`)),
-        categories: fc.uniqueArray(value, { maxLength: 4 }),
-        knowledgeBases: fc.uniqueArray(value, { maxLength: 4 }),
-      }),
-      exact: fc.boolean(),
-    });
     fc.assert(
-      fc.property(search, (original) => {
+      fc.property(anySearch, (original) => {
         const url = writeUrlSearch(original as UrlSearch).toString();
         expect(read(url)).toEqual(original);
       }),
@@ -109,5 +111,37 @@ describe("the search page's URL", () => {
       filter: { kinds: ["CONVERSATION"], created: { from: "2026-02-01T00:00:00.000Z", to: "2026-02-28T23:59:59.999Z" } },
     });
     expect(searchInputOf(read("q=deadlcok&exact=1"))).toEqual({ query: "deadlcok", limit: 20, typoTolerance: false });
+  });
+});
+
+describe("a saved search and the search page", () => {
+  it("saves the page's search and opens the saved search as the same page, for any search the page can make (property)", () => {
+    fc.assert(
+      fc.property(anySearch, fc.integer({ min: 0, max: 20 }), (page, step) => {
+        const search = { ...(page as UrlSearch), alpha: page.alpha ?? step / 20 };
+        const input = saveInputOf(search);
+        expect(input).not.toHaveProperty("limit");
+        // What SavedSearch answers for it (the server's normalization aside: sorting, lowercase sites).
+        const saved = { query: input.query, alpha: input.alpha!, providers: input.providers ?? null, typoTolerance: input.typoTolerance ?? true, filter: input.filter ?? null };
+        expect(urlSearchOfSaved(saved)).toEqual({ search, unshown: [] });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("opens what the page can show, and names the filter fields it cannot", () => {
+    const saved = {
+      query: "deadlock",
+      alpha: 0.5,
+      providers: null,
+      typoTolerance: false,
+      filter: { kinds: ["CONVERSATION" as const], created: { from: "2026-10-01T00:00:00.000Z", to: "2026-10-15T00:00:00.000Z" }, sites: ["example.com"], owner: null, updated: null },
+    };
+    const { search, unshown } = urlSearchOfSaved(saved);
+    expect(search).toEqual({ query: "deadlock", alpha: 0.5, filters: { ...NO_FILTERS, kinds: ["CONVERSATION"] }, exact: true });
+    expect(unshown).toEqual(["created", "sites"]);
+    // A whole UTC month, as the month facet sets it, is the page's month, however the server spells the instants.
+    const month = urlSearchOfSaved({ ...saved, filter: { created: { from: "2026-10-01T00:00:00Z", to: "2026-10-31T23:59:59.999Z" } } });
+    expect(month).toEqual({ search: { ...search, filters: { ...NO_FILTERS, month: "2026-10" } }, unshown: [] });
   });
 });

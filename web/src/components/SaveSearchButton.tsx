@@ -1,21 +1,31 @@
 /**
  * "Save this search" on the search page: a button that opens a small form (the name, prefilled
- * from the query), saves with `saveSearch`, then confirms with a link to /saved. The server's
+ * from the query), saves with `saveSearch` the search as the page runs it (its alpha, providers,
+ * filters and typo tolerance), then confirms with a link to /saved. The server's
  * refusals (a duplicate name, the 100-per-user limit, a bad query) are shown with their code.
  * Sends: SaveSearch, and SearchDefaultAlpha when the page's search has no alpha of its own.
  */
-import { useEffect, useId, useRef, useState } from "react";
+import { useEffect, useId, useMemo, useRef, useState } from "react";
 import { Link } from "react-router";
 import { ErrorMessage } from "./ErrorMessage";
 import { MAX_NAME_LENGTH, nameFromQuery, useDefaultAlpha, useSaveSearch } from "../saved/useSaveSearch";
+import { savedSettingsInWords } from "../saved/format";
+import { saveInputOf, type UrlSearch } from "../search/search-url";
 import "./SaveSearchButton.css";
 
 export interface SaveSearchButtonProps {
-  query: string;
-  alpha?: number | null;
+  /** The page's search: what is saved. */
+  search: UrlSearch;
 }
 
-export function SaveSearchButton({ query, alpha }: SaveSearchButtonProps) {
+export function SaveSearchButton({ search }: SaveSearchButtonProps) {
+  const { query, alpha } = search;
+  const toSave = useMemo(() => saveInputOf(search), [search]);
+  // What the form says it saves besides the query and alpha (filters, providers, exact words).
+  const settings = useMemo(
+    () => savedSettingsInWords({ query, alpha: alpha ?? 0, providers: toSave.providers ?? null, typoTolerance: toSave.typoTolerance ?? true, filter: toSave.filter ?? null }),
+    [query, alpha, toSave],
+  );
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
   const [savedName, setSavedName] = useState<string | null>(null);
@@ -28,10 +38,10 @@ export function SaveSearchButton({ query, alpha }: SaveSearchButtonProps) {
   const { defaultAlpha, loading: defaultAlphaLoading } = useDefaultAlpha(!open || hasAlpha);
   const savable = query.trim().length > 0;
 
-  // A new search on the page is a new thing to save: forget the last confirmation.
+  // A new search on the page (query, alpha or a filter) is a new thing to save: forget the last confirmation.
   useEffect(() => {
     setSavedName(null);
-  }, [query, alpha]);
+  }, [toSave]);
 
   // Focus follows the form: into the name when it opens, back to the button when it closes
   // (after the render that brings the button back), so keyboard users keep their place.
@@ -52,7 +62,7 @@ export function SaveSearchButton({ query, alpha }: SaveSearchButtonProps) {
     if (loading) return;
     const effectiveAlpha = hasAlpha ? alpha : defaultAlpha;
     const { data } = await save({
-      variables: { input: { name: name.trim(), query, ...(effectiveAlpha !== null && effectiveAlpha !== undefined ? { alpha: effectiveAlpha } : {}) } },
+      variables: { input: { ...toSave, name: name.trim(), ...(effectiveAlpha !== null && effectiveAlpha !== undefined ? { alpha: effectiveAlpha } : {}) } },
     }).catch(() => ({ data: undefined }));
     if (data?.saveSearch) {
       setSavedName(data.saveSearch.name);
@@ -93,6 +103,11 @@ export function SaveSearchButton({ query, alpha }: SaveSearchButtonProps) {
             required
             onChange={(event) => setName(event.target.value)}
           />
+          {settings.length > 0 ? (
+            <p className="save-search-settings">
+              Saved with {settings.map((setting) => `${setting.label.toLowerCase()}: ${setting.value}`).join("; ")}.
+            </p>
+          ) : null}
           <div className="save-search-actions">
             <button type="submit" className="primary" disabled={defaultAlphaLoading || name.trim() === ""} aria-disabled={loading}>
               {loading ? "Saving…" : "Save"}

@@ -88,7 +88,7 @@ export function SearchPage() {
             </h2>
             <div className="search-controls">
               <AlphaSlider alpha={search.alpha} onChange={(alpha) => go({ ...search, alpha })} />
-              <SaveSearchButton query={search.query} alpha={search.alpha} />
+              <SaveSearchButton search={search} />
             </div>
             {results.page ? <ProviderChips providers={results.page.providers} /> : null}
             <CorrectionNotice search={search} suggestion={results.first?.suggestion ?? null} corrections={results.first?.corrections ?? []} />

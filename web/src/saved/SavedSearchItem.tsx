@@ -9,7 +9,7 @@ import { Link } from "react-router";
 import { useMutation } from "@apollo/client/react";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { removeSavedSearchFromCache } from "./cache";
-import { formatDateTime, searchPageHref } from "./format";
+import { formatDateTime, savedSettingsInWords, searchPageHref, unshownInWords } from "./format";
 import { DELETE_SAVED_SEARCH, RENAME_SAVED_SEARCH, RUN_SAVED_SEARCH, type SavedSearchFields } from "./operations";
 import { SavedSearchRunResult } from "./SavedSearchRunResult";
 import { MAX_NAME_LENGTH } from "./useSaveSearch";
@@ -76,6 +76,8 @@ export function SavedSearchItem({ savedSearch, onDeleted }: { savedSearch: Saved
   }
 
   const runResult = runState.data?.runSavedSearch ?? null;
+  const settings = savedSettingsInWords(savedSearch);
+  const unshown = unshownInWords(savedSearch);
 
   return (
     <li className="saved-search card">
@@ -91,6 +93,12 @@ export function SavedSearchItem({ savedSearch, onDeleted }: { savedSearch: Saved
           <dt>Keyword/semantic balance (alpha)</dt>
           <dd>{savedSearch.alpha}</dd>
         </div>
+        {settings.map((setting) => (
+          <div key={setting.label}>
+            <dt>{setting.label}</dt>
+            <dd>{setting.value}</dd>
+          </div>
+        ))}
         <div>
           <dt>Saved</dt>
           <dd>
@@ -143,8 +151,8 @@ export function SavedSearchItem({ savedSearch, onDeleted }: { savedSearch: Saved
           <button type="button" className="primary" aria-disabled={runState.loading} onClick={runNow} aria-describedby={headingId}>
             {runState.loading ? "Running…" : "Run"}
           </button>
-          <Link to={searchPageHref(savedSearch.query, savedSearch.alpha)} aria-describedby={headingId}>
-            Open on the search page
+          <Link to={searchPageHref(savedSearch)} aria-describedby={headingId} title={unshown ? `The search page cannot show its ${unshown} filter: it opens without it` : undefined}>
+            Open on the search page{unshown ? ` (without its ${unshown} filter)` : ""}
           </Link>
           <button
             type="button"

@@ -5,6 +5,7 @@
  */
 import { gql } from "@apollo/client";
 import type { TypedDocumentNode } from "@apollo/client";
+import type { SavedFilter, SearchInputToSave } from "../search/search-url";
 
 export interface SavedSearchFields {
   __typename: "SavedSearch";
@@ -12,6 +13,9 @@ export interface SavedSearchFields {
   name: string;
   query: string;
   alpha: number;
+  providers: string[] | null;
+  filter: SavedFilter | null;
+  typoTolerance: boolean;
   createdAt: string;
   lastRunAt: string | null;
 }
@@ -23,6 +27,25 @@ export const SAVED_SEARCH_FIELDS = gql`
     name
     query
     alpha
+    providers
+    filter {
+      kinds
+      created {
+        from
+        to
+      }
+      updated {
+        from
+        to
+      }
+      owner
+      teams
+      knowledgeBases
+      categories
+      formats
+      sites
+    }
+    typoTolerance
     createdAt
     lastRunAt
   }
@@ -43,7 +66,7 @@ export const SAVED_SEARCHES: TypedDocumentNode<{ savedSearches: { nodes: SavedSe
 `;
 
 export interface SaveSearchVariables {
-  input: { name: string; query: string; alpha?: number };
+  input: { name: string } & SearchInputToSave;
 }
 
 export const SAVE_SEARCH: TypedDocumentNode<{ saveSearch: SavedSearchFields | null }, SaveSearchVariables> = gql`

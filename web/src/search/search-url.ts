@@ -111,3 +111,72 @@ export function searchInputOf(search: UrlSearch): SearchInput {
     ...(search.exact ? { typoTolerance: false } : {}),
   };
 }
+
+/** A saved search's settings, as SavedSearch answers them (the fields the page can hold and the rest). */
+export interface SavedSearchSettings {
+  query: string;
+  alpha: number;
+  providers: string[] | null;
+  typoTolerance: boolean;
+  filter: SavedFilter | null;
+}
+
+/** SavedSearch.filter: every SearchFilter field, null when it does not narrow by it. */
+export interface SavedFilter {
+  kinds?: SearchItemKind[] | null;
+  created?: { from: string | null; to: string | null } | null;
+  updated?: { from: string | null; to: string | null } | null;
+  owner?: string | null;
+  teams?: string[] | null;
+  knowledgeBases?: string[] | null;
+  categories?: string[] | null;
+  formats?: string[] | null;
+  sites?: string[] | null;
+}
+
+/** The `YYYY-MM` month a range covers exactly (as the month facet sets it), or null. */
+function monthOf(range: { from: string | null; to: string | null }): string | null {
+  if (!range.from || !range.to) return null;
+  const month = range.from.slice(0, 7);
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) return null;
+  const exact = monthRange(month);
+  return Date.parse(range.from) === Date.parse(exact.from) && Date.parse(range.to) === Date.parse(exact.to) ? month : null;
+}
+
+/**
+ * A saved search as the search page's URL: everything the page can show (kinds, providers, a
+ * month, categories, knowledge bases, exact words), and in `unshown` the filter fields it cannot
+ * (the page would search without them, so the saved-search list says so next to the link).
+ */
+export function urlSearchOfSaved(saved: SavedSearchSettings): { search: UrlSearch; unshown: string[] } {
+  const filter = saved.filter ?? {};
+  const unshown: string[] = [];
+  let month: string | null = null;
+  if (filter.created) {
+    month = monthOf(filter.created);
+    if (month === null) unshown.push("created");
+  }
+  for (const field of ["updated", "owner", "teams", "formats", "sites"] as const) if (filter[field] != null) unshown.push(field);
+  const search: UrlSearch = {
+    query: saved.query,
+    alpha: saved.alpha,
+    filters: {
+      kinds: filter.kinds ?? [],
+      providers: saved.providers ?? [],
+      month,
+      categories: filter.categories ?? [],
+      knowledgeBases: filter.knowledgeBases ?? [],
+    },
+    exact: !saved.typoTolerance,
+  };
+  return { search, unshown };
+}
+
+/** What a `SaveSearchInput` holds besides its name. */
+export type SearchInputToSave = Omit<SearchInput, "limit" | "after" | "latency">;
+
+/** The page's search as `saveSearch` stores it: what it runs with, without the page size. */
+export function saveInputOf(search: UrlSearch): SearchInputToSave {
+  const { limit: _limit, ...input } = searchInputOf(search);
+  return input;
+}
