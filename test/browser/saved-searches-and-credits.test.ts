@@ -160,7 +160,7 @@ describeInBrowser("saved searches", () => {
     await context.close();
   });
 
-  it("saves the search page's search with its filters and exact words, lists them, and opens it as it was", async () => {
+  it("saves the search page's search with its filters and exact words, lists them, opens it as it was, and runs one with its corrections", async () => {
     const context = await web.context(web.demoToken);
     const page = await context.newPage();
     const problems = watchForProblems(page);
@@ -188,7 +188,18 @@ describeInBrowser("saved searches", () => {
     await page.waitForURL((url) => url.pathname + url.search === address, WAIT);
     expect(await page.getByRole("checkbox", { name: /^Conversations/ }).isChecked()).toBe(true);
 
-    await api(web.demoToken, `mutation { deleteSavedSearch(id: "${(await api(web.demoToken, `query { savedSearches { nodes { id } } }`)).savedSearches.nodes[0].id}") { id } }`);
+    // A saved search with typo tolerance says, when it runs, what it also searched for a misspelled word.
+    await api(web.demoToken, `mutation Save($input: SaveSearchInput!) { saveSearch(input: $input) { id } }`, { input: { name: "Misspelled", query: "espreso machine", alpha: 1 } });
+    await page.goto("/saved");
+    const misspelled = savedSearchCard(page, "Misspelled");
+    await misspelled.getByRole("button", { name: "Run" }).click();
+    const corrected = misspelled.locator(".run-result .correction-detail");
+    await corrected.waitFor(WAIT);
+    expect(await corrected.textContent()).toMatch(/^Also searched: espresso.* for “espreso”\.$/);
+
+    for (const { id } of (await api(web.demoToken, `query { savedSearches { nodes { id } } }`)).savedSearches.nodes) {
+      await api(web.demoToken, `mutation($id: ID!) { deleteSavedSearch(id: $id) { id } }`, { id });
+    }
     expect(await problems.settled()).toEqual([]);
     await context.close();
   });

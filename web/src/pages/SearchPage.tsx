@@ -11,6 +11,7 @@
 import { startTransition, useCallback, useEffect, useMemo, useOptimistic, useRef } from "react";
 import { Link, useSearchParams } from "react-router";
 import { useApolloClient, useQuery } from "@apollo/client/react";
+import { AlsoSearched } from "../components/AlsoSearched";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
@@ -135,14 +136,7 @@ function CorrectionNotice({ search, suggestion, corrections }: { search: UrlSear
       ) : null}
       {corrections.length ? (
         <p className="correction-detail">
-          Also searched:{" "}
-          {corrections.map((correction, index) => (
-            <span key={correction.word}>
-              {index > 0 ? "; " : ""}
-              <strong>{correction.searchedAs.join(", ")}</strong> for “{correction.word}”
-            </span>
-          ))}
-          .{" "}
+          <AlsoSearched corrections={corrections} />{" "}
           <Link to={`/?${writeUrlSearch({ ...search, exact: true })}`}>Search only for “{search.query}”</Link>
         </p>
       ) : null}

@@ -1,8 +1,10 @@
 /**
  * What a run of a saved search found: first the hits its previous run did not return ("new
  * since last run", from `newHits`), then the whole first page with those marked New. On a first
- * run every hit is new, which the heading says rather than repeating the list.
+ * run every hit is new, which the heading says rather than repeating the list. A saved search
+ * with typo tolerance says which words it also searched for misspelled ones, as the search page does.
  */
+import { AlsoSearched } from "../components/AlsoSearched";
 import { formatDateTime } from "./format";
 import { hitKey, SavedSearchHit } from "./SavedSearchHit";
 import type { SavedSearchRunData } from "./operations";
@@ -21,6 +23,11 @@ export function SavedSearchRunResult({ run, previousRunAt, headingId }: { run: R
       {failed.length > 0 ? (
         <p className="hint">
           Some sources did not answer, so hits may be missing: {failed.map((provider) => `${provider.name} (${provider.status.toLowerCase()}${provider.error ? `: ${provider.error}` : ""})`).join(", ")}.
+        </p>
+      ) : null}
+      {run.result.corrections.length > 0 ? (
+        <p className="hint correction-detail">
+          <AlsoSearched corrections={run.result.corrections} />
         </p>
       ) : null}
       <section className="new-hits" aria-labelledby={`${headingId}-new`}>

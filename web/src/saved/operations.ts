@@ -135,7 +135,7 @@ export interface RunHit {
 export interface SavedSearchRunData {
   runSavedSearch: {
     savedSearch: SavedSearchFields;
-    result: { hits: RunHit[]; providers: { name: string; status: string; error: string | null }[] };
+    result: { hits: RunHit[]; providers: { name: string; status: string; error: string | null }[]; corrections: { word: string; searchedAs: string[] }[] };
     newHits: RunHit[];
   } | null;
 }
@@ -203,6 +203,10 @@ export const RUN_SAVED_SEARCH: TypedDocumentNode<SavedSearchRunData, { id: strin
           name
           status
           error
+        }
+        corrections {
+          word
+          searchedAs
         }
       }
       newHits {
