@@ -68,9 +68,9 @@ const hitKey = (hit: SearchHitData) => `${hit.ref.typename}:${hit.ref.id}`;
  * since (a provider it names was removed), the search's complaint is about the saved search,
  * so it is reported on `id` with what to do about it.
  */
-async function runAsSaved(service: SearchService, tenant: TenantContext, saved: SavedSearch, limit: number): Promise<SearchResultData> {
+async function runAsSaved(service: SearchService, tenant: TenantContext, saved: SavedSearch, limit: number, facets: boolean): Promise<SearchResultData> {
   try {
-    return await service.search(tenant, { query: saved.query, alpha: saved.alpha, providers: saved.providers, weights: saved.weights, filter: saved.filter, typoTolerance: saved.typoTolerance, limit });
+    return await service.search(tenant, { query: saved.query, alpha: saved.alpha, providers: saved.providers, weights: saved.weights, filter: saved.filter, typoTolerance: saved.typoTolerance, limit }, { facets });
   } catch (error) {
     if (error instanceof GraphQLError && error.extensions?.code === "BAD_USER_INPUT") {
       throw badUserInput("id", `this saved search no longer runs as saved (${error.message}): save it again with valid settings`);
@@ -146,12 +146,12 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
      * The search runs between two statements: the saved input is read, the search runs, and one
      * UPDATE stores this page's keys while returning the previous run's, which decide `newHits`.
      */
-    async runSavedSearch(_source, args: { id: string; limit?: number | null }, context) {
+    async runSavedSearch(_source, args: { id: string; limit?: number | null }, context, info) {
       const tenant = context.requireTenant();
       const id = requireUuid(args.id, "id");
       const limit = validateRunLimit(args.limit);
       const saved = await context.savedSearches.require(tenant, id);
-      const result = await runAsSaved(context.search, tenant, saved, limit);
+      const result = await runAsSaved(context.search, tenant, saved, limit, selectsField(info, "result", "facets"));
       const { savedSearch, previousHitKeys } = await context.savedSearches.recordRun(tenant, id, result.hits.map(hitKey));
       const previous = new Set(previousHitKeys ?? []);
       const newHits = previousHitKeys === null ? result.hits : result.hits.filter((hit) => !previous.has(hitKey(hit)));

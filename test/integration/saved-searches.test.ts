@@ -362,6 +362,19 @@ describe("running a saved search", () => {
     expect(exact.corrections).toEqual([]);
   });
 
+  it("computes the page's facets when a run selects them, also through a fragment", async () => {
+    await addConversation("Faceted frobnication", "Frobnication of the widgets, step by step");
+    const saved = await save(ann, { name: "Frobnication, faceted", query: "frobnication", alpha: 1 });
+    const withFacets = await call(ann, `mutation($id: ID!) { runSavedSearch(id: $id) { result { hits { score } ...Counts } } } fragment Counts on SearchResult { facets { window kinds { kind count } providers { provider count } } }`, { id: saved.id });
+    expect(withFacets.errors).toBeUndefined();
+    const result = withFacets.data!.runSavedSearch.result as { hits: unknown[]; facets: { window: number; kinds: { kind: string; count: number }[]; providers: { provider: string; count: number }[] } };
+    expect(result.hits.length).toBeGreaterThan(0);
+    // Keyword only, over conversations alone here: every candidate is one, and came from that provider.
+    expect(result.facets.window).toBeGreaterThanOrEqual(result.hits.length);
+    expect(result.facets.kinds).toEqual([{ kind: "CONVERSATION", count: result.facets.window }]);
+    expect(result.facets.providers).toEqual(expect.arrayContaining([{ provider: "conversations.keyword", count: result.facets.window }]));
+  });
+
   it("refuses to run on `id` once the caller has left a team its filter names", async () => {
     const member = await tokenFor("acme", "tia", ["team-red"]);
     const saved = await save(member, { name: "Red team's", query: "deadlock", filter: { teams: ["team-red"] } });
