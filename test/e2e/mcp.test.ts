@@ -153,6 +153,9 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     const hitIds = first.runSavedSearch.result.hits.map((hit: any) => hit.item.id);
     expect(hitIds).toContain(ids.conversation);
     expect(first.runSavedSearch.newHits.map((hit: any) => hit.item.id)).toEqual(hitIds);
+    // Its cursor pages on with `search` and the saved settings, as the tool's description says.
+    const next = await call(client, "search", { query: "checkout payment retry backoff", alpha: 1, providers: OWN_PROVIDERS, after: first.runSavedSearch.result.pageInfo.endCursor });
+    expect([next.isError ?? false, text(next).slice(0, 200)]).toEqual([false, expect.any(String)]);
     const again = (await call(client, "run_saved_search", { id })).structuredContent as any;
     expect(again.runSavedSearch.newHits).toEqual([]);
     expect(again.runSavedSearch.savedSearch.lastRunAt).not.toBeNull();
