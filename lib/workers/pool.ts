@@ -43,6 +43,7 @@ export class WorkerPool<Task, Result> {
   private readonly piscina: Piscina<Task, Result>;
   private submitted = 0;
   private isClosed = false;
+  private strayFailures = 0;
 
   constructor(readonly options: Required<WorkerPoolOptions>) {
     const file = fileURLToPath(options.worker);
@@ -62,6 +63,19 @@ export class WorkerPool<Task, Result> {
       ...(needsLoader ? { execArgv: ["--import", "tsx"] } : {}),
       resourceLimits: options.resourceLimits,
     });
+    // A thread that fails while running a task fails that task. One that fails with no task
+    // left (it ran out of memory as it was being stopped for its task's timeout, or threw after
+    // answering) is replaced, and piscina emits its error on the pool: an emitter without an
+    // 'error' listener throws, which took the whole process down (a hostile DOCX did, in CI).
+    // Its task's caller already has an answer, so nobody is waiting for this error.
+    this.piscina.on("error", () => {
+      this.strayFailures += 1;
+    });
+  }
+
+  /** Threads that failed with no task running (replaced, nobody waiting): lets tests see one happened. */
+  get threadFailuresWithoutTask(): number {
+    return this.strayFailures;
   }
 
   /** Tasks handed to this pool so far, including refused ones: lets tests prove work was (not) done. */

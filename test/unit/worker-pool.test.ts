@@ -1,6 +1,7 @@
 /**
  * The worker-thread pools (lib/workers/pool.ts): a TypeScript worker runs under Jest, a full
- * queue refuses the next task with OVERLOADED at once, and closing waits for queued work.
+ * queue refuses the next task with OVERLOADED at once, closing waits for queued work, and a
+ * thread that fails with no task running is replaced without taking the process down.
  */
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { GraphQLError } from "graphql";
@@ -9,6 +10,7 @@ import { closeWorkerPools, createWorkerPool, workerModule } from "../../lib/work
 type HeldTask = { release: SharedArrayBuffer; label: string };
 
 const heldTaskWorker = workerModule(import.meta.url, "../support/held-task-worker");
+const lateFailureWorker = workerModule(import.meta.url, "../support/late-failure-worker");
 
 afterAll(async () => {
   await closeWorkerPools();
@@ -41,6 +43,19 @@ describe("createWorkerPool", () => {
     await pool.close();
     expect(pool.closed).toBe(true);
     await expect(pool.run({ release, label: "after close" })).rejects.toThrow(/closed/);
+  });
+
+  // Piscina emits a thread's error on the pool when no task is left to fail, and an emitter
+  // without an 'error' listener throws: the process (a whole server) went down. Seen in CI when a
+  // hostile DOCX's parser thread ran out of memory as it was being stopped for its timeout.
+  it("survives a thread that fails with no task running, and runs the next task on a new thread", async () => {
+    const pool = createWorkerPool<{ label: string; failAfterMs: number }, string>({ name: "late failures", worker: lateFailureWorker });
+    expect(await pool.run({ label: "first", failAfterMs: 20 })).toBe("first");
+    const deadline = Date.now() + 30_000;
+    while (pool.threadFailuresWithoutTask === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(pool.threadFailuresWithoutTask).toBe(1);
+    expect(await pool.run({ label: "second", failAfterMs: -1 })).toBe("second");
+    await pool.close();
   });
 
   it("checks its limits", () => {
