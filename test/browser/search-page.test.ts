@@ -370,8 +370,7 @@ describeInBrowser("the search page", () => {
     serper.onAnswer = () => answered.push(Date.now());
     // The stand-in holds its answer until the page shows its first hits (3 s at most, under the
     // 4 s attempt timeout), so the order does not depend on how busy the machine is.
-    let release!: () => void;
-    serper.hold = Promise.race([new Promise<void>((resolve) => (release = resolve)), new Promise<void>((resolve) => setTimeout(resolve, 3_000).unref())]);
+    const release = serper.holdUntilReleased(3_000);
     try {
       // A query no other test asks: the external-search service keeps web answers for a day.
       await searchBox(page).fill("slow consumer rebalancing");

@@ -50,18 +50,8 @@ function post(url: string, query: string, variables: Record<string, unknown>, ac
   return fetch(url, { method: "POST", headers: { "content-type": "application/json", accept, authorization: `Bearer ${ada}` }, body: JSON.stringify({ query, variables }) });
 }
 
-/**
- * Holds the web stand-in's answers until the returned function is called, or WEB_HOLD_LIMIT_MS
- * at most: a web provider slow for exactly as long as the test needs, so the order the test sees
- * does not depend on how busy the machine is.
- */
-function holdWeb(): () => void {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const limit = new Promise<void>((resolve) => setTimeout(resolve, WEB_HOLD_LIMIT_MS).unref());
-  serper.hold = Promise.race([released, limit]);
-  return release;
-}
+/** Holds the web stand-in's answers until released: the order the test sees does not depend on how busy the machine is. */
+const holdWeb = () => serper.holdUntilReleased(WEB_HOLD_LIMIT_MS);
 
 /**
  * Sends a streamed operation with the web stand-in held, reads its parts and notes in `events`

@@ -41,6 +41,19 @@ export class SerperStandIn {
    * delay being longer than a busy machine's other work.
    */
   hold: Promise<void> | null = null;
+  /**
+   * Sets `hold` until the returned function is called, or `limitMs` at most: a provider slow for
+   * exactly as long as the test needs. The limit lets the answer go when what the test waits for
+   * never comes (a gateway that does not stream), so an order check fails instead of hanging.
+   */
+  holdUntilReleased(limitMs: number): () => void {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const limit = new Promise<void>((resolve) => setTimeout(resolve, limitMs).unref());
+    this.hold = Promise.race([released, limit]);
+    return release;
+  }
+
   /** Called as it sends each answer to a valid request (tests order it against what they read). */
   onAnswer: (() => void) | null = null;
 
