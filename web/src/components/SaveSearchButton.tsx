@@ -22,10 +22,7 @@ export function SaveSearchButton({ search }: SaveSearchButtonProps) {
   const { query, alpha } = search;
   const toSave = useMemo(() => saveInputOf(search), [search]);
   // What the form says it saves besides the query and alpha (filters, providers, exact words).
-  const settings = useMemo(
-    () => savedSettingsInWords({ query, alpha: alpha ?? 0, providers: toSave.providers ?? null, typoTolerance: toSave.typoTolerance ?? true, filter: toSave.filter ?? null }),
-    [query, alpha, toSave],
-  );
+  const settings = useMemo(() => savedSettingsInWords({ providers: toSave.providers ?? null, typoTolerance: toSave.typoTolerance ?? true, filter: toSave.filter ?? null }), [toSave]);
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
   const [savedName, setSavedName] = useState<string | null>(null);

@@ -14,8 +14,6 @@ export function searchPageHref(saved: SavedSearchSettings): string {
   return `/?${writeUrlSearch(urlSearchOfSaved(saved).search)}`;
 }
 
-const FIELD_NAMES: Record<string, string> = { created: "created", updated: "updated", owner: "owner", teams: "teams", formats: "formats", sites: "sites" };
-
 function rangeInWords(range: { from: string | null; to: string | null }): string {
   const day = (iso: string) => iso.slice(0, 10);
   if (range.from && range.to) return `${day(range.from)} to ${day(range.to)}`;
@@ -26,7 +24,7 @@ function rangeInWords(range: { from: string | null; to: string | null }): string
  * What a saved search narrows to besides its query and alpha, in words, one entry per setting:
  * what a person checks before running it or opening it on the search page.
  */
-export function savedSettingsInWords(saved: SavedSearchSettings): { label: string; value: string }[] {
+export function savedSettingsInWords(saved: Pick<SavedSearchSettings, "providers" | "typoTolerance" | "filter">): { label: string; value: string }[] {
   const filter = saved.filter ?? {};
   const settings: { label: string; value: string }[] = [];
   const list = (label: string, values: readonly string[] | null | undefined) => {
@@ -49,5 +47,5 @@ export function savedSettingsInWords(saved: SavedSearchSettings): { label: strin
 /** The filter fields the search page cannot show, in words, or null when it shows them all. */
 export function unshownInWords(saved: SavedSearchSettings): string | null {
   const { unshown } = urlSearchOfSaved(saved);
-  return unshown.length > 0 ? unshown.map((field) => FIELD_NAMES[field] ?? field).join(", ") : null;
+  return unshown.length > 0 ? unshown.join(", ") : null;
 }

@@ -5,6 +5,7 @@
  */
 import { gql } from "@apollo/client";
 import type { TypedDocumentNode } from "@apollo/client";
+import type { QueryCorrection } from "../components/AlsoSearched";
 import type { SavedFilter, SearchInputToSave } from "../search/search-url";
 
 export interface SavedSearchFields {
@@ -135,7 +136,7 @@ export interface RunHit {
 export interface SavedSearchRunData {
   runSavedSearch: {
     savedSearch: SavedSearchFields;
-    result: { hits: RunHit[]; providers: { name: string; status: string; error: string | null }[]; corrections: { word: string; searchedAs: string[] }[] };
+    result: { hits: RunHit[]; providers: { name: string; status: string; error: string | null }[]; corrections: QueryCorrection[] };
     newHits: RunHit[];
   } | null;
 }

@@ -44,6 +44,8 @@ export const MAX_FILTER_VALUES = 50;
 export const MAX_FILTER_VALUE_LENGTH = 200;
 const ALPHA_PATTERN = /^(?:0(?:\.\d{1,20})?|1(?:\.0{1,20})?|\.\d{1,20})$/;
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+/** A month as the URL and the month facet write it: `YYYY-MM`. */
+const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 function listOf(params: URLSearchParams, name: string): string[] {
   const values = params.getAll(name).filter((value) => value !== "" && value.length <= MAX_FILTER_VALUE_LENGTH && !CONTROL_CHARACTERS.test(value));
@@ -60,7 +62,7 @@ export function readUrlSearch(params: URLSearchParams): UrlSearch {
     filters: {
       kinds: listOf(params, "kind").filter((kind): kind is SearchItemKind => (KINDS as readonly string[]).includes(kind)),
       providers: listOf(params, "provider"),
-      month: month && /^\d{4}-(0[1-9]|1[0-2])$/.test(month) ? month : null,
+      month: month && MONTH.test(month) ? month : null,
       categories: listOf(params, "category"),
       knowledgeBases: listOf(params, "kb"),
     },
@@ -138,7 +140,7 @@ export interface SavedFilter {
 function monthOf(range: { from: string | null; to: string | null }): string | null {
   if (!range.from || !range.to) return null;
   const month = range.from.slice(0, 7);
-  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) return null;
+  if (!MONTH.test(month)) return null;
   const exact = monthRange(month);
   return Date.parse(range.from) === Date.parse(exact.from) && Date.parse(range.to) === Date.parse(exact.to) ? month : null;
 }
