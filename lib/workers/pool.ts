@@ -20,6 +20,7 @@ import path from "node:path";
 import type { GraphQLError } from "graphql";
 import { Piscina } from "piscina";
 import { overloaded } from "../graphql/errors.js";
+import { createLogger, throttledWarning, type Logger } from "../logger.js";
 
 export interface WorkerPoolOptions {
   /** Names the pool in errors, e.g. "token counting". */
@@ -32,6 +33,8 @@ export interface WorkerPoolOptions {
   maxQueue?: number;
   /** Heap limits per thread (a thread over them dies, failing its task, and is replaced). Default: none. */
   resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number };
+  /** Where a thread's failure with no task running is reported (default: a "workers" logger on stderr). */
+  logger?: Logger;
 }
 
 /** A worker module beside `callerUrl` (pass `import.meta.url`), with the caller's own extension. */
@@ -45,7 +48,7 @@ export class WorkerPool<Task, Result> {
   private isClosed = false;
   private strayFailures = 0;
 
-  constructor(readonly options: Required<WorkerPoolOptions>) {
+  constructor(readonly options: Required<Omit<WorkerPoolOptions, "logger">> & Pick<WorkerPoolOptions, "logger">) {
     const file = fileURLToPath(options.worker);
     const needsLoader = file.endsWith(".ts") && !process.execArgv.some((arg) => arg === "tsx" || arg.includes("tsx/"));
     this.piscina = new Piscina<Task, Result>({
@@ -67,9 +70,12 @@ export class WorkerPool<Task, Result> {
     // left (it ran out of memory as it was being stopped for its task's timeout, or threw after
     // answering) is replaced, and piscina emits its error on the pool: an emitter without an
     // 'error' listener throws, which took the whole process down (a hostile DOCX did, in CI).
-    // Its task's caller already has an answer, so nobody is waiting for this error.
-    this.piscina.on("error", () => {
+    // Its task's caller already has an answer, so nobody is waiting for this error; an operator
+    // is: it is logged, at most once a minute per pool, since uploads can cause it on purpose.
+    const warn = throttledWarning(options.logger ?? createLogger("workers"), 60_000);
+    this.piscina.on("error", (error: unknown) => {
       this.strayFailures += 1;
+      warn(`the ${options.name} pool replaced a thread that failed with no task running (${this.strayFailures} so far): ${error instanceof Error ? error.message : String(error)}`);
     });
   }
 
@@ -129,6 +135,6 @@ export async function closeWorkerPools(): Promise<void> {
   await Promise.all([...openPools].map((pool) => pool.close()));
 }
 
-function queueFull(options: Required<WorkerPoolOptions>): GraphQLError {
+function queueFull(options: Pick<WorkerPoolOptions, "name" | "maxQueue">): GraphQLError {
   return overloaded(`The server is busy with ${options.name} (${options.maxQueue} tasks already waiting): retry in a few seconds.`);
 }

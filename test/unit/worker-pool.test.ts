@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { GraphQLError } from "graphql";
 import { closeWorkerPools, createWorkerPool, workerModule } from "../../lib/workers/pool.js";
+import { recordingLogger } from "../support/recording-logger.js";
 
 type HeldTask = { release: SharedArrayBuffer; label: string };
 
@@ -49,11 +50,14 @@ describe("createWorkerPool", () => {
   // without an 'error' listener throws: the process (a whole server) went down. Seen in CI when a
   // hostile DOCX's parser thread ran out of memory as it was being stopped for its timeout.
   it("survives a thread that fails with no task running, and runs the next task on a new thread", async () => {
-    const pool = createWorkerPool<{ label: string; failAfterMs: number }, string>({ name: "late failures", worker: lateFailureWorker });
+    const logger = recordingLogger();
+    const pool = createWorkerPool<{ label: string; failAfterMs: number }, string>({ name: "late failures", worker: lateFailureWorker, logger });
     expect(await pool.run({ label: "first", failAfterMs: 20 })).toBe("first");
     const deadline = Date.now() + 30_000;
     while (pool.threadFailuresWithoutTask === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(pool.threadFailuresWithoutTask).toBe(1);
+    // Said once, naming the pool and the thread's own error.
+    expect(logger.lines).toEqual([expect.stringMatching(/^warn the late failures pool replaced a thread that failed with no task running \(1 so far\): .+/)]);
     expect(await pool.run({ label: "second", failAfterMs: -1 })).toBe("second");
     await pool.close();
   });
