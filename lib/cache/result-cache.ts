@@ -11,6 +11,7 @@ import { throttledWarning, type Logger } from "../logger.js";
 export interface ResultCache {
   readonly kind: "redis" | "memory" | "off";
   get(key: string): Promise<string | null>;
+  /** Never rejects (a failed write is logged and forgotten): callers may leave it unawaited. */
   set(key: string, value: string, ttlSeconds: number): Promise<void>;
   close(): Promise<void>;
 }

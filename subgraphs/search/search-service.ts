@@ -309,8 +309,11 @@ export class SearchService {
     };
     // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
     // So is one where a provider skipped itself (breaker open, budget spent): that passes too.
+    // Not awaited: the page does not wait for its own caching, so a slow Redis (up to its command
+    // timeout) costs the next request a miss, never this one its latency. Sent before the answer
+    // leaves, on the cache's one connection, so a lookup sent after the answer finds it.
     if (this.options.cacheTtlSeconds > 0 && !selfSkipped && reports.every((report) => report.status === "OK" || report.status === "SKIPPED")) {
-      await this.options.cache.set(cacheKey, JSON.stringify(result), this.options.cacheTtlSeconds);
+      void this.options.cache.set(cacheKey, JSON.stringify(result), this.options.cacheTtlSeconds);
     }
     this.log(tenant, input, result);
     return result;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@jest/globals";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/retrieval/search-provider.js";
-import { MemoryResultCache } from "../../lib/cache/result-cache.js";
+import { MemoryResultCache, type ResultCache } from "../../lib/cache/result-cache.js";
 import { SearchService, type SearchInput } from "../../subgraphs/search/search-service.js";
 
 const tenant = { organizationId: "org", userId: "user", teamIds: [], role: "member" as const, userName: null, userEmail: null };
@@ -137,6 +137,16 @@ describe("SearchService cache", () => {
     const degraded = service([keyword, flaky], { ttl: 60 });
     await degraded.search(tenant, { query: "q" });
     expect((await degraded.search(tenant, { query: "q" })).cached).toBe(false);
+  });
+
+  it("answers without waiting for its page to be cached", async () => {
+    // A cache whose writes never finish (Redis stalled until its command timeout, say).
+    const writes: string[] = [];
+    const stalled: ResultCache = { kind: "redis", get: async () => null, set: (key) => (writes.push(key), new Promise<void>(() => {})), close: async () => {} };
+    const search = new SearchService({ providers: [new ListProvider("kw", "KEYWORD", ["a"])], cache: stalled, cacheTtlSeconds: 60, providerTimeoutMs: 500, queryLog: null });
+    const result = await search.search(tenant, { query: "q" });
+    expect(result.hits.map((hit) => hit.ref.id)).toEqual(["a"]);
+    expect(writes).toHaveLength(1);
   });
 });
 
