@@ -125,7 +125,7 @@ describe("conversation indexing leases", () => {
     const innocents = [ids.in!, ids.planning!];
     const job = (id: string) =>
       rows(sql.$queryRaw<{ unfinished: number; parked: boolean; due: boolean; last_error: string | null }[]>`
-        SELECT unfinished_attempts AS unfinished, run_after = 'infinity' AS parked, run_after < clock_timestamp() AS due, last_error
+        SELECT unfinished_attempts AS unfinished, run_after = 'infinity' AS parked, run_after <= clock_timestamp() AS due, last_error
         FROM search_index_jobs WHERE conversation_id = ${id}::uuid`);
 
     // Each round is a new process; one that dies is left hanging, as a killed process would be.
