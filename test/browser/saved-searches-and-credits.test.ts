@@ -127,11 +127,15 @@ describeInBrowser("saved searches", () => {
     await refusal.waitFor(WAIT);
     expect(await refusal.textContent()).toMatch(/already have a saved search named "Espresso descaling".*BAD_USER_INPUT/);
 
-    // Saved from the page's form: it joins the top of the list without a reload.
+    // Saved from the page's form, with words only as typed: it joins the top of the list without a reload, and says so.
     await page.getByLabel("Name", { exact: true }).fill("Kettle descaling");
+    await page.getByLabel("Also search for likely corrections of misspelled words").uncheck();
     await page.getByRole("button", { name: "Save search" }).click();
     await savedSearchCard(page, "Kettle descaling").waitFor(WAIT);
     expect(await page.locator("li.saved-search h2").allTextContents()).toEqual(["Kettle descaling", "Espresso descaling"]);
+    expect(await savedSearchCard(page, "Kettle descaling").locator(".saved-search-facts").textContent()).toContain("only as typed (no typo tolerance)");
+    // The emptied form is ready for the next one, with corrections back on.
+    expect(await page.getByLabel("Also search for likely corrections of misspelled words").isChecked()).toBe(true);
 
     // Saved searches are their owner's: a colleague's page does not list Ada's.
     const colleague = await web.context(await tokenFor(DEMO_ORGANIZATION.id, "user_grace", [], "member"));

@@ -8,8 +8,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import { MarkedWords, queryTerms } from "../src/conversations/MarkedWords";
 import { highlightPieces } from "../src/highlight-pieces";
-import { Highlight as SavedHighlight } from "../src/saved/Highlight";
-import { Highlight } from "../src/search/Highlight";
+import { Highlight } from "../src/components/Highlight";
 
 /** No lone surrogate: what String.prototype.isWellFormed checks (ES2024, beyond this project's lib). */
 const wellFormed = (text: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
@@ -95,11 +94,6 @@ describe("the Highlight components", () => {
     const html = renderToStaticMarkup(<Highlight highlight={highlight} />);
     expect(html).toBe('…<span>run </span><mark>&lt;script&gt;</mark><span>alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;</span><mark>deadlock</mark><span>&lt;/b&gt;</span>');
     expect(html).not.toMatch(/<script|<b>/);
-  });
-
-  it("saved searches' hits render the same pieces (one implementation)", () => {
-    const html = renderToStaticMarkup(<SavedHighlight highlight={highlight} />);
-    expect(html).toBe('… run <mark>&lt;script&gt;</mark>alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;<mark>deadlock</mark>&lt;/b&gt;');
   });
 
   it("conversation and document views mark the words the keyword search matches (stemmed, whole words), as text", () => {

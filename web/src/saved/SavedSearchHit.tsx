@@ -3,7 +3,7 @@
  * page, a Slack message), a link to open it, and its best matching passage.
  */
 import { Link } from "react-router";
-import { Highlight } from "./Highlight";
+import { Highlight } from "../components/Highlight";
 import type { HitItem, RunHit } from "./operations";
 
 function HitTitle({ item }: { item: HitItem | null }) {

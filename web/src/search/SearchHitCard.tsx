@@ -4,7 +4,7 @@
  * base passage's source, a web result's page, a Slack message's permalink), and its highlights.
  */
 import { Link } from "react-router";
-import { Highlight } from "./Highlight";
+import { Highlight } from "../components/Highlight";
 import type { SearchHit, SearchItem } from "./operations";
 
 type KindName = SearchItem["__typename"];
