@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Prisma } from "../../generated/prisma/client.js";
 import { checkedMatchingRuns, ENGLISH_STOP_WORDS, matchingRuns, queryLexemes, runLexeme } from "../../lib/retrieval/english-analyzer.js";
-import { databaseTokens, highlightStatementSql, MAX_PASSAGE_SCAN, SIMPLE_TOKEN_TYPES, STEMMED_TOKEN_TYPES } from "../../lib/retrieval/highlights.js";
+import { databaseTokens, highlightStatementSql, MAX_PASSAGE_SCAN, SIMPLE_TOKEN_TYPES, STEMMED_TOKEN_TYPES, vectorPositionCounts, vectorPositionsSql } from "../../lib/retrieval/highlights.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 
 let db: TestDatabase;
@@ -50,6 +50,31 @@ describe("the highlights analyzer", () => {
       if (query === "deadlock") expect([...row!.tokens].sort()).toEqual(["DEADLOCKING", "Deadlocked", "deadlock", "deadlocks"]);
       if (query === "the of and") expect(row!.tokens).toEqual([]);
     }
+  });
+
+  it("reads a vector's text form as the database counts its positions", async () => {
+    const texts = [
+      "Deadlocked again: deadlocks, deadlock-free retries; see /var/log/deadlock.log",
+      "O'Reilly's \\ backslash \\\\ and 'quoted' words, it's",
+      `${"deadlock ".repeat(300)}once`,
+      "",
+    ];
+    for (const text of texts) {
+      for (const configuration of ["english", "simple"]) {
+        const [row] = await db.database.prisma.$queryRawUnsafe<{ printed: string; counts: { lexeme: string; positions: number }[] }[]>(
+          `SELECT v::text AS printed, coalesce((SELECT json_agg(json_build_object('lexeme', u.lexeme, 'positions', coalesce(array_length(u.positions, 1), 1))) FROM unnest(v) u), '[]') AS counts
+           FROM to_tsvector($1::regconfig, $2) v`, configuration, text);
+        expect(Object.fromEntries(vectorPositionCounts(row!.printed))).toEqual(Object.fromEntries(row!.counts.map(({ lexeme, positions }) => [lexeme, positions])));
+      }
+    }
+    // Lexemes no parser gives (quotes, backslashes, blanks), written as a vector: printed escaped, read back as they were.
+    const [crafted] = await db.database.prisma.$queryRaw<{ printed: string }[]>`SELECT ${"'it''s':1,2 'a\\\\b':3A 'x y':4 stripped"}::tsvector::text AS printed`;
+    expect(Object.fromEntries(vectorPositionCounts(crafted!.printed))).toEqual({ "it's": 2, "a\\b": 1, "x y": 1, stripped: 1 });
+    // And the ranking's count of positions in the statement (vectorPositionsSql) agrees.
+    const [sum] = await db.database.prisma.$queryRaw<{ sql: number; unnested: number }[]>`
+      SELECT ${vectorPositionsSql(Prisma.sql`v`)} AS sql, (SELECT sum(coalesce(array_length(u.positions, 1), 1)) FROM unnest(v) u)::int AS unnested
+      FROM to_tsvector('english', ${texts[0]!}) v`;
+    expect(Number(sum!.sql)).toBe(sum!.unnested);
   });
 
   it("keeps each message's passage vector as to_tsvector of the text highlights read, on insert and on edit", async () => {

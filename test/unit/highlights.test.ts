@@ -4,7 +4,7 @@
  * text holds. The SQL half runs against a real database in test/e2e/search-highlights.test.ts.
  */
 import { describe, expect, it } from "@jest/globals";
-import { cutWindow, highlightsByHit, locateTokens, MAX_HIGHLIGHT_LENGTH, type MatchRange } from "../../lib/retrieval/highlights.js";
+import { cutWindow, highlightsByHit, locateTokens, MAX_HIGHLIGHT_LENGTH, vectorPositionCounts, type MatchRange } from "../../lib/retrieval/highlights.js";
 
 const slices = (text: string, ranges: readonly MatchRange[]) => ranges.map((range) => text.slice(range.start, range.end));
 
@@ -96,5 +96,20 @@ describe("highlightsByHit", () => {
   it("gives a hit nothing matched its first non-empty passage without ranges", () => {
     const byHit = highlightsByHit([candidate("WebResult:w", 1, "a title", []), candidate("WebResult:w", 0, "  ", [])], 3);
     expect(byHit.get("WebResult:w")).toEqual([{ text: "a title", ranges: [], truncatedBefore: false, truncatedAfter: false, messageId: "m1", role: "USER" }]);
+  });
+});
+
+describe("vectorPositionCounts", () => {
+  it("counts each lexeme's positions, weights and all, as PostgreSQL prints a vector", () => {
+    expect(vectorPositionCounts("'deadlock':3A,17A,40A 'servic':5A")).toEqual(new Map([["deadlock", 3], ["servic", 1]]));
+    expect(vectorPositionCounts("")).toEqual(new Map());
+    // A stripped lexeme (no positions) still occurs once.
+    expect(vectorPositionCounts("'a' 'b':2")).toEqual(new Map([["a", 1], ["b", 1]]));
+    // Quotes and backslashes are doubled inside a lexeme; spaces and colons are its own.
+    expect(vectorPositionCounts("'it''s':1,2 'a\\\\b':3 'x y:z':4")).toEqual(new Map([["it's", 2], ["a\\b", 1], ["x y:z", 1]]));
+  });
+
+  it("refuses what is not a printed vector, rather than guess", () => {
+    for (const text of ["deadlock:1", "'deadlock", "'deadlock':", "'deadlock':x", "'deadlock'x", "'a\\"]) expect(() => vectorPositionCounts(text)).toThrow(/not a tsvector/);
   });
 });

@@ -6,8 +6,9 @@
  * opening message: the question that usually states what it is about.
  *
  * Messages are ranked by the lexemes each keeps from when it was written (messages.passage_vector,
- * the lexemes of the same first MAX_PASSAGE_SCAN characters), and the same vector says how often
- * each query lexeme occurs in each returned message: JavaScript finds those words
+ * the lexemes of the same first MAX_PASSAGE_SCAN characters), and the same vector, cut to the
+ * query's lexemes and returned as text, says how often each occurs in each returned message:
+ * JavaScript finds those words
  * (lib/retrieval/english-analyzer.ts) and uses them when it counts them alike; a message it reads
  * differently (an address, a path or a number among the query's terms) is parsed by PostgreSQL
  * in a second statement, which parses only such messages, all of the page's at once. So the
@@ -22,7 +23,7 @@ import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
 import { checkedMatchingRuns, queryLexemes } from "../../../lib/retrieval/english-analyzer.js";
-import { databaseTokens, highlightsByHit, MAX_PASSAGE_SCAN, queryLexemesInVectorSql, queryTermsSql, type CandidatePassage, type HighlightOptions, type HighlightPassage, type UndecidedPassage } from "../../../lib/retrieval/highlights.js";
+import { databaseTokens, highlightsByHit, MAX_PASSAGE_SCAN, queryLexemesInVectorSql, queryTermsSql, vectorPositionCounts, vectorPositionsSql, type CandidatePassage, type HighlightOptions, type HighlightPassage, type UndecidedPassage } from "../../../lib/retrieval/highlights.js";
 import type { EntityRef } from "../../../lib/retrieval/search-provider.js";
 
 /** Messages of one conversation read for its highlights at most. */
@@ -39,11 +40,12 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
   const statement = Prisma.sql`
     WITH ${queryTermsSql(query)}
     SELECT 'Conversation:' || r.conversation_id::text AS key, r.position AS ord, left(t.content, ${MAX_PASSAGE_SCAN}::int) AS text, r.id::text AS message_id, r.role::text AS role,
-           q.lexemes AS query_lexemes, r.found_lexemes, r.found_counts
+           q.lexemes AS query_lexemes, r.found::text AS found
     FROM (
       SELECT s.*, row_number() OVER (PARTITION BY s.conversation_id ORDER BY s.occurrences DESC, s.position) AS n
       FROM (
-        SELECT w.conversation_id, w.id, w.role, w.position, found.lexemes AS found_lexemes, found.counts AS found_counts, found.occurrences
+        -- How often the query's lexemes occur in the message: what ranks it.
+        SELECT w.conversation_id, w.id, w.role, w.position, w.found, ${vectorPositionsSql(Prisma.sql`w.found`)} AS occurrences
         FROM (
           SELECT m.conversation_id, m.id, m.role, m.position,
                  -- The message's vector (kept at write time for this text: the
@@ -58,13 +60,6 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
           CROSS JOIN query_terms q
           WHERE m.conversation_id = ANY(${ids}::uuid[]) AND m.organization_id = ${organizationId} AND m.position < ${MAX_MESSAGES_SCANNED}::int
         ) w
-        -- Each query lexeme the message holds, how often, and the sum: what ranks it.
-        CROSS JOIN LATERAL (
-          SELECT coalesce(array_agg(u.lexeme), '{}'::text[]) AS lexemes,
-                 coalesce(array_agg(coalesce(array_length(u.positions, 1), 1)), '{}'::int[]) AS counts,
-                 coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)::int AS occurrences
-          FROM unnest(w.found) u
-        ) found
         WHERE w.read_before < ${MAX_CONVERSATION_SCAN}::int
       ) s
     ) r
@@ -80,7 +75,7 @@ export async function conversationHighlights(prisma: PrismaClient, organizationI
     const undecided: UndecidedPassage[] = [];
     const candidates: CandidatePassage[] = rows.map((row) => {
       const ord = Number(row.ord);
-      const counts = new Map(row.found_lexemes.map((lexeme, index) => [lexeme, Number(row.found_counts[index])]));
+      const counts = vectorPositionCounts(row.found);
       // Where the message's vector holds none of the query's lexemes, no word of it matches.
       const runs = counts.size === 0 ? [] : checkedMatchingRuns(row.text, terms, counts);
       if (runs === null) undecided.push({ key: row.key, ord, text: row.text });
@@ -105,6 +100,6 @@ interface Row {
   message_id: string;
   role: string;
   query_lexemes: string[];
-  found_lexemes: string[];
-  found_counts: number[];
+  /** The message's vector cut to the query's lexemes, as text (vectorPositionCounts reads it). */
+  found: string;
 }
