@@ -6,6 +6,7 @@
 import { gql } from "@apollo/client";
 import type { TypedDocumentNode } from "@apollo/client";
 import type { QueryCorrection } from "../components/AlsoSearched";
+import type { HighlightPassage } from "../components/Highlight";
 import type { SavedFilter, SearchInputToSave } from "../search/search-url";
 
 export interface SavedSearchFields {
@@ -107,17 +108,8 @@ export const DEFAULT_ALPHA: TypedDocumentNode<{ searchIndexStatus: { defaultAlph
   }
 `;
 
-export interface TextRange {
-  start: number;
-  end: number;
-}
-
-export interface HitHighlight {
-  text: string;
-  matches: TextRange[];
-  truncatedBefore: boolean;
-  truncatedAfter: boolean;
-}
+/** A run hit's passage: exactly what the shared Highlight component shows. */
+export type HitHighlight = HighlightPassage;
 
 export type HitItem =
   | { __typename: "Conversation"; id: string; title: string }

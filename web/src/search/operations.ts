@@ -3,6 +3,7 @@
  * renders are asked; each hit's item is one of `SearchItem`'s members (supergraph.graphql).
  */
 import { gql, type TypedDocumentNode } from "@apollo/client";
+import type { HighlightPassage } from "../components/Highlight";
 
 // What one page of results shows: hits with their highlights, how each provider did, where the
 // page ends, "did you mean" and the facet counts of the candidate window.
@@ -112,16 +113,8 @@ const SEARCH_RESULT_FIELDS = gql`
 export type SearchItemKind = "CONVERSATION" | "DOCUMENT_CHUNK" | "KNOWLEDGE_BASE_PASSAGE" | "WEB_RESULT" | "SLACK_MESSAGE" | "LINKEDIN_POST";
 export type ProviderStatus = "OK" | "TIMEOUT" | "ERROR" | "SKIPPED";
 
-export interface TextRange {
-  start: number;
-  end: number;
-}
-
-export interface SearchHighlight {
-  text: string;
-  matches: TextRange[];
-  truncatedBefore: boolean;
-  truncatedAfter: boolean;
+/** A hit's passage as the Highlight component shows it, and for a conversation the message it is from. */
+export interface SearchHighlight extends HighlightPassage {
   messageId: string | null;
   role: string | null;
 }
