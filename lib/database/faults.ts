@@ -47,6 +47,48 @@ export interface DatabaseFault {
 
 /** The database fault behind an error, if it is one (looking through Prisma, GraphQL and cause wrappings). */
 export function databaseFault(error: unknown): DatabaseFault | null {
+  return inErrorChain(error, (fields) => {
+    for (const code of [fields.code, fields.originalCode]) {
+      if (typeof code !== "string") continue;
+      if (UNAVAILABLE_SQLSTATE.test(code) || SOCKET_CODES.has(code) || PRISMA_CONNECTION_CODES.has(code)) return { reason: code };
+    }
+    if (typeof fields.kind === "string" && ADAPTER_KINDS.has(fields.kind)) return { reason: fields.kind };
+    if (typeof fields.message === "string" && UNAVAILABLE_MESSAGE.test(fields.message)) return { reason: fields.message.slice(0, 80) };
+    return null;
+  });
+}
+
+/**
+ * A missing table, column, function or type: SQLSTATE 42P01 (undefined_table), 42703
+ * (undefined_column), 42883 (undefined_function) or 42704 (undefined_object), as the pg driver
+ * and Prisma report them (P2021, P2022, or its adapter's TableDoesNotExist and ColumnNotFound).
+ * On a hot standby this is what a migration the standby has not replayed yet looks like: the
+ * code was deployed for the primary's schema, and the standby is behind it (by its replication
+ * lag, or by a configured apply delay). On the primary it is a bug, and is reported as one.
+ */
+export function schemaBehind(error: unknown): DatabaseFault | null {
+  return inErrorChain(error, (fields) => {
+    for (const code of [fields.code, fields.originalCode]) if (typeof code === "string" && SCHEMA_BEHIND_CODES.has(code)) return { reason: code };
+    if (typeof fields.kind === "string" && SCHEMA_BEHIND_KINDS.has(fields.kind)) return { reason: fields.kind };
+    return null;
+  });
+}
+
+const SCHEMA_BEHIND_CODES = new Set(["42P01", "42703", "42883", "42704", "P2021", "P2022"]);
+const SCHEMA_BEHIND_KINDS = new Set(["TableDoesNotExist", "ColumnNotFound"]);
+
+interface ErrorFields {
+  code?: unknown;
+  originalCode?: unknown;
+  kind?: unknown;
+  message?: unknown;
+  meta?: { driverAdapterError?: unknown };
+  cause?: unknown;
+  originalError?: unknown;
+}
+
+/** The first answer `match` gives for an error or one of its wrappings (Prisma's adapter error, `cause`, GraphQL's `originalError`). */
+function inErrorChain<T>(error: unknown, match: (fields: ErrorFields) => T | null): T | null {
   const seen = new Set<unknown>();
   const pending: unknown[] = [error];
   // A few levels cover every wrapping we know; the bound keeps a cyclic or hostile chain cheap.
@@ -54,13 +96,9 @@ export function databaseFault(error: unknown): DatabaseFault | null {
     const current = pending.shift();
     if (typeof current !== "object" || current === null || seen.has(current)) continue;
     seen.add(current);
-    const fields = current as { code?: unknown; originalCode?: unknown; kind?: unknown; message?: unknown; meta?: { driverAdapterError?: unknown }; cause?: unknown; originalError?: unknown };
-    for (const code of [fields.code, fields.originalCode]) {
-      if (typeof code !== "string") continue;
-      if (UNAVAILABLE_SQLSTATE.test(code) || SOCKET_CODES.has(code) || PRISMA_CONNECTION_CODES.has(code)) return { reason: code };
-    }
-    if (typeof fields.kind === "string" && ADAPTER_KINDS.has(fields.kind)) return { reason: fields.kind };
-    if (typeof fields.message === "string" && UNAVAILABLE_MESSAGE.test(fields.message)) return { reason: fields.message.slice(0, 80) };
+    const fields = current as ErrorFields;
+    const found = match(fields);
+    if (found !== null) return found;
     pending.push(fields.meta?.driverAdapterError, fields.cause, fields.originalError);
   }
   return null;

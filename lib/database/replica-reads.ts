@@ -33,9 +33,11 @@
  *   replica's lag old; docs/replica-reads.md says so.
  * - The primary's position unreadable after a write: the user is recorded at the highest
  *   position, i.e. the primary for the TTL.
- * - The replica unreachable, or a read on it failing for a database fault or a recovery
- *   conflict: the read is run again on the primary (reads only, so running again is safe), and
- *   no read goes to the replica for DOWN_BACKOFF_MS; then one probe decides again.
+ * - The replica unreachable, or a read on it failing for a database fault, a recovery conflict,
+ *   or a table or column it does not have yet (a migration it has not replayed: new code reaches
+ *   the replica's schema before the migration's WAL does): the read is run again on the primary
+ *   (reads only, so running again is safe), and no read goes to the replica for DOWN_BACKOFF_MS;
+ *   then one probe decides again.
  *
  * The replica's replay position costs one query per process every PROBE_CACHE_MS at most, shared
  * by every read that needs it, and a request looks up its caller's position once (read-session.ts).
@@ -44,7 +46,7 @@ import type pg from "pg";
 import type { PrismaClient } from "../../generated/prisma/client.js";
 import { throttledWarning, type Logger } from "../logger.js";
 import type { StatementCounter } from "./connect.js";
-import { databaseFault } from "./faults.js";
+import { databaseFault, schemaBehind } from "./faults.js";
 import { currentReadSession, type ReadCaller, type ReadSession } from "./read-session.js";
 import type { TenantReadPool } from "./tenant-reads.js";
 import { withTenantScope, type TenantScopeOptions, type TenantTransaction } from "./tenant-scope.js";
@@ -254,9 +256,13 @@ export class ReplicaReads {
   }
 }
 
-/** A standby cancels a read that conflicts with WAL it must apply (SQLSTATE 40001, "conflict with recovery"). */
+/**
+ * Failures the primary does not share: the replica unavailable, a read cancelled because it
+ * conflicts with WAL the standby must apply (SQLSTATE 40001, "conflict with recovery"), or a
+ * schema the standby has not caught up with yet (schemaBehind).
+ */
 function isReplicaFault(error: unknown): boolean {
-  if (databaseFault(error)) return true;
+  if (databaseFault(error) || schemaBehind(error)) return true;
   for (let current = error as { message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 8; current = current.cause as typeof current, depth += 1) {
     if (typeof current.message === "string" && /conflict with recovery/i.test(current.message)) return true;
   }

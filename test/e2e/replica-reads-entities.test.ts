@@ -78,6 +78,8 @@ async function request<T>(caller: ReadCaller, work: () => Promise<T>, options: {
       replica: { url: pair.standby.url(DATABASE), maxLagSeconds: 30, redisUrl: null, redisKeyPrefix: "test-replica-entities:" },
     });
     await migrate(database);
+    // The scenarios below start from a standby that has the schema (the last one is about one that has not).
+    await pair.waitForReplay();
     savedSearches = new SavedSearchStore(database.prisma);
     knowledgeBases = new KnowledgeBaseStore(database.prisma);
     passages = new PassageStore(database.prisma);
@@ -157,6 +159,36 @@ async function request<T>(caller: ReadCaller, work: () => Promise<T>, options: {
     }));
     expect(other.result).toEqual({ knowledgeBase: [], result: [], passage: [] });
     expect(other.replica).toBeGreaterThan(0);
+  }, 90_000);
+
+  it("reads again on the primary when the standby has not replayed a migration yet, instead of failing the request", async () => {
+    // What a deploy looks like from the standby: the new code's statements reach it before the
+    // migration's WAL is applied (here held back by an apply delay, in production by the lag).
+    await pair.psql(pair.primary, `CREATE DATABASE ${DATABASE}_behind`);
+    await pair.waitForReplay();
+    const behind = await openDatabase({
+      url: pair.primary.url(`${DATABASE}_behind`),
+      pgliteDataDir: "",
+      poolSize: 2,
+      logger: silentLogger,
+      replica: { url: pair.standby.url(`${DATABASE}_behind`), maxLagSeconds: 30, redisUrl: null, redisKeyPrefix: "test-replica-entities-behind:" },
+    });
+    try {
+      await pair.setApplyDelay(60_000);
+      await migrate(behind);
+      const store = new KnowledgeBaseStore(behind.prisma);
+      const handbook = await store.create(ann, { name: "Handbook", description: null, scope: "COMPANY", category: null, backend: "LOCAL" });
+      const replica = behind.replica!;
+      const fallbacksBefore = replica.fallbacks;
+      // Ben wrote nothing, so his load is routed to the standby, which has no such table yet.
+      const loaded = await withReadSession(asCaller(ben), () => store.findByIds(ben, [handbook.id]));
+      expect(loaded.map((kb) => kb.name)).toEqual(["Handbook"]);
+      expect(replica.fallbacks).toBe(fallbacksBefore + 1);
+      expect(replica.decisions.replica).toBeGreaterThan(0);
+    } finally {
+      await pair.setApplyDelay(0);
+      await behind.close();
+    }
   }, 90_000);
 
   it("a mutation's own reads of these entities stay on the primary", async () => {

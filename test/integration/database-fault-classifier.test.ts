@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "@jest/globals";
 import { openDatabase } from "../../lib/database/connect.js";
-import { databaseFault } from "../../lib/database/faults.js";
+import { databaseFault, schemaBehind } from "../../lib/database/faults.js";
 import { silentLogger } from "../../lib/logger.js";
 import { createTestDatabase, usingPostgres, type TestDatabase } from "../support/database.js";
 
@@ -71,6 +71,25 @@ it("takes a write refused as read-only for one: what a hot standby answers befor
   } finally {
     await narrow.close();
   }
+});
+
+it("takes a missing table or column for a schema behind the code, and nothing else for one", async () => {
+  // What a standby that has not replayed a migration answers (replica-reads.ts reads again on
+  // the primary). This test file's database is its own, so it may drop what it likes.
+  const prisma = db.database.prisma;
+  await prisma.$executeRawUnsafe("ALTER TABLE knowledge_bases DROP COLUMN external_id");
+  const missingColumn = await failureOf(() => prisma.knowledgeBase.findMany({ take: 1 }));
+  expect(schemaBehind(missingColumn)).not.toBeNull();
+  await prisma.$executeRawUnsafe("DROP TABLE idempotency_keys");
+  const missingTable = await failureOf(() => prisma.idempotencyKey.findMany({ take: 1 }));
+  expect(schemaBehind(missingTable)).not.toBeNull();
+  // The same through raw statements, as the tenant-read pool's providers send them.
+  expect(schemaBehind(await failureOf(() => prisma.$queryRawUnsafe("SELECT no_such_column FROM knowledge_bases")))).not.toBeNull();
+  expect(schemaBehind(await failureOf(() => prisma.$queryRawUnsafe("SELECT 1 FROM no_such_table")))).not.toBeNull();
+  // Neither an unavailable database nor a bad statement is one, and a missing table is not a fault.
+  expect(schemaBehind(await failureOf(() => prisma.$queryRawUnsafe("SELEC 1")))).toBeNull();
+  expect(schemaBehind(await failureOf(() => prisma.$queryRawUnsafe("SELECT 1/0")))).toBeNull();
+  expect(databaseFault(missingTable)).toBeNull();
 });
 
 // Last: on PGlite it closes the file's database (a second in-memory one would cost seconds to boot).
