@@ -357,7 +357,10 @@ export class ExternalSearchService {
         const price = Math.max(0, spec.price?.(outcome.value) ?? estimatedCredits);
         const returned = spec.count(outcome.value);
         await this.deps.ledger.settle(tenant, reservation, { status: "OK", results: returned, credits: price, latencyMs, error: null });
-        if (ttl > 0) await this.deps.cache.set(cacheKey, JSON.stringify(outcome.value), ttl);
+        // Sent now and not awaited (set never rejects): a stalled cache must not hold an answer
+        // that is paid for and in hand. A lookup sent after it queues behind it on the cache's
+        // one connection, so the next identical call still finds it.
+        if (ttl > 0) void this.deps.cache.set(cacheKey, JSON.stringify(outcome.value), ttl);
         return { report: report("OK", null, price, returned), value: outcome.value };
       }
       case "SKIPPED":

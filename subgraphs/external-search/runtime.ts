@@ -41,15 +41,17 @@ export interface ExternalSearchRuntimeOptions {
   clients?: Partial<ExternalClients>;
   /** Replaces the model built from ANSWER_MODEL_* (tests: a real client pointed at a stand-in with settings of their own). */
   languageModel?: LanguageModel | null;
+  /** Replaces the answer cache built from REDIS_URL (tests: a cache that misbehaves on purpose). */
+  cache?: ResultCache;
 }
 
-export function createExternalSearchRuntime({ database, config, logger, clients = {}, languageModel }: ExternalSearchRuntimeOptions): ExternalSearchRuntime {
+export function createExternalSearchRuntime({ database, config, logger, clients = {}, languageModel, cache: givenCache }: ExternalSearchRuntimeOptions): ExternalSearchRuntime {
   const external = config.externalSearch;
   const credentials = new ProviderCredentials(database.prisma, external, config.secrets.keyring);
   const ledger = new CreditLedger(database.prisma, external.defaultMonthlyBudget);
   const results = new ExternalResultStore(database.prisma);
   const longestTtl = Math.max(external.serper.cacheTtlSeconds, external.perplexity.cacheTtlSeconds, external.dataforseo.cacheTtlSeconds, external.slack.cacheTtlSeconds, external.linkedin.cacheTtlSeconds);
-  const cache = createResultCache({ redisUrl: config.search.redisUrl, redisKeyPrefix: config.search.redisKeyPrefix, ttlSeconds: longestTtl, logger });
+  const cache = givenCache ?? createResultCache({ redisUrl: config.search.redisUrl, redisKeyPrefix: config.search.redisKeyPrefix, ttlSeconds: longestTtl, logger });
   const shared = {
     attemptTimeoutMs: external.attemptTimeoutMs,
     deadlineMs: external.callTimeoutMs,
