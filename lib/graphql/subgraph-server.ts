@@ -309,6 +309,8 @@ export async function startSubgraph<TContext extends RequestContext>(
     await tracing?.shutdown().catch(() => undefined);
     throw error;
   }
+  // Worker pools belong to the process: the first subgraph server listening in it reports them.
+  const workerPools = metrics.reportWorkerPools();
   const port = (httpServer.address() as AddressInfo).port;
   const url = `http://${displayHost(options.host)}:${port}/graphql`;
   await definition.start?.();
@@ -330,6 +332,7 @@ export async function startSubgraph<TContext extends RequestContext>(
         await directCalls?.close();
         await definition.stop?.();
         await tracing?.shutdown();
+        workerPools.release();
       })();
       return stopped;
     },

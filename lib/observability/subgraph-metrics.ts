@@ -9,6 +9,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ObservableQueue, QueueStatus } from "../retrieval/queue-status.js";
+import { workerPoolStats, type WorkerPoolStats } from "../workers/pool.js";
 import { BoundedLabelValues } from "./metrics-endpoint.js";
 
 /** From 5 ms to 10 s: a search answers in tens of milliseconds, a provider timeout sits at seconds. */
@@ -24,6 +25,9 @@ export interface PoolUse {
   waiting: number;
 }
 
+/** The metrics that reports this process's worker pools, if one does (see reportWorkerPools). */
+let workerPoolsReporter: SubgraphMetrics | null = null;
+
 export class SubgraphMetrics {
   readonly registry = new Registry();
   private readonly operationNames = new BoundedLabelValues();
@@ -31,6 +35,7 @@ export class SubgraphMetrics {
   private readonly requestDuration: Histogram<"operation">;
   private readonly providerDuration: Histogram<"provider" | "status">;
   private readonly cacheLookups: Counter<"result">;
+  private workerPoolsRegistered = false;
 
   constructor(subgraph: string) {
     // Every series says which subgraph it came from, so one Prometheus job can scrape all four.
@@ -210,5 +215,60 @@ export class SubgraphMetrics {
         for (const [route, count] of Object.entries(read())) this.set({ route }, count);
       },
     });
+  }
+
+  /**
+   * This process's worker pools (lib/workers/pool.ts), read on scrape. Pools belong to the
+   * process, not to a subgraph, so one subgraph server per process reports them: the first to
+   * ask (in `npm start`, where every subgraph shares one process, the first started), until the
+   * returned release is called when it stops. Returns whether this one reports them.
+   */
+  reportWorkerPools(): { reporting: boolean; release(): void } {
+    if (workerPoolsReporter && workerPoolsReporter !== this) return { reporting: false, release: () => undefined };
+    workerPoolsReporter = this;
+    if (!this.workerPoolsRegistered) {
+      this.workerPoolsRegistered = true;
+      const registers = [this.registry];
+      const labelNames = ["pool"] as const;
+      // Empty while another server reports them (this one released them when it stopped).
+      const owner = this;
+      const current = () => (workerPoolsReporter === owner ? workerPoolStats() : []);
+      const counter = (name: string, help: string, value: (stats: WorkerPoolStats) => number) =>
+        new Counter({
+          name,
+          help,
+          labelNames,
+          registers,
+          collect() {
+            this.reset();
+            for (const stats of current()) this.inc({ pool: stats.pool }, value(stats));
+          },
+        });
+      const gauge = (name: string, help: string, value: (stats: WorkerPoolStats) => number) =>
+        new Gauge({
+          name,
+          help,
+          labelNames,
+          registers,
+          collect() {
+            this.reset();
+            for (const stats of current()) this.set({ pool: stats.pool }, value(stats));
+          },
+        });
+      counter("worker_pool_tasks_total", "Tasks handed to a worker pool since the process started, refused ones included", (stats) => stats.tasks);
+      counter(
+        "worker_pool_thread_failures_without_task_total",
+        "Worker threads that failed with no task running and were replaced (one that ran out of memory as it was being stopped, say); each is also logged, at most once a minute per pool",
+        (stats) => stats.threadFailuresWithoutTask,
+      );
+      gauge("worker_pool_queued_tasks", "Tasks waiting for a worker thread now", (stats) => stats.queued);
+      gauge("worker_pool_threads", "Worker threads running now (a pool starts its threads on its first tasks)", (stats) => stats.threads);
+    }
+    return {
+      reporting: true,
+      release: () => {
+        if (workerPoolsReporter === this) workerPoolsReporter = null;
+      },
+    };
   }
 }

@@ -42,13 +42,25 @@ export function workerModule(callerUrl: string, baseName: string): URL {
   return new URL(`${baseName}${path.extname(fileURLToPath(callerUrl))}`, callerUrl);
 }
 
+/** What a pool has done since the process started: kept by name, across a pool's close and re-creation. */
+interface PoolTotals {
+  tasks: number;
+  threadFailuresWithoutTask: number;
+}
+
+const totalsByName = new Map<string, PoolTotals>();
+
 export class WorkerPool<Task, Result> {
   private readonly piscina: Piscina<Task, Result>;
+  private readonly totals: PoolTotals;
   private submitted = 0;
   private isClosed = false;
   private strayFailures = 0;
 
   constructor(readonly options: Required<Omit<WorkerPoolOptions, "logger">> & Pick<WorkerPoolOptions, "logger">) {
+    let totals = totalsByName.get(options.name);
+    if (!totals) totalsByName.set(options.name, (totals = { tasks: 0, threadFailuresWithoutTask: 0 }));
+    this.totals = totals;
     const file = fileURLToPath(options.worker);
     const needsLoader = file.endsWith(".ts") && !process.execArgv.some((arg) => arg === "tsx" || arg.includes("tsx/"));
     this.piscina = new Piscina<Task, Result>({
@@ -75,6 +87,7 @@ export class WorkerPool<Task, Result> {
     const warn = throttledWarning(options.logger ?? createLogger("workers"), 60_000);
     this.piscina.on("error", (error: unknown) => {
       this.strayFailures += 1;
+      this.totals.threadFailuresWithoutTask += 1;
       warn(`the ${options.name} pool replaced a thread that failed with no task running (${this.strayFailures} so far): ${error instanceof Error ? error.message : String(error)}`);
     });
   }
@@ -95,6 +108,7 @@ export class WorkerPool<Task, Result> {
    */
   async run(task: Task, options: { signal?: AbortSignal } = {}): Promise<Result> {
     this.submitted += 1;
+    this.totals.tasks += 1;
     if (this.isClosed) throw new Error(`The ${this.options.name} pool is closed: the server is shutting down.`);
     try {
       // An aborted task that is running has its thread terminated (piscina starts a new one).
@@ -108,6 +122,11 @@ export class WorkerPool<Task, Result> {
 
   get closed(): boolean {
     return this.isClosed;
+  }
+
+  /** Tasks waiting for a thread, and threads running now. */
+  get load(): { queued: number; threads: number } {
+    return { queued: this.piscina.queueSize, threads: this.piscina.threads.length };
   }
 
   /** Waits for running and queued tasks, then stops the threads. */
@@ -128,6 +147,21 @@ export function createWorkerPool<Task, Result>(options: WorkerPoolOptions): Work
   const pool = new WorkerPool<Task, Result>({ ...options, maxThreads, maxQueue, resourceLimits: options.resourceLimits ?? {} });
   openPools.add(pool as WorkerPool<unknown, unknown>);
   return pool;
+}
+
+/** One pool's figures for metrics: totals since the process started, and its load now (0 once closed). */
+export interface WorkerPoolStats {
+  pool: string;
+  tasks: number;
+  threadFailuresWithoutTask: number;
+  queued: number;
+  threads: number;
+}
+
+/** Every pool this process has made, by name. */
+export function workerPoolStats(): WorkerPoolStats[] {
+  const open = new Map([...openPools].map((pool) => [pool.options.name, pool.load]));
+  return [...totalsByName].map(([pool, totals]) => ({ pool, ...totals, ...(open.get(pool) ?? { queued: 0, threads: 0 }) }));
 }
 
 /** Closes every pool still open (at shutdown, after the servers have drained). */

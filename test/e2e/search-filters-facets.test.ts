@@ -137,7 +137,13 @@ async function waitForIndexers() {
     if (row!.waiting === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error("indexers did not finish");
+  // Say what was left, so a failure tells a stuck indexer from a failed item.
+  const left = await test.db.database.prisma.$queryRawUnsafe<unknown[]>(
+    `SELECT 'document' AS item, status::text AS state, count(*)::int AS count, max(failure_reason) AS detail FROM documents WHERE status <> 'READY' GROUP BY status
+     UNION ALL SELECT 'conversation job', 'attempts ' || attempts, count(*)::int, max(last_error) FROM search_index_jobs GROUP BY attempts
+     UNION ALL SELECT 'document job', 'attempts ' || attempts, count(*)::int, max(last_error) FROM document_index_jobs GROUP BY attempts`,
+  );
+  throw new Error(`indexers did not finish in 60 s: ${JSON.stringify(left)}`);
 }
 
 beforeAll(async () => {

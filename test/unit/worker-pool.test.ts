@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { GraphQLError } from "graphql";
+import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 import { closeWorkerPools, createWorkerPool, workerModule } from "../../lib/workers/pool.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
@@ -60,6 +61,43 @@ describe("createWorkerPool", () => {
     expect(logger.lines).toEqual([expect.stringMatching(/^warn the late failures pool replaced a thread that failed with no task running \(1 so far\): .+/)]);
     expect(await pool.run({ label: "second", failAfterMs: -1 })).toBe("second");
     await pool.close();
+  });
+
+  // After the two tests above: their pools are closed, and their totals are the process's.
+  it("reports the process's pools through one subgraph server's metrics: totals since start, and load now", async () => {
+    const sample = (exposition: string, name: string, pool: string): number | null => {
+      const line = exposition.split("\n").find((candidate) => candidate.startsWith(`${name}{`) && candidate.includes(`pool="${pool}"`));
+      return line === undefined ? null : Number(line.slice(line.lastIndexOf(" ") + 1));
+    };
+    const first = new SubgraphMetrics("conversations");
+    const second = new SubgraphMetrics("search");
+    const firstReport = first.reportWorkerPools();
+    expect(firstReport.reporting).toBe(true);
+    // One per process, so that summing over subgraphs never counts a pool twice.
+    expect(second.reportWorkerPools().reporting).toBe(false);
+    const scraped = await first.registry.metrics();
+    // Every task handed over counts: the refused one and the one after close too.
+    expect(sample(scraped, "worker_pool_tasks_total", "held tasks")).toBe(5);
+    expect(sample(scraped, "worker_pool_tasks_total", "late failures")).toBe(2);
+    expect(sample(scraped, "worker_pool_thread_failures_without_task_total", "late failures")).toBe(1);
+    expect(sample(scraped, "worker_pool_thread_failures_without_task_total", "held tasks")).toBe(0);
+    expect(sample(scraped, "worker_pool_threads", "late failures")).toBe(0);
+    expect(await second.registry.metrics()).not.toContain("worker_pool_");
+
+    // A pool made again under the same name goes on counting; its load is its own.
+    const again = createWorkerPool<{ label: string; failAfterMs: number }, string>({ name: "late failures", worker: lateFailureWorker });
+    expect(await again.run({ label: "third", failAfterMs: -1 })).toBe("third");
+    const later = await first.registry.metrics();
+    expect(sample(later, "worker_pool_tasks_total", "late failures")).toBe(3);
+    expect(sample(later, "worker_pool_threads", "late failures")).toBe(1);
+    expect(sample(later, "worker_pool_queued_tasks", "late failures")).toBe(0);
+
+    // Once the reporting server stops, another takes over, and the first reports none.
+    firstReport.release();
+    expect(second.reportWorkerPools().reporting).toBe(true);
+    expect(sample(await second.registry.metrics(), "worker_pool_tasks_total", "late failures")).toBe(3);
+    expect(await first.registry.metrics()).not.toContain("worker_pool_tasks_total{");
+    await again.close();
   });
 
   it("checks its limits", () => {
