@@ -160,8 +160,14 @@ export interface WorkerPoolStats {
 
 /** Every pool this process has made, by name. */
 export function workerPoolStats(): WorkerPoolStats[] {
-  const open = new Map([...openPools].map((pool) => [pool.options.name, pool.load]));
-  return [...totalsByName].map(([pool, totals]) => ({ pool, ...totals, ...(open.get(pool) ?? { queued: 0, threads: 0 }) }));
+  // Summed: a pool being replaced (reconfigured) is still open, finishing its tasks, beside its successor.
+  const load = new Map<string, { queued: number; threads: number }>();
+  for (const pool of openPools) {
+    const sum = load.get(pool.options.name) ?? { queued: 0, threads: 0 };
+    const { queued, threads } = pool.load;
+    load.set(pool.options.name, { queued: sum.queued + queued, threads: sum.threads + threads });
+  }
+  return [...totalsByName].map(([pool, totals]) => ({ pool, ...totals, ...(load.get(pool) ?? { queued: 0, threads: 0 }) }));
 }
 
 /** Closes every pool still open (at shutdown, after the servers have drained). */
