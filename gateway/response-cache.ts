@@ -208,7 +208,9 @@ export function searchResponseCache(
         // conversations) at less cost (no per-entity keys, no scan of the store on each mutation).
         invalidateViaMutation: false,
         // No `__responseCacheId: id` alias in every selection set of a type with an id (only entity
-        // eviction reads it): the operation limits count what the plugin adds (`countAddedTypenames`).
+        // eviction reads it): the subgraphs' limits leave the `__responseCacheTypeName: __typename`
+        // alias it adds to every selection set uncounted (GATEWAY_ADDED_TYPENAMES), an id alias they
+        // would count.
         idFields: [],
         // `extensions.responseCache.hit` tells clients (and benchmarks) where an answer came from.
         includeExtensionMetadata: true,

@@ -2,8 +2,9 @@
  * The operation limits at the gateway, as a Hive Gateway (envelop/Yoga) plugin: tokens and
  * variables are checked on `onParams` (before parsing and before variable coercion), the document's
  * shape on `onValidate` (before graphql-js's validation rules and long before the Rust query planner,
- * which only runs at execution), counted as the subgraphs will count their part of the plan
- * (`countAddedTypenames`). Field suggestions are masked with graphql-armor's plugin.
+ * which only runs at execution), counting what the client sent: the `__typename` fields that the
+ * planner and the response cache add are free at the subgraphs instead (`GATEWAY_ADDED_TYPENAMES`).
+ * Field suggestions are masked with graphql-armor's plugin.
  */
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import type { GatewayPlugin } from "@graphql-hive/gateway-runtime";
@@ -24,7 +25,7 @@ export function operationLimitsPlugins(limits: OperationLimits): GatewayPlugin[]
     onValidate({ params, context, setResult }) {
       const variables = (context as { params?: { variables?: Record<string, unknown> } }).params?.variables ?? null;
       try {
-        checkDocument(params.documentAST, limits, params.schema, variables, { countAddedTypenames: true });
+        checkDocument(params.documentAST, limits, params.schema, variables);
       } catch (error) {
         if (!(error instanceof OperationLimitError)) throw error;
         setResult([asBadRequest(error)]);

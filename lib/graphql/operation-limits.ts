@@ -162,17 +162,29 @@ export function checkVariables(variables: unknown, limits: Pick<OperationLimits,
   }
 }
 
+/**
+ * How many `__typename` selections (aliased or not) of each selection set a gateway in front of a
+ * subgraph may add to the client's operation: the query planner's `__typename` (entity and
+ * abstract-type selections) and the response cache's `__responseCacheTypeName: __typename`.
+ */
+export const GATEWAY_ADDED_TYPENAMES = 2;
+
 export interface AnalysisOptions {
   /**
-   * Count each selection set as the subgraph receives it from the gateway: with one more aliased
-   * selection (`__responseCacheTypeName: __typename`) unless it already selects `__typename`
-   * unaliased. The gateway's response cache adds that alias to every selection set of the
-   * operations it caches, and the query plan carries it to the subgraph, whose limits count it:
-   * 25 aliased `search` fields passed the gateway's alias limit of 50 and reached the search
-   * subgraph as 51 aliases, which it refused. Counted this way at the gateway, an operation the
-   * gateway admits is never refused downstream for its aliases or selections.
+   * `__typename` selections of each selection set (aliased or not, the first ones in document
+   * order) that count neither as aliases nor as selections. The gateway counts what the client
+   * sent and leaves this at 0; a subgraph sets it to GATEWAY_ADDED_TYPENAMES, so that what the
+   * gateway added to plan or cache an operation it admitted is never counted against it
+   * downstream (25 aliased `search` fields once passed the gateway and reached the search
+   * subgraph as 51 aliases, and the gateway, counting the additions itself to stay in step,
+   * refused the standard introspection query: 61 aliases, none of them the client's).
+   * The Rust planner sends repeated selections as named fragments of its own, additions included,
+   * so fragment definitions have their free ones too. Not free without bound: `__typename` is what
+   * a fragment bomb's leaves are made of (a fragment counts at least one selection, see
+   * `selectionSet`), and a flood of aliased `__typename` stays bounded by the alias limit. A leaf
+   * costs 0 either way.
    */
-  countAddedTypenames?: boolean;
+  freeTypenames?: number;
 }
 
 export interface OperationMeasures {
@@ -191,7 +203,7 @@ export interface OperationMeasures {
  * every field costs by the default rule. `variables` feed `first`/`limit` given as variables.
  */
 export function checkDocument(document: DocumentNode, limits: OperationLimits, schema?: GraphQLSchema | null, variables?: Record<string, unknown> | null, options: AnalysisOptions = {}): OperationMeasures {
-  const analysis = new DocumentAnalysis(document, limits, schema ?? null, variables ?? {}, options.countAddedTypenames ?? false);
+  const analysis = new DocumentAnalysis(document, limits, schema ?? null, variables ?? {}, options.freeTypenames ?? 0);
   const total: OperationMeasures = { depth: 0, aliases: 0, selections: 0, directives: 0, cost: 0, visitedNodes: 0 };
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
@@ -241,7 +253,7 @@ class DocumentAnalysis {
     private readonly limits: OperationLimits,
     private readonly schema: GraphQLSchema | null,
     private readonly variables: Record<string, unknown>,
-    private readonly countAddedTypenames: boolean,
+    private readonly freeTypenames: number,
   ) {
     for (const definition of document.definitions) {
       if (definition.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(definition.name.value, definition);
@@ -257,6 +269,10 @@ class DocumentAnalysis {
   /**
    * `nesting` is a lower bound of the absolute depth (it counts the fragments being expanded too),
    * so the walk stops as soon as a path is too deep: the recursion never goes past `maxDepth`.
+   * A fragment (spread or inline) counts at least one selection, so that a bomb whose leaves are
+   * all free `__typename` fields still counts one selection per spread it expands: every
+   * selection set then holds a counted selection beside its at most `freeTypenames` free ones.
+   * Where no `__typename` is free (the gateway) every fragment already counts one or more.
    */
   selectionSet(set: SelectionSetNode, parentType: GraphQLNamedType | null, nesting: number): Measures {
     if (nesting > this.limits.maxDepth) throw exceeded("depth", this.limits.maxDepth, null, "levels of nesting (fields, inline fragments and fragment spreads) are");
@@ -269,6 +285,7 @@ class DocumentAnalysis {
       result.cost += child.cost;
       result.listCost += child.listCost;
     };
+    let freeTypenames = this.freeTypenames;
     for (const selection of set.selections) {
       this.visitedNodes += 1;
       const directives = selection.directives?.length ?? 0;
@@ -278,10 +295,12 @@ class DocumentAnalysis {
         const child = selection.selectionSet ? this.selectionSet(selection.selectionSet, field ? getNamedType(field.type) : null, nesting + 1) : { ...EMPTY };
         const size = selection.selectionSet ? this.listSize(selection.arguments ?? [], field?.args ?? []) : null;
         const isList = field ? isListType(getNullableType(field.type)) : null;
+        const free = freeTypenames > 0 && selection.name.value === "__typename" && !selection.selectionSet;
+        if (free) freeTypenames -= 1;
         const measures: Measures = {
           depth: selection.selectionSet ? child.depth + 1 : 0,
-          aliases: child.aliases + (selection.alias ? 1 : 0),
-          selections: child.selections + 1,
+          aliases: child.aliases + (selection.alias && !free ? 1 : 0),
+          selections: child.selections + (free ? 0 : 1),
           directives: child.directives + directives,
           cost: 0,
           listCost: 0,
@@ -299,17 +318,13 @@ class DocumentAnalysis {
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition ? (this.schema?.getType(selection.typeCondition.name.value) ?? null) : parentType;
         const child = this.selectionSet(selection.selectionSet, type, nesting + 1);
-        add({ ...child, depth: child.depth + 1, directives: child.directives + directives });
+        add({ ...child, depth: child.depth + 1, selections: Math.max(1, child.selections), directives: child.directives + directives });
       } else {
         const child = this.fragment(selection.name.value, nesting + 1);
-        add({ ...child, depth: child.depth + 1, directives: child.directives + directives });
+        add({ ...child, depth: child.depth + 1, selections: Math.max(1, child.selections), directives: child.directives + directives });
       }
       // Checked as the counts grow, so a wide document stops at its first excess, not at its end.
       if (result.selections > this.limits.maxSelections || result.aliases > this.limits.maxAliases) enforce(result, this.limits);
-    }
-    if (this.countAddedTypenames && !set.selections.some((selection) => selection.kind === Kind.FIELD && selection.name.value === "__typename" && !selection.alias)) {
-      result.aliases += 1;
-      result.selections += 1;
     }
     return result;
   }
@@ -381,13 +396,14 @@ class DocumentAnalysis {
  * The same check as a graphql-js validation rule (Apollo Server's `validationRules`). It runs on
  * entering the document, before any other rule has walked a selection set; variables are not known
  * during validation, so `first`/`limit` given as variables count by their schema default there.
+ * It is the subgraphs' check, so the `__typename` fields a gateway adds are free (GATEWAY_ADDED_TYPENAMES).
  */
 export function operationLimitsRule(limits: OperationLimits) {
   return (context: ValidationContext): ASTVisitor => ({
     Document: {
       enter(document) {
         try {
-          checkDocument(document, limits, context.getSchema());
+          checkDocument(document, limits, context.getSchema(), null, { freeTypenames: GATEWAY_ADDED_TYPENAMES });
         } catch (error) {
           if (!(error instanceof GraphQLError)) throw error;
           context.reportError(error);

@@ -47,7 +47,7 @@ function nestedVariable(levels: number): string {
   return `{"query":"query($input: SearchInput!) { search(input: $input) { tookMs } }","variables":{"input":${'{"a":'.repeat(levels)}1${"}".repeat(levels)}}}`;
 }
 
-const HOSTILE: { name: string; body: (subgraph: string) => unknown; codes?: string[] }[] = [
+const HOSTILE: { name: string; body: (subgraph: string) => unknown; codes?: string[]; limit?: string }[] = [
   { name: "the 40-level fragment bomb, without a token", body: () => ({ query: fragmentBomb(40, 2) }) },
   { name: "the wide fragment bomb (10 × 10)", body: () => ({ query: fragmentBomb(10, 10) }) },
   {
@@ -57,6 +57,17 @@ const HOSTILE: { name: string; body: (subgraph: string) => unknown; codes?: stri
     }),
   },
   { name: "1,000 aliases of search", body: () => ({ query: `{ ${Array.from({ length: 1_000 }, (_, i) => `s${i}: search(input: { query: "deadlock" }) { tookMs }`).join(" ")} }` }) },
+  // Subgraphs leave the `__typename` fields a gateway adds uncounted (two per selection set):
+  // neither they nor an aliased `__typename` flood open a way around the alias limit.
+  {
+    name: "51 aliases of a real field, each beside two aliased __typename",
+    body: (subgraph) => ({
+      query: `{ ${Array.from({ length: 51 }, (_, i) => (subgraph === "search" ? `s${i}: searchProviders { name t: __typename u: __typename }` : `a${i}: conversations(first: 1) { totalCount t: __typename u: __typename }`)).join(" ")} }`,
+    }),
+    limit: "alias",
+  },
+  { name: "60 aliases of __typename", body: () => ({ query: `{ ${Array.from({ length: 60 }, (_, i) => `t${i}: __typename`).join(" ")} }` }), limit: "alias" },
+  { name: "2,000 aliases of __typename", body: () => ({ query: `{ ${Array.from({ length: 2_000 }, (_, i) => `t${i}: __typename`).join(" ")} }` }), limit: "token" },
   { name: "200 nested inline fragments", body: () => ({ query: `{ ${"... on Query { ".repeat(200)}__typename${" }".repeat(200)} }` }) },
   { name: "5,000 nested selections", body: () => ({ query: `{ ${"conversations { ".repeat(5_000)}id${" }".repeat(5_000)} }` }) },
   { name: "5,000 nested braces", body: () => ({ query: `${"{".repeat(5_000)}${"}".repeat(5_000)}` }), codes: ["OPERATION_LIMIT_EXCEEDED", "GRAPHQL_PARSE_FAILED"] },
@@ -75,6 +86,7 @@ describe.each(["gateway", "conversations", "search"])("%s", (target) => {
     expect(response.status).toBe(400);
     const error = response.body?.errors?.[0];
     expect(attack.codes ?? ["OPERATION_LIMIT_EXCEEDED"]).toContain(error?.extensions?.code);
+    if (attack.limit) expect(error?.extensions?.limit).toBe(attack.limit);
     expect(error?.message).not.toMatch(/internal|unexpected/i);
     const normal = await post(url(), { query: "{ __typename }" });
     expect(normal.status).toBe(200);

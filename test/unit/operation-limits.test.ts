@@ -8,12 +8,13 @@ import { describe, expect, it } from "@jest/globals";
 import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
-import { buildSchema, getIntrospectionQuery, parse, specifiedRules, validate, type ValidationRule } from "graphql";
+import { buildSchema, getIntrospectionQuery, Kind, parse, print, specifiedRules, validate, visit, type DocumentNode, type FieldNode, type ValidationRule } from "graphql";
 import {
   checkDocument,
   checkTokens,
   checkVariables,
   DEFAULT_OPERATION_LIMITS,
+  GATEWAY_ADDED_TYPENAMES,
   OperationLimitError,
   operationLimitsRule,
   type OperationLimits,
@@ -154,6 +155,112 @@ describe("legitimate operations pass", () => {
     const entities = `query($representations: [_Any!]!) { _entities(representations: $representations) { ... on Conversation { id title updatedAt messageCount } } }`;
     const representations = Array.from({ length: 100 }, (_, i) => ({ __typename: "Conversation", id: String(i) }));
     expect(checkDocument(parse(entities), limits, null, { representations }).cost).toBe(1 + 100 * 0);
+  });
+});
+
+/** graphql 16.15's introspection query with every option it has (what GraphiQL and codegen can ask for). */
+const FULL_INTROSPECTION = getIntrospectionQuery({
+  descriptions: true,
+  specifiedByUrl: true,
+  directiveIsRepeatable: true,
+  schemaDescription: true,
+  inputValueDeprecation: true,
+  experimentalDirectiveDeprecation: true,
+  oneOf: true,
+});
+
+/**
+ * What the gateway sends downstream for `document`, as far as `__typename` goes: the response
+ * cache's `__responseCacheTypeName: __typename` (@envelop/response-cache's addTypeNameToDocument:
+ * every selection set without an unaliased `__typename`) and the planner's `__typename`.
+ */
+function withGatewayTypenames(document: DocumentNode): DocumentNode {
+  const typename = (alias?: string): FieldNode => ({ kind: Kind.FIELD, name: { kind: Kind.NAME, value: "__typename" }, ...(alias ? { alias: { kind: Kind.NAME, value: alias } } : {}) });
+  return visit(document, {
+    SelectionSet(node) {
+      const has = (alias?: string) => node.selections.some((s) => s.kind === Kind.FIELD && s.name.value === "__typename" && s.alias?.value === alias);
+      return { ...node, selections: [...node.selections, ...(has() ? [] : [typename("__responseCacheTypeName"), typename()])] };
+    },
+  });
+}
+
+/** Errors of a subgraph's validation (its limits rule first, then graphql-js's own rules). */
+function atSubgraph(source: string | DocumentNode): readonly Error[] {
+  return validate(schema, typeof source === "string" ? parse(source) : source, [operationLimitsRule(limits), ...specifiedRules]);
+}
+
+describe("limits count what the client sent, never what the gateway adds", () => {
+  it("admits graphql-js's introspection query with every option, at the gateway and at a subgraph", () => {
+    const document = parse(FULL_INTROSPECTION);
+    const measures = checkDocument(document, limits, schema);
+    expect(measures.aliases).toBe(0);
+    expect(() => checkTokens(FULL_INTROSPECTION, limits)).not.toThrow();
+    // A subgraph's validation: the limits, and every field of every option exists in graphql 16.15.
+    expect(atSubgraph(FULL_INTROSPECTION)).toEqual([]);
+    // A subgraph asked through a gateway that added its `__typename` fields (fragments included).
+    expect(atSubgraph(withGatewayTypenames(document))).toEqual([]);
+    // The gateway answers introspection itself. Counted with the response cache's alias in each of
+    // its selection sets, as the gateway used to count it, the same document has 82 aliases (61
+    // with GraphiQL's options), none of them the client's.
+    expect(checkDocument(withGatewayTypenames(document), { ...limits, maxAliases: Infinity }, schema).aliases).toBeGreaterThan(limits.maxAliases);
+  });
+
+  it("a subgraph answers what the gateway admitted: 50 aliased fields with the gateway's __typename in every selection set", () => {
+    // The planner inlines fragments, so the gateway's `__typename` fields reach a subgraph in the
+    // operation's own selection sets, where they are free.
+    const fields = (count: number) =>
+      `{ ${Array.from({ length: count }, (_, i) => (i % 2 ? `s${i}: search(input: { query: "q${i}", limit: 2 }) { tookMs hits { score item { ... on Conversation { title } } } }` : `c${i}: conversations(first: 1) { nodes { id title } }`)).join(" ")} }`;
+    const admitted = parse(fields(50));
+    expect(checkDocument(admitted, limits, schema).aliases).toBe(50);
+    const downstream = withGatewayTypenames(admitted);
+    expect(print(downstream).match(/__responseCacheTypeName: __typename/g)?.length).toBeGreaterThan(150);
+    expect(atSubgraph(downstream)).toEqual([]);
+    expect(checkDocument(downstream, limits, schema, null, { freeTypenames: GATEWAY_ADDED_TYPENAMES })).toMatchObject({ aliases: 50, selections: checkDocument(admitted, limits, schema).selections });
+    expect((atSubgraph(withGatewayTypenames(parse(fields(51))))[0] as OperationLimitError).extensions).toMatchObject({ limit: "alias", actual: 51 });
+  });
+
+  it("still refuses 51 aliases of a real field, at the gateway and at a subgraph, with or without __typename beside them", () => {
+    const aliased = `{ ${Array.from({ length: 51 }, (_, i) => `a${i}: conversations(first: 1) { __typename t: __typename totalCount }`).join(" ")} }`;
+    expect(limitError(() => checkDocument(parse(aliased), limits, schema)).extensions).toMatchObject({ limit: "alias", max: 50 });
+    const errors = atSubgraph(aliased);
+    expect(errors[0]).toBeInstanceOf(OperationLimitError);
+    expect((errors[0] as OperationLimitError).extensions).toMatchObject({ limit: "alias", actual: 51 });
+  });
+
+  it("bounds a flood of aliased __typename: by the alias limit past the free ones, and by tokens before parsing", () => {
+    const flood = (count: number) => `{ ${Array.from({ length: count }, (_, i) => `t${i}: __typename`).join(" ")} }`;
+    expect(limitError(() => checkDocument(parse(flood(51)), limits, schema)).extensions).toMatchObject({ limit: "alias", actual: 51 });
+    // Downstream, two per selection set are the gateway's: 52 pass, 53 do not.
+    expect(atSubgraph(flood(52))).toEqual([]);
+    expect((atSubgraph(flood(53))[0] as OperationLimitError).extensions).toMatchObject({ limit: "alias", actual: 51 });
+    const huge = flood(2_000);
+    expect(limitError(() => checkTokens(huge, limits)).extensions.limit).toBe("token");
+  });
+
+  it("a subgraph refuses a bomb whose leaves are all free __typename fields: each fragment counts at least one selection", () => {
+    for (const bomb of [fragmentBomb(10, 10), fragmentBomb(40, 2)]) {
+      const errors = atSubgraph(bomb);
+      expect(errors[0]).toBeInstanceOf(OperationLimitError);
+    }
+    expect(limitError(() => checkDocument(parse(fragmentBomb(10, 10)), limits, schema, null, { freeTypenames: GATEWAY_ADDED_TYPENAMES })).extensions.limit).toBe("selection");
+    const spreads = (leaf: string) => `{ ...F0 } ${Array.from({ length: 6 }, (_, i) => `fragment F${i} on Query { ${`...F${i + 1} `.repeat(6)}}`).join(" ")} fragment F6 on Query { ${leaf} }`;
+    for (const leaf of ["a: __typename b: __typename", "... on Query { a: __typename b: __typename }", "... on Query { __typename }"]) {
+      expect(limitError(() => checkDocument(parse(spreads(leaf)), limits, schema, null, { freeTypenames: GATEWAY_ADDED_TYPENAMES })).extensions.limit).toBe("selection");
+    }
+    // The count is the gateway's whenever the client's own fragments hold nothing but __typename.
+    const own = `{ ...T conversations(first: 1) { nodes { ... on Conversation { __typename } } } } fragment T on Query { __typename }`;
+    expect(checkDocument(parse(own), limits, schema, null, { freeTypenames: GATEWAY_ADDED_TYPENAMES }).selections).toBe(checkDocument(parse(own), limits, schema).selections);
+  });
+
+  it("counts the planner's own fragments, and the gateway's __typename inside them, as the gateway counted the client's selections", () => {
+    // What the Rust planner sent the search subgraph for 50 aliased `search { tookMs hits { score } }`:
+    // the repeated selection as a fragment of its own, with the response cache's aliases in it.
+    const client = `{ ${Array.from({ length: 25 }, (_, i) => `s${i}: search(input: { query: "q${i}", limit: 1 }) { tookMs hits { score } }`).join(" ")} ${Array.from({ length: 25 }, (_, i) => `c${i}: conversations(first: 1) { totalCount }`).join(" ")} }`;
+    const planned = `{ ${Array.from({ length: 25 }, (_, i) => `s${i}: search(input: { query: "q${i}", limit: 1 }) { ...a }`).join(" ")} ${Array.from({ length: 25 }, (_, i) => `c${i}: conversations(first: 1) { ...b }`).join(" ")} __responseCacheTypeName: __typename } fragment a on SearchResult { tookMs hits { score __responseCacheTypeName: __typename } __responseCacheTypeName: __typename } fragment b on ConversationConnection { totalCount __responseCacheTypeName: __typename }`;
+    const atGateway = checkDocument(parse(client), limits, schema);
+    expect(atGateway.aliases).toBe(50);
+    expect(atSubgraph(planned)).toEqual([]);
+    expect(checkDocument(parse(planned), limits, schema, null, { freeTypenames: GATEWAY_ADDED_TYPENAMES })).toMatchObject({ aliases: 50, selections: atGateway.selections });
   });
 });
 
