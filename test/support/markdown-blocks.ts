@@ -94,7 +94,7 @@ function parseDirective(text: string): Directive | string {
     const reason = skip[1]?.trim() ?? "";
     return reason.length > 0 ? { kind: "skip", value: reason } : "doc-test: skip needs a reason (<!-- doc-test: skip — why it cannot run in the test -->)";
   }
-  const expect = /^expect\s+(".*")$/s.exec(text);
+  const expect = /^expect\s+(.*)$/s.exec(text);
   if (expect) {
     try {
       const value = JSON.parse(expect[1]!) as unknown;
