@@ -14,7 +14,7 @@
  * (the streamed search's shape) is split into operations the Rust planner answers one by one
  * (root-defer.ts); only the shapes a split cannot answer go to the stitching runtime. `@defer`
  * below the root and `@stream` on a root field are answered whole on either planner
- * (inline-incremental.ts). The cost is measured by `npm run bench -- --scenario defer` (README).
+ * (inline-incremental.ts). The cost is measured by `npm run bench -- --scenario defer` (docs/search.md).
  */
 import { handleFederationSupergraph, type UnifiedGraphHandler } from "@graphql-mesh/fusion-runtime";
 import { createDefaultExecutor } from "@graphql-mesh/transport-common";

@@ -6,7 +6,7 @@
  * it is an independent query. The stitching runtime (the only Hive planner that streams) pays for
  * its generality on every request: measured on a LOCAL-only search at 2,000 conversations on
  * PostgreSQL, the JavaScript planner alone took the first part from 1.00× to 1.27× of the same
- * search on the Rust plan, most of the 1.36× the whole streamed operation cost (README,
+ * search on the Rust plan, most of the 1.36× the whole streamed operation cost (docs/search.md,
  * "Slow providers streamed"). Splitting the operation keeps every part on the Rust plan: the
  * first part costs what the same operation without the deferred fragments costs, and the
  * deferred ones run beside it and arrive when they are done, in the order they finish.

@@ -38,6 +38,7 @@ import { serviceUnavailableStatus } from "./service-unavailable.js";
 import { gatewayTracing } from "./tracing.js";
 import type { TracingConfig } from "../lib/observability/tracing-config.js";
 import { IDEMPOTENCY_KEY_HEADER } from "../lib/graphql/idempotency-key.js";
+import { listen } from "../lib/listen.js";
 import { subgraphHttpTransport } from "./subgraph-transport.js";
 import { plannerPerOperation } from "./incremental-planner.js";
 import { SharedAnswer } from "../lib/graphql/readiness.js";
@@ -417,10 +418,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     sendJson(response, ready ? 200 : 503, trusted ? { status, subgraphs: results } : { status });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  await listen(server, options.port, options.host, "GATEWAY_PORT");
   const port = (server.address() as AddressInfo).port;
   const url = `http://${displayHost(options.host)}:${port}${GRAPHQL_PATH}`;
   logger.info(`gateway listening on ${url} (${options.queryPlanner === "rust" ? "Rust" : "JavaScript"} query planner)`);

@@ -10,7 +10,7 @@
  */
 import type http from "node:http";
 
-/** The request body limit of the gateway and the subgraphs (README, Security: "request body"). */
+/** The request body limit of the gateway and the subgraphs (docs/security.md: "request bodies"). */
 export const MAX_REQUEST_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Room in an upload's GraphQL body for the mutation's text and the other input fields around the base64 file. */

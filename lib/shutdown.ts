@@ -97,7 +97,7 @@ setInterval(() => {
 `;
 
 /** Failures that describe a setup problem the message already explains: printed without a stack. */
-const SETUP_ERRORS = new Set(["ConfigError", "MigrationError", "DataDirectoryLockedError", "CompositionError", "SupergraphConfigError", "ToolDefinitionError", "DatasetFetchError", "BeirFormatError"]);
+const SETUP_ERRORS = new Set(["ConfigError", "MigrationError", "DataDirectoryLockedError", "CompositionError", "SupergraphConfigError", "ToolDefinitionError", "DatasetFetchError", "BeirFormatError", "PortInUseError"]);
 
 /** Runs a command-line entry point and exits 1 on failure. */
 export function runMain(main: () => Promise<void>): void {

@@ -11,8 +11,8 @@ export class DataDirectoryLockedError extends Error {
   constructor(dataDir: string, lockPath: string, holder: string) {
     super(
       `The embedded database at ${dataDir} is already open in another process (${holder}). ` +
-        `PGlite allows one process per data directory; stop the other process, or set PGLITE_DATA_DIR ` +
-        `to another folder, or use PostgreSQL with DATABASE_URL. If no such process exists, delete ${lockPath}.`,
+        `PGlite allows one process per data directory: stop that process (Ctrl-C where it runs) and run this command again, ` +
+        `or set PGLITE_DATA_DIR to another folder, or use PostgreSQL with DATABASE_URL. If no such process exists, delete ${lockPath}.`,
     );
     this.name = "DataDirectoryLockedError";
   }
@@ -26,7 +26,7 @@ export interface DataDirectoryLock {
 export function lockDataDirectory(dataDir: string): DataDirectoryLock {
   const lockPath = `${dataDir.replace(/[\\/]+$/, "")}.lock`;
   fs.mkdirSync(path.dirname(lockPath), { recursive: true });
-  const owner = { pid: process.pid, host: os.hostname(), since: new Date().toISOString() };
+  const owner = { pid: process.pid, host: os.hostname(), since: new Date().toISOString(), command: runningCommand() };
 
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -55,16 +55,24 @@ export function lockDataDirectory(dataDir: string): DataDirectoryLock {
         fs.rmSync(lockPath, { force: true });
         continue;
       }
-      const who = holder ? `pid ${holder.pid} on ${holder.host} since ${holder.since}` : "unknown holder";
+      // Naming the command ("npm start") tells a newcomer which terminal to stop; a pid alone does not.
+      const who = holder ? `pid ${holder.pid} on ${holder.host} since ${holder.since}${holder.command ? `, running \`${holder.command}\`` : ""}` : "unknown holder";
       throw new DataDirectoryLockedError(dataDir, lockPath, who);
     }
   }
   throw new DataDirectoryLockedError(dataDir, lockPath, "unknown holder");
 }
 
-function readHolder(lockPath: string): { pid: number; host: string; since: string } | null {
+/** The command as the user typed it, when npm ran it (`npm start`, `npm run platform-kb`), else the script. */
+function runningCommand(): string | undefined {
+  const script = process.env.npm_lifecycle_event;
+  if (script) return script === "start" || script === "test" ? `npm ${script}` : `npm run ${script}`;
+  return process.argv[1] ? `node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]}` : undefined;
+}
+
+function readHolder(lockPath: string): { pid: number; host: string; since: string; command?: string } | null {
   try {
-    const parsed = JSON.parse(fs.readFileSync(lockPath, "utf8")) as { pid: number; host: string; since: string };
+    const parsed = JSON.parse(fs.readFileSync(lockPath, "utf8")) as { pid: number; host: string; since: string; command?: string };
     return typeof parsed.pid === "number" ? parsed : null;
   } catch {
     return null;

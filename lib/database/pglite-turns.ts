@@ -5,7 +5,7 @@
  * the whole chain pauses. Everything else in the process waits meanwhile: a request that arrived
  * a moment later is not even read, and an answer that is ready is not written.
  *
- * Measured in the browser test (README, "Keystroke to first results"): the two searches of the
+ * Measured in the browser test (docs/web-app.md, "Keystroke to first results"): the two searches of the
  * search page's `@defer` operation leave the gateway within a millisecond, but the second one
  * reached the search subgraph 50-90 ms later, after the first had run its providers, so it could
  * not join their calls (shared-provider-calls.ts) and ran every LOCAL provider's statements a

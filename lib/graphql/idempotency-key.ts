@@ -39,12 +39,50 @@ export function parseIdempotencyKey(header: string | undefined): string | null {
   if (header === undefined) return null;
   const key = header.length >= 2 && header.startsWith('"') && header.endsWith('"') ? header.slice(1, -1) : header;
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !KEY_SHAPE.test(key)) {
-    throw badUserInput(
-      "Idempotency-Key",
-      `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters without leading or trailing spaces (a UUID is a good key), got ${key.length} characters`,
-    );
+    throw badUserInput("Idempotency-Key", `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters without leading or trailing spaces (a UUID is a good key): ${whatIsWrong(key)}`);
   }
   return key;
+}
+
+/**
+ * Names what makes a key unusable, as the caller typed it. HTTP header values reach Node as bytes
+ * read one per character (Latin-1), and the gateway's forwarded copy is read that way once more,
+ * so a key typed as `5f0c…` arrives as `5f0câ\u0080¦` (or longer): a count of characters or the
+ * first bad byte would point the caller at something they never wrote. The bytes are read back
+ * as UTF-8 while they decode cleanly, to name the character they sent and its position.
+ */
+function whatIsWrong(received: string): string {
+  if (received.length === 0) return "it is empty";
+  const key = asTyped(received);
+  const characters = [...key];
+  const bad = characters.findIndex((character, index) => {
+    const code = character.codePointAt(0)!;
+    if (code === 0x20) return index === 0 || index === characters.length - 1;
+    return code < 0x20 || code > 0x7e;
+  });
+  if (bad >= 0) return `character ${bad + 1} is ${describeCharacter(characters[bad]!)}`;
+  return `it has ${characters.length} characters`;
+}
+
+function asTyped(received: string): string {
+  let text = received;
+  // Each pass undoes one Latin-1 reading of UTF-8 bytes; more than two readings never happen.
+  for (let pass = 0; pass < 3 && /[\u0080-\u00ff]/.test(text) && !/[^\u0000-\u00ff]/.test(text); pass++) {
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(text, "latin1"));
+    } catch {
+      break;
+    }
+  }
+  return text;
+}
+
+function describeCharacter(character: string): string {
+  const code = `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+  if (character === " ") return `a space (${code}), and a key may not start or end with one`;
+  if (character === "\t") return `a tab (${code}), which is not printable`;
+  if (character.codePointAt(0)! < 0x20 || character.codePointAt(0) === 0x7f) return `a control character (${code}), which is not printable`;
+  return `"${character}" (${code}), which is not ASCII`;
 }
 
 /**

@@ -62,7 +62,7 @@ export interface OperationLimits {
 }
 
 /**
- * Defaults that admit every query in README.md, the tests, GraphiQL's introspection query and what
+ * Defaults that admit every query in README.md and docs/, the tests, GraphiQL's introspection query and what
  * the Rust planner sends to subgraphs (`_entities` with up to a page of representations), while
  * keeping the Rust planner's parser (which fails near 40 levels) far from its own limit. The
  * largest legitimate read, 100 conversations with 100 messages each, costs about 20,300.

@@ -28,6 +28,7 @@ import { CLIENT_ERROR_CODES, isWholeAnswerUnavailable, serviceUnavailable, unaut
 import { ReadinessCheck, type ReadinessSettings } from "./readiness.js";
 import { DEFAULT_OPERATION_LIMITS, operationLimitsRule, requestOverLimits, withOperationLimitCode, type OperationLimits } from "./operation-limits.js";
 import { IDEMPOTENCY_KEY_HEADER, type WriteRequest } from "./idempotency-key.js";
+import { listen } from "../listen.js";
 import { isSignedByGateway, serviceSdlAccessPlugin, type AccessContext } from "./subgraph-access.js";
 import { DirectCallBudget } from "./direct-call-budget.js";
 import { rateLimitBody, type RateLimitSettings, remoteAddressOf, RequestRateLimiter } from "./rate-limit.js";
@@ -298,10 +299,7 @@ export async function startSubgraph<TContext extends RequestContext>(
   // two instances started together would each admit a whole budget in their first moments.
   await directCalls?.ready();
   try {
-    await new Promise<void>((resolve, reject) => {
-      httpServer.once("error", reject);
-      httpServer.listen(options.port, options.host, () => resolve());
-    });
+    await listen(httpServer, options.port, options.host, `${definition.name.toUpperCase().replace(/-/g, "_")}_PORT`);
   } catch (error) {
     // A port in use, say: the caller gets the error, and neither Apollo nor a tracer provider
     // (with its exporter's timer) stays behind in a process that may go on running.

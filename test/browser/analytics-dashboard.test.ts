@@ -3,7 +3,7 @@
  * show up, once the query log has written them, in the queries-per-day chart and in the top and
  * zero-result query tables; a range without queries shows the empty state; the range travels in
  * the URL; a member reads that analytics are for administrators. axe-core finds no serious or
- * critical violation, and the page is screenshotted with data (the README shows it).
+ * critical violation, and the page is screenshotted with data (docs/web-app.md shows it).
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { tokenFor } from "../support/tenants.js";

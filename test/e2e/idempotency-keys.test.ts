@@ -241,6 +241,15 @@ it.each([
   expect(await conversationRows("org-a")).toBe(before);
 });
 
+it("a key pasted with a character outside ASCII is refused naming that character and its position, as the caller typed it", async () => {
+  // curl sends what the terminal gave it: the ellipsis as its three UTF-8 bytes. fetch sends a
+  // header string's characters as bytes, so those bytes are spelled here as Latin-1 characters.
+  const asCurlSendsIt = Buffer.from("5f0c…", "utf8").toString("latin1");
+  const response = await graphql(gateway, CREATE, { input: { title: "Pasted key" } }, { token: alice, headers: withKey(asCurlSendsIt) });
+  expect(errorCodes(response)).toEqual(["BAD_USER_INPUT"]);
+  expect(response.errors![0]!.message).toContain('character 5 is "…" (U+2026), which is not ASCII');
+});
+
 describe("a write that outlives the gateway's deadline", () => {
   // What the hostile test sent: the largest call the limits admit (here also held past the deadline).
   const largest = Array.from({ length: 100 }, (_, i) => ({ role: "USER", content: `word${i} `.repeat(12_500).slice(0, 100_000) }));

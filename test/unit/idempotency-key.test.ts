@@ -26,6 +26,29 @@ describe("parseIdempotencyKey", () => {
   ])("refuses %s as BAD_USER_INPUT on Idempotency-Key", (_case, header) => {
     expect(() => parseIdempotencyKey(header)).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ code: "BAD_USER_INPUT", field: "Idempotency-Key" }) }));
   });
+
+  it.each([
+    ["an ellipsis pasted from a document", "5f0c…", 'character 5 is "…" (U+2026), which is not ASCII'],
+    // What the subgraph receives for it: the UTF-8 bytes read as Latin-1 by the gateway, and again by the subgraph.
+    ["the same ellipsis as its bytes read as Latin-1", Buffer.from("5f0c…", "utf8").toString("latin1"), 'character 5 is "…" (U+2026), which is not ASCII'],
+    ["the same ellipsis read as Latin-1 twice", Buffer.from(Buffer.from("5f0c…", "utf8").toString("latin1"), "utf8").toString("latin1"), 'character 5 is "…" (U+2026), which is not ASCII'],
+    ["a letter outside ASCII", "café", 'character 4 is "é" (U+00E9), which is not ASCII'],
+    ["an emoji", "key-🔑", 'character 5 is "🔑" (U+1F511), which is not ASCII'],
+    ["a tab", "tab\there", "character 4 is a tab (U+0009), which is not printable"],
+    ["a leading space", " padded", "character 1 is a space (U+0020), and a key may not start or end with one"],
+    ["256 characters", "k".repeat(256), "it has 256 characters"],
+    ["an empty key", "", "it is empty"],
+  ])("names what is wrong with %s, as the caller typed it", (_case, header, reason) => {
+    let message = "";
+    try {
+      parseIdempotencyKey(header);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain("1 to 255 printable ASCII characters");
+    expect(message.endsWith(reason)).toBe(true);
+    expect(message).not.toMatch(/got \d+ characters/);
+  });
 });
 
 describe("writeOnceFor", () => {

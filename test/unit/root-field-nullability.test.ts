@@ -2,7 +2,7 @@
  * Every root field of the composed supergraph (Query and Mutation) is nullable, and says so: a
  * subgraph that is down nulls only the fields it owns, because a non-null root field that fails
  * nulls the whole `data` and with it every other subgraph's answer in the same document. Each
- * root field's description names the subgraph whose outage nulls it, as the README's table does.
+ * root field's description names the subgraph whose outage nulls it, as the table in docs/architecture.md (Outages) does.
  *
  * A new non-null root field fails here, naming it; one that truly must stay non-null goes on
  * MAY_BE_NON_NULL with the reason (there is none today).

@@ -52,7 +52,7 @@ export interface ChunkPlace {
 /**
  * The places of the chunks among `ids` the caller may see now (the rule above), for the search
  * subgraph to answer a page's `DocumentChunk { headingPath page document { id fileName } }`
- * without the gateway's `_entities` hop to this subgraph (README, "Keystroke to first
+ * without the gateway's `_entities` hop to this subgraph (docs/web-app.md, "Keystroke to first
  * results"). Read per request, never from a cached page, so a renamed or unshared document shows
  * at once; a chunk the caller may not see is absent. One statement however many ids.
  */

@@ -11,13 +11,11 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { seedDemoOrganization } from "../../../app/demo-seed.js";
 import { WEB_APP_DIRECTORY } from "../../../gateway/web-app.js";
-import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../../../lib/demo-data/organization.js";
-import type { StartingPoint } from "../../support/database.js";
+import { DEMO_USERS } from "../../../lib/demo-data/organization.js";
+import { DEMO_ORGANIZATION_SEEDED, demoDocumentsIndexed, demoTokenFor } from "../../support/demo-organization.js";
 import { SerperStandIn } from "../../support/external/serper-stand-in.js";
 import { startTestStack, type TestStack } from "../../support/stack.js";
-import { tokenFor } from "../../support/tenants.js";
 
 /** Where Chromium is: CHROMIUM_PATH, or Debian's package. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((candidate) => fs.existsSync(candidate)) ?? null;
@@ -59,27 +57,13 @@ export interface WebStack {
   stop(): Promise<void>;
 }
 
-/** A token of a demo user as an admin with the user's teams (npm start's dev token is the first user's). */
-export function demoTokenFor(userId: string): Promise<string> {
-  const teams = DEMO_TEAMS.filter((team) => (team.members as readonly string[]).includes(userId)).map((team) => team.id);
-  return tokenFor(DEMO_ORGANIZATION.id, userId, teams, "admin");
-}
-
-/**
- * The demo organization as `npm run db:seed` leaves it, before the stack starts (its documents
- * PENDING until the stack's indexer reaches them): seeding took 10-20 s of every browser file on
- * PGlite, which now copies one seeded image per run (test/support/database.ts).
- */
-const DEMO_ORGANIZATION_SEEDED: StartingPoint = {
-  name: "demo-organization",
-  prepare: async (database) => void (await seedDemoOrganization(database)),
-};
+export { demoTokenFor };
 
 export async function startWebStack(env: Record<string, string> = {}): Promise<WebStack> {
   ensureWebAppBuilt();
   const test = await startTestStack(env, { gateway: { webApp: { directory: WEB_APP_DIRECTORY } }, database: { startingPoint: DEMO_ORGANIZATION_SEEDED } });
   try {
-    await demoDocumentsIndexed(test);
+    await demoDocumentsIndexed(test, "web stack");
     const demoToken = await demoTokenFor(DEMO_USERS[0].id);
     const browser = await launchChromium();
     const origin = new URL(test.stack.gateway.url).origin;
@@ -128,31 +112,6 @@ export async function startWebStackWithSerper(env: Record<string, string> = {}):
   } catch (error) {
     await serper.close();
     throw error;
-  }
-}
-
-/**
- * The seed stores the demo documents PENDING and the stack's indexer makes them READY off the
- * request path. Tests that ask the handbook must not race it (a loaded CI machine once answered
- * the first knowledge query before one chunk was indexed), so the stack is ready only once
- * every demo document is; a FAILED one fails the stack with its reason.
- */
-async function demoDocumentsIndexed(test: TestStack, timeoutMs = 120_000): Promise<void> {
-  const { prisma } = test.db.database;
-  const started = Date.now();
-  const deadline = started + timeoutMs;
-  let first: number | undefined;
-  for (;;) {
-    const waiting = await prisma.document.findMany({ where: { organizationId: DEMO_ORGANIZATION.id, status: { not: "READY" } }, select: { fileName: true, status: true, failureReason: true } });
-    const failed = waiting.find((document) => document.status === "FAILED");
-    if (failed) throw new Error(`demo document ${failed.fileName} failed to index: ${failed.failureReason}`);
-    first ??= waiting.length;
-    if (waiting.length === 0) {
-      if (first > 0) console.log(`web stack: ${first} demo documents were still being indexed after the seed; all READY ${Date.now() - started} ms later`);
-      return;
-    }
-    if (Date.now() > deadline) throw new Error(`${waiting.length} demo documents still not READY after ${timeoutMs} ms: ${waiting.map((document) => `${document.fileName} ${document.status}`).join(", ")}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

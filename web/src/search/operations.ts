@@ -180,7 +180,7 @@ export interface SearchInput {
 
 /**
  * The first page, streamed: the LOCAL providers' page (`fast`) arrives at once, the page of every
- * provider (`all`) when the slow ones (web, Slack, remote knowledge bases) answer. README: "Slow
+ * provider (`all`) when the slow ones (web, Slack, remote knowledge bases) answer. docs/search.md: "Slow
  * providers streamed (`@defer`)". `$local` is `$input` plus `latency: LOCAL`.
  */
 export const STREAMED_SEARCH: TypedDocumentNode<

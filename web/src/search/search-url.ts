@@ -2,7 +2,7 @@
  * The search as the URL holds it, so a search can be shared, reloaded and walked with back and
  * forward: `/?q=deadlock&alpha=0.5&kind=CONVERSATION&provider=…&month=2026-10&category=…&kb=…`, and
  * `exact=1` when the person chose to search only the words as typed (no typo tolerance).
- * Every facet a person ticks is a `SearchInput.filter` field (or `providers`), as the README's
+ * Every facet a person ticks is a `SearchInput.filter` field (or `providers`), as docs/search.md's
  * "Filters and facets" maps them.
  */
 import type { SearchInput, SearchItemKind } from "./operations";

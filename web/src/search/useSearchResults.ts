@@ -47,7 +47,7 @@ let started: { key: string; release(): void } | null = null;
  * Sends the streamed first page of `input` now, from the submit handler, rather than when the
  * page has re-rendered for the new URL: React Router applies the URL in a transition, and the
  * results layout (facets, slider, chips) renders before `useQuery` sends anything, which took
- * 40-60 ms between Enter and the request leaving on the 2-core test machine (README,
+ * 40-60 ms between Enter and the request leaving on the 2-core test machine (docs/web-app.md,
  * "Keystroke to first results"). The page's `useQuery` for the same input joins this request
  * rather than sending another: Apollo Client shares an operation in flight among identical
  * queries (same document, same variables) and replays what already arrived to one that joins
