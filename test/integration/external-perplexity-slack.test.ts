@@ -4,7 +4,7 @@
  * what they send (auth, bodies), what they make of the answers, each failure as its kind, and
  * hostile fields cleaned. No database: these clients keep nothing.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from "@jest/globals";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ExternalApiError } from "../../lib/external-apis/errors.js";
@@ -32,6 +32,18 @@ async function failureOf(call: Promise<unknown>): Promise<ExternalApiError> {
 
 function callOptions(limit = 10, deadlineMs = 5_000) {
   return { signal: AbortSignal.timeout(deadlineMs), limit };
+}
+
+/**
+ * A caller's deadline that passes when the vendor has the request, not on a clock: a call that
+ * hangs can then only end through this signal, so a TIMEOUT is the deadline's doing, whatever the
+ * machine's load (a stopwatch here would time the machine).
+ */
+function deadlineOnceReceived(requests: readonly unknown[]): AbortSignal {
+  const deadline = new AbortController();
+  const check = () => (requests.length > 0 ? deadline.abort(new DOMException("The call's deadline passed", "TimeoutError")) : setImmediate(check));
+  setImmediate(check);
+  return deadline.signal;
 }
 
 /** A loopback port nothing listens on. */
@@ -144,10 +156,8 @@ describe("Perplexity client (openai package) against the Perplexity stand-in", (
 
   it("an answer that never comes is a TIMEOUT at the call's deadline", async () => {
     standIn.fault = "hang";
-    const started = Date.now();
-    const error = await failureOf(client.research("q", { apiKey: PERPLEXITY_KEY }, callOptions(10, 300)));
+    const error = await failureOf(client.research("q", { apiKey: PERPLEXITY_KEY }, { signal: deadlineOnceReceived(standIn.requests), limit: 10 }));
     expect(error.kind).toBe("TIMEOUT");
-    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it("a body that is not JSON is BAD_RESPONSE", async () => {
@@ -265,11 +275,16 @@ describe("Slack client (@slack/web-api) against the Slack stand-in", () => {
   it("429 is RATE_LIMITED with Retry-After, rejected at once rather than slept through or retried", async () => {
     standIn.fault = "rate-limited";
     standIn.retryAfterSeconds = 30;
-    const started = Date.now();
-    const error = await failureOf(client.searchMessages("q", { token: SLACK_TOKEN }, callOptions()));
-    expect(error).toMatchObject({ kind: "RATE_LIMITED", retryAfterMs: 30_000, retryable: true });
-    expect(standIn.requests).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // On Jest's fake clock, with no deadline: a client that slept on the Retry-After (or on any
+    // backoff) would never settle, so settling at all is "at once", whatever the machine's load.
+    jest.useFakeTimers({ doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate"] });
+    try {
+      const error = await failureOf(client.searchMessages("q", { token: SLACK_TOKEN }, { signal: new AbortController().signal, limit: 10 }));
+      expect(error).toMatchObject({ kind: "RATE_LIMITED", retryAfterMs: 30_000, retryable: true });
+      expect(standIn.requests).toHaveLength(1);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("429 without a readable Retry-After is still RATE_LIMITED (the client reports it as a plain Error)", async () => {
@@ -292,10 +307,8 @@ describe("Slack client (@slack/web-api) against the Slack stand-in", () => {
 
   it("an answer that never comes is a TIMEOUT at the call's deadline", async () => {
     standIn.fault = "hang";
-    const started = Date.now();
-    const error = await failureOf(client.searchMessages("q", { token: SLACK_TOKEN }, callOptions(10, 300)));
+    const error = await failureOf(client.searchMessages("q", { token: SLACK_TOKEN }, { signal: deadlineOnceReceived(standIn.requests), limit: 10 }));
     expect(error.kind).toBe("TIMEOUT");
-    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it("a body that is not JSON is BAD_RESPONSE", async () => {
