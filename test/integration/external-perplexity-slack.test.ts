@@ -10,8 +10,10 @@ import type { AddressInfo } from "node:net";
 import { ExternalApiError } from "../../lib/external-apis/errors.js";
 import { PerplexityClient } from "../../subgraphs/external-search/providers/perplexity.js";
 import { SlackClient } from "../../subgraphs/external-search/providers/slack.js";
+import { deadlineOnceReceived } from "../support/external/deadline.js";
 import { PerplexityStandIn } from "../support/external/perplexity-stand-in.js";
 import { SlackStandIn } from "../support/external/slack-stand-in.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 const PERPLEXITY_KEY = "pplx-test-3f9c2a";
 const SLACK_TOKEN = "xoxp-1111-2222-3333-abcdef";
@@ -32,18 +34,6 @@ async function failureOf(call: Promise<unknown>): Promise<ExternalApiError> {
 
 function callOptions(limit = 10, deadlineMs = 5_000) {
   return { signal: AbortSignal.timeout(deadlineMs), limit };
-}
-
-/**
- * A caller's deadline that passes when the vendor has the request, not on a clock: a call that
- * hangs can then only end through this signal, so a TIMEOUT is the deadline's doing, whatever the
- * machine's load (a stopwatch here would time the machine).
- */
-function deadlineOnceReceived(requests: readonly unknown[]): AbortSignal {
-  const deadline = new AbortController();
-  const check = () => (requests.length > 0 ? deadline.abort(new DOMException("The call's deadline passed", "TimeoutError")) : setImmediate(check));
-  setImmediate(check);
-  return deadline.signal;
 }
 
 /** A loopback port nothing listens on. */
@@ -277,7 +267,7 @@ describe("Slack client (@slack/web-api) against the Slack stand-in", () => {
     standIn.retryAfterSeconds = 30;
     // On Jest's fake clock, with no deadline: a client that slept on the Retry-After (or on any
     // backoff) would never settle, so settling at all is "at once", whatever the machine's load.
-    jest.useFakeTimers({ doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate"] });
+    useFakeClock();
     try {
       const error = await failureOf(client.searchMessages("q", { token: SLACK_TOKEN }, { signal: new AbortController().signal, limit: 10 }));
       expect(error).toMatchObject({ kind: "RATE_LIMITED", retryAfterMs: 30_000, retryable: true });

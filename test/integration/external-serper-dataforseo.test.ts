@@ -15,6 +15,7 @@ import type { WebResultData } from "../../subgraphs/external-search/providers/ty
 import { DataForSeoStandIn } from "../support/external/dataforseo-stand-in.js";
 import type { SerpStandInFault } from "../support/external/serp-stand-in-server.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
+import { deadlineOnceReceived } from "../support/external/deadline.js";
 
 const QUERY = "how to descale an espresso machine";
 
@@ -42,18 +43,6 @@ beforeEach(() => {
 
 function call(limit = 10, timeoutMs = 5_000) {
   return { signal: AbortSignal.timeout(timeoutMs), limit };
-}
-
-/**
- * A caller's deadline that passes when the vendor has the request, not on a clock: a call that
- * hangs can then only end through this signal, so a TIMEOUT is the deadline's doing, whatever the
- * machine's load (a stopwatch here would time the machine).
- */
-function deadlineOnceReceived(requests: readonly unknown[]): AbortSignal {
-  const deadline = new AbortController();
-  const check = () => (requests.length > 0 ? deadline.abort(new DOMException("The call's deadline passed", "TimeoutError")) : setImmediate(check));
-  setImmediate(check);
-  return deadline.signal;
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<ExternalApiError> {

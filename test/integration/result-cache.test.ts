@@ -8,6 +8,7 @@ import { Redis } from "ioredis";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { MemoryResultCache, RedisResultCache } from "../../lib/cache/result-cache.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 const redisUrl = loadConfig().search.redisUrl;
 const describeWithRedis = redisUrl ? describe : describe.skip;
@@ -64,7 +65,7 @@ describe("RedisResultCache when Redis is down", () => {
 describe("MemoryResultCache", () => {
   // On Jest's fake clock: a 50 ms entry read back on a real one expired first under load.
   it("expires entries after their TTL", async () => {
-    jest.useFakeTimers({ doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate"] });
+    useFakeClock();
     try {
       // lru-cache keeps the `performance` it found at import, before the fake clock: given this
       // one, it reads the fake clock (and its cached "now" is reset by a fake timer too).

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, jest } from "@jest/globals";
 import { BatchedWriter, type BatchedWriterOptions } from "../../lib/database/batched-writer.js";
 import { recordingLogger } from "../support/recording-logger.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 /** A sink that keeps every write it accepts, refuses writes holding a "poison" row, and can be held shut. */
 function recordingSink() {
@@ -92,7 +93,7 @@ describe("BatchedWriter", () => {
   it("writes what waits once the interval has passed", async () => {
     // On Jest's fake clock (setImmediate stays real, for settle()): the interval is exact, and
     // no loaded machine can stretch it past a test's patience.
-    jest.useFakeTimers({ doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate"] });
+    useFakeClock();
     const sink = recordingSink();
     const { writer } = writerWith(sink, { flushIntervalMs: 20 });
     writer.record("a");

@@ -16,6 +16,7 @@ import type { AddressInfo } from "node:net";
 import { boundedFetch } from "../../lib/external-apis/bounded-fetch.js";
 import { ExternalApiError } from "../../lib/external-apis/errors.js";
 import { ProviderPolicies, ProviderSkippedError, jitteredBackoff, type ProviderPolicySettings } from "../../lib/external-apis/policies.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 /** A local HTTP server whose answer to each request is chosen by the test, recording when each arrived. */
 class ScriptedServer {
@@ -100,13 +101,6 @@ afterEach(() => {
   jest.useRealTimers();
 });
 
-/**
- * Jest's fake clock for timers and Date; the event-loop primitives stay real, so sockets, fetch
- * and promises run as usual and only the policies' time limits wait for advance().
- */
-function fakeClock(): void {
-  jest.useFakeTimers({ doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate"] });
-}
 const advance = (ms: number) => jest.advanceTimersByTimeAsync(ms);
 
 /** Work as a provider client does it: a bounded fetch of the stand-in, its JSON returned. */
@@ -133,7 +127,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("circuit breaker per provider and organization", () => {
   it("opens after N vendor failures in a row, skips without calling work, and closes after one successful trial past its cool-down", async () => {
-    fakeClock();
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, halfOpenAfterMs: 30_000 } });
     for (let failure = 1; failure <= 3; failure += 1) {
       const outcome = await policies.settle("serper", "org-a", vendorFailure);
@@ -165,7 +159,7 @@ describe("circuit breaker per provider and organization", () => {
   });
 
   it("reopens when the trial call fails, for another full cool-down", async () => {
-    fakeClock();
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: fast });
     for (let failure = 0; failure < 3; failure += 1) await policies.settle("serper", "org-a", vendorFailure);
     await advance(150);
@@ -211,7 +205,7 @@ describe("circuit breaker per provider and organization", () => {
 
   it("does not count a call the caller cancelled", async () => {
     // Time stands still: however long the request takes to arrive, the attempt cannot time out first.
-    fakeClock();
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, failuresToOpen: 1 } });
     server.answer(hanging);
     const caller = new AbortController();
@@ -237,7 +231,7 @@ describe("retries", () => {
   it("fails at once as RATE_LIMITED when Retry-After is past the call's deadline", async () => {
     // On the fake clock nothing that waits on a timer ever ends: a call that slept on the
     // Retry-After (or ran into its 20 s deadline) would never settle; giving up at once does.
-    fakeClock();
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, maxRetries: 3, deadlineMs: 20_000 } });
     server.answer(rateLimited("30"), ok);
     const outcome = await policies.settle("serper", "org-a", fetchSearch);
@@ -277,7 +271,7 @@ describe("retries", () => {
 
 describe("timeouts and the bulkhead", () => {
   it("cuts a hung call at the per-attempt timeout and aborts its signal (real HTTP)", async () => {
-    fakeClock();
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, attemptTimeoutMs: 150 } });
     server.answer(hanging);
     let given: AbortSignal | undefined;
@@ -305,7 +299,7 @@ describe("timeouts and the bulkhead", () => {
   });
 
   it("cuts work that ignores its signal, too", async () => {
-    fakeClock();
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, attemptTimeoutMs: 100 } });
     const pending = policies.settle("serper", "org-a", () => new Promise<never>(() => undefined));
     await advance(100);
@@ -320,7 +314,7 @@ describe("timeouts and the bulkhead", () => {
     // enough for a second (minimumAttemptMs 50) after a backoff of at most 5 ms; the deadline cuts
     // that one at 300 ms, before its own 200 ms are up, and leaves no room for a third. On a
     // real clock a loaded machine moves these instants, and with them the outcome.
-    fakeClock();
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, attemptTimeoutMs: 200, deadlineMs: 300, maxRetries: 5 } });
     server.answer(hanging);
     const pending = policies.settle("serper", "org-a", fetchSearch);

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it, jest } from "@jest/globals";
 import { buildSchema, execute, parse, print, type DocumentNode } from "graphql";
 import { executeRootDefer, splitRootDefer } from "../../gateway/root-defer.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 const schema = buildSchema(`type Query { fast(q: String): String, slow(q: String): String, broken: String }`);
 const delays: Record<string, number> = { fast: 5, slow: 60 };
@@ -80,7 +81,7 @@ describe("executeRootDefer", () => {
   it("yields the first part when it is done, then each deferred part as it finishes, in finishing order", async () => {
     // The fields' delays on Jest's fake clock: which part finishes first is then the delays'
     // doing, never the machine's.
-    jest.useFakeTimers({ doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate"] });
+    useFakeClock();
     const running = run(`query($q: String) { fast(q: $q) ... @defer(label: "slow") { slow(q: $q) } ... @defer(label: "quick") { alsoFast: fast(q: "x") } }`, { q: "hi" });
     await jest.advanceTimersByTimeAsync(delays.slow!);
     const parts = await running;

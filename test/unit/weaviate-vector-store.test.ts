@@ -25,6 +25,7 @@ import {
   type WeaviateQueryResultLike,
   type WeaviateTenantCollectionLike,
 } from "../../lib/retrieval/vector-stores/weaviate.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 // ---------------------------------------------------------------------------------------------
 // The stub.
@@ -629,7 +630,7 @@ describe("WeaviateVectorStore with the REAL weaviate-client against an unreachab
   // retry's backoff) can fire, so an error that arrives at all came from the refused connection.
   it("fails fast with our clear error naming collection and tenant, on every operation", async () => {
     const port = await closedPort();
-    jest.useFakeTimers({ doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate"] });
+    useFakeClock();
     const store = new WeaviateVectorStore({ url: `http://127.0.0.1:${port}`, grpcPort: port, timeout: { init: 2, query: 2, insert: 2 } });
     try {
       const error = await rejection(store.ensureReady(MODEL_X, 3));
