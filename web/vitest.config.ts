@@ -12,5 +12,9 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.{ts,tsx}"],
     environment: "node",
+    // The property tests' work is counted (fast-check's numRuns), not timed: under load a
+    // 500-run property took over Vitest's default 5 s and failed a run that had nothing wrong.
+    // The limit only stops a test that hangs, as Jest's does (jest.config.js).
+    testTimeout: 60_000,
   },
 });

@@ -26,8 +26,9 @@ export class MemoryResultCache implements ResultCache {
   readonly kind = "memory" as const;
   private readonly entries: LRUCache<string, string>;
 
-  constructor(bounds: MemoryCacheBounds = { maxEntries: 5_000, maxSize: 64 * 1024 * 1024 }) {
-    this.entries = new LRUCache<string, string>({ max: bounds.maxEntries, maxSize: bounds.maxSize, sizeCalculation: (value) => value.length + 1 });
+  /** `clock` measures the entries' TTLs (default: `performance`); tests pass one they control. */
+  constructor(bounds: MemoryCacheBounds = { maxEntries: 5_000, maxSize: 64 * 1024 * 1024 }, clock?: { now(): number }) {
+    this.entries = new LRUCache<string, string>({ max: bounds.maxEntries, maxSize: bounds.maxSize, sizeCalculation: (value) => value.length + 1, ...(clock ? { perf: clock } : {}) });
   }
 
   async get(key: string): Promise<string | null> {

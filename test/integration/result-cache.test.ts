@@ -3,10 +3,12 @@
  * and the promise that a Redis outage means "no cache", never an error or a stall.
  */
 import net from "node:net";
-import { afterAll, describe, expect, it } from "@jest/globals";
+import { afterAll, describe, expect, it, jest } from "@jest/globals";
+import { Redis } from "ioredis";
 import { loadConfig } from "../../lib/config.js";
 import { silentLogger } from "../../lib/logger.js";
 import { MemoryResultCache, RedisResultCache } from "../../lib/cache/result-cache.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 const redisUrl = loadConfig().search.redisUrl;
 const describeWithRedis = redisUrl ? describe : describe.skip;
@@ -17,12 +19,30 @@ describeWithRedis("RedisResultCache (real Redis at REDIS_URL)", () => {
   it("stores, reads back and expires entries", async () => {
     const cache = new RedisResultCache(redisUrl!, silentLogger);
     caches.push(cache);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // connect
+    // Connected once a write reads back: commands fail at once while it connects (no offline
+    // queue), and a fixed wait for the connection was a guess at the machine's speed.
     const key = `test:${Date.now()}:${Math.random()}`;
-    await cache.set(key, "value", 1);
-    expect(await cache.get(key)).toBe("value");
+    for (;;) {
+      await cache.set(key, "value", 60);
+      if ((await cache.get(key)) === "value") break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // The TTL reaches Redis (read with a client of our own)...
+    const raw = new Redis(redisUrl!);
+    try {
+      const remainingMs = await raw.pttl(`context-search:${key}`);
+      expect(remainingMs).toBeGreaterThan(0);
+      expect(remainingMs).toBeLessThanOrEqual(60_000);
+    } finally {
+      raw.disconnect();
+    }
+    // ...and Redis expires by it. Only a lower bound of time is waited for, which load can only
+    // lengthen; reading a 1 s entry back before it expires would race the machine.
+    const brief = `${key}:brief`;
+    await cache.set(brief, "value", 1);
     await new Promise((resolve) => setTimeout(resolve, 1_200));
-    expect(await cache.get(key)).toBeNull();
+    expect(await cache.get(brief)).toBeNull();
+    expect(await cache.get(key)).toBe("value");
   });
 });
 
@@ -43,11 +63,21 @@ describe("RedisResultCache when Redis is down", () => {
 });
 
 describe("MemoryResultCache", () => {
+  // On Jest's fake clock: a 50 ms entry read back on a real one expired first under load.
   it("expires entries after their TTL", async () => {
-    const cache = new MemoryResultCache();
-    await cache.set("k", "v", 0.05);
-    expect(await cache.get("k")).toBe("v");
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(await cache.get("k")).toBeNull();
+    useFakeClock();
+    try {
+      // lru-cache keeps the `performance` it found at import, before the fake clock: given this
+      // one, it reads the fake clock (and its cached "now" is reset by a fake timer too).
+      const cache = new MemoryResultCache(undefined, { now: () => Date.now() });
+      await cache.set("k", "v", 0.05);
+      expect(await cache.get("k")).toBe("v");
+      jest.advanceTimersByTime(49);
+      expect(await cache.get("k")).toBe("v");
+      jest.advanceTimersByTime(31);
+      expect(await cache.get("k")).toBeNull();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

@@ -3,9 +3,10 @@
  * after an interval, one write at a time, isolates a refused row by halving, keeps memory bounded
  * while the sink is stalled, and flush() waits for everything recorded before it.
  */
-import { describe, expect, it } from "@jest/globals";
+import { afterEach, describe, expect, it, jest } from "@jest/globals";
 import { BatchedWriter, type BatchedWriterOptions } from "../../lib/database/batched-writer.js";
 import { recordingLogger } from "../support/recording-logger.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 /** A sink that keeps every write it accepts, refuses writes holding a "poison" row, and can be held shut. */
 function recordingSink() {
@@ -62,13 +63,6 @@ function writerWith(sink: ReturnType<typeof recordingSink>, options: Partial<Bat
 
 const rows = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
 const settle = () => new Promise((resolve) => setImmediate(resolve));
-async function waitFor(condition: () => boolean, ms = 2_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** `flushing` must still be pending while the sink is stalled, and settle once it is released. */
 async function expectHeldUntilReleased(flushing: Promise<void>, sink: ReturnType<typeof recordingSink>): Promise<void> {
@@ -81,6 +75,10 @@ async function expectHeldUntilReleased(flushing: Promise<void>, sink: ReturnType
 }
 
 describe("BatchedWriter", () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
   it("writes a full batch at once, without a flush, and leaves fewer rows waiting", async () => {
     const sink = recordingSink();
     const { writer } = writerWith(sink);
@@ -93,13 +91,17 @@ describe("BatchedWriter", () => {
   });
 
   it("writes what waits once the interval has passed", async () => {
+    // On Jest's fake clock (setImmediate stays real, for settle()): the interval is exact, and
+    // no loaded machine can stretch it past a test's patience.
+    useFakeClock();
     const sink = recordingSink();
     const { writer } = writerWith(sink, { flushIntervalMs: 20 });
     writer.record("a");
     writer.record("b");
-    await settle();
+    await jest.advanceTimersByTimeAsync(19);
     expect(sink.attempts).toEqual([]);
-    await waitFor(() => sink.writes.length === 1);
+    await jest.advanceTimersByTimeAsync(1);
+    await settle();
     expect(sink.writes).toEqual([["a", "b"]]);
   });
 

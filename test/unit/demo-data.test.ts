@@ -231,8 +231,9 @@ describe("demo conversation generator", () => {
   });
 
   describe("streaming", () => {
-    it("is lazy: taking 3 of 10 million returns quickly", () => {
-      const started = performance.now();
+    // Not timed (a stopwatch here fails on a loaded machine): a generator that made its 10
+    // million up front would not return within the test's limit at all; the next test counts.
+    it("is lazy: taking 3 of 10 million gives the first 3 of the list", () => {
       const iterator = demoConversations({ count: 10_000_000 });
       const taken: DemoConversation[] = [];
       for (const conversation of iterator) {
@@ -240,7 +241,6 @@ describe("demo conversation generator", () => {
         if (taken.length === 3) break;
       }
       expect(taken).toHaveLength(3);
-      expect(performance.now() - started).toBeLessThan(1000);
       expect(taken).toEqual(generateDemoConversations({ count: 3 }));
     });
 

@@ -1,15 +1,22 @@
 /**
  * The resilience policies around external API calls: breakers per (provider, organization)
  * that count only the vendor's failures, retries honouring Retry-After within the deadline, a
- * bulkhead per provider, and timeouts that abort the work's signal. Real timers with ms-scale
- * settings; where the HTTP path matters, work is boundedFetch against a local node:http server.
+ * bulkhead per provider, and timeouts that abort the work's signal. Where the HTTP path matters,
+ * work is boundedFetch against a local node:http server.
+ *
+ * Every time limit that decides an outcome runs on Jest's fake clock: time moves only when a test
+ * says so, while the HTTP round trips stay real, so a loaded machine (a request that takes
+ * seconds to arrive) cannot turn a deadline into a per-attempt timeout or a cancel into a
+ * timeout. Tests on the real clock only wait for a Retry-After or a backoff, with limits far above
+ * any round trip: load can only lengthen a wait, never shorten one.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from "@jest/globals";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { boundedFetch } from "../../lib/external-apis/bounded-fetch.js";
 import { ExternalApiError } from "../../lib/external-apis/errors.js";
 import { ProviderPolicies, ProviderSkippedError, jitteredBackoff, type ProviderPolicySettings } from "../../lib/external-apis/policies.js";
+import { useFakeClock } from "../support/fake-clock.js";
 
 /** A local HTTP server whose answer to each request is chosen by the test, recording when each arrived. */
 class ScriptedServer {
@@ -17,6 +24,8 @@ class ScriptedServer {
   readonly closedEarly: string[] = [];
   private script: Array<(request: IncomingMessage, response: ServerResponse) => void> = [];
   private server!: Server;
+  // Resolved by events, not by polling on a timer: under fake timers a timer never fires.
+  private watchers: Array<() => void> = [];
   url = "";
 
   async start(): Promise<void> {
@@ -24,7 +33,9 @@ class ScriptedServer {
       this.arrivals.push(Date.now());
       response.on("close", () => {
         if (!response.writableFinished) this.closedEarly.push(request.url ?? "");
+        this.notify();
       });
+      this.notify();
       const next = this.script.length > 1 ? this.script.shift()! : this.script[0];
       if (next) next(request, response);
       else json(response, 200, { ok: true });
@@ -41,8 +52,29 @@ class ScriptedServer {
   }
 
   /** Resolves once a request (since the last answer()) has reached the server. */
-  async requestArrived(): Promise<void> {
-    while (this.arrivals.length === 0) await sleep(5);
+  requestArrived(): Promise<void> {
+    return this.until(() => this.arrivals.length > 0);
+  }
+
+  /** Resolves once a request (since the last answer()) went away unanswered. */
+  requestClosedEarly(): Promise<void> {
+    return this.until(() => this.closedEarly.length > 0);
+  }
+
+  private until(condition: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!condition()) return;
+        this.watchers = this.watchers.filter((watcher) => watcher !== check);
+        resolve();
+      };
+      this.watchers.push(check);
+      check();
+    });
+  }
+
+  private notify(): void {
+    for (const watcher of [...this.watchers]) watcher();
   }
 
   async stop(): Promise<void> {
@@ -65,6 +97,11 @@ const hanging = () => undefined;
 const server = new ScriptedServer();
 beforeAll(() => server.start());
 afterAll(() => server.stop());
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+const advance = (ms: number) => jest.advanceTimersByTimeAsync(ms);
 
 /** Work as a provider client does it: a bounded fetch of the stand-in, its JSON returned. */
 function fetchSearch(signal: AbortSignal): Promise<unknown> {
@@ -82,12 +119,16 @@ const fast: Partial<ProviderPolicySettings> = {
   halfOpenAfterMs: 150,
 };
 
+/** Limits no round trip reaches, loaded or not, for tests whose outcome is not a timeout. */
+const roomy: Partial<ProviderPolicySettings> = { attemptTimeoutMs: 30_000, deadlineMs: 60_000 };
+
 const vendorFailure = () => Promise.reject(new ExternalApiError("UPSTREAM_ERROR", "serper", "is failing (HTTP 500)", undefined, 500));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("circuit breaker per provider and organization", () => {
   it("opens after N vendor failures in a row, skips without calling work, and closes after one successful trial past its cool-down", async () => {
-    const policies = new ProviderPolicies({ defaults: fast });
+    useFakeClock();
+    const policies = new ProviderPolicies({ defaults: { ...fast, halfOpenAfterMs: 30_000 } });
     for (let failure = 1; failure <= 3; failure += 1) {
       const outcome = await policies.settle("serper", "org-a", vendorFailure);
       expect(outcome).toMatchObject({ status: "ERROR", kind: "UPSTREAM_ERROR", attempts: 1 });
@@ -102,10 +143,12 @@ describe("circuit breaker per provider and organization", () => {
     expect(called).toBe(0);
     expect(skipped).toMatchObject({ status: "SKIPPED", skipCause: "BREAKER_OPEN" });
     if (skipped.status !== "SKIPPED") throw new Error("unreachable");
-    expect(skipped.reason).toMatch(/^serper skipped for organization org-a: 3 failures in a row \(last: UPSTREAM_ERROR\); next try in 0\.\d s$/);
+    expect(skipped.reason).toBe("serper skipped for organization org-a: 3 failures in a row (last: UPSTREAM_ERROR); next try in 30 s");
     await expect(policies.execute("serper", "org-a", async () => "answer")).rejects.toBeInstanceOf(ProviderSkippedError);
 
-    await sleep(200);
+    await advance(29_999);
+    expect(await policies.settle("serper", "org-a", async () => "answer")).toMatchObject({ status: "SKIPPED", skipCause: "BREAKER_OPEN" });
+    await advance(1);
     const trial = await policies.settle("serper", "org-a", async () => {
       called += 1;
       return "answer";
@@ -116,13 +159,18 @@ describe("circuit breaker per provider and organization", () => {
   });
 
   it("reopens when the trial call fails, for another full cool-down", async () => {
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: fast });
     for (let failure = 0; failure < 3; failure += 1) await policies.settle("serper", "org-a", vendorFailure);
-    await sleep(200);
+    await advance(150);
     expect(await policies.settle("serper", "org-a", vendorFailure)).toMatchObject({ status: "ERROR", attempts: 1 });
     const state = policies.breakerState("serper", "org-a");
     expect(state).toMatchObject({ state: "open", consecutiveFailures: 4 });
     expect(await policies.settle("serper", "org-a", async () => "answer")).toMatchObject({ status: "SKIPPED", skipCause: "BREAKER_OPEN" });
+    await advance(149);
+    expect(await policies.settle("serper", "org-a", async () => "answer")).toMatchObject({ status: "SKIPPED", skipCause: "BREAKER_OPEN" });
+    await advance(1);
+    expect(await policies.settle("serper", "org-a", async () => "answer")).toMatchObject({ status: "OK", value: "answer" });
   });
 
   it("is per organization and per provider: org B and another provider still call", async () => {
@@ -156,6 +204,8 @@ describe("circuit breaker per provider and organization", () => {
   });
 
   it("does not count a call the caller cancelled", async () => {
+    // Time stands still: however long the request takes to arrive, the attempt cannot time out first.
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, failuresToOpen: 1 } });
     server.answer(hanging);
     const caller = new AbortController();
@@ -169,7 +219,7 @@ describe("circuit breaker per provider and organization", () => {
 
 describe("retries", () => {
   it("waits for a 429's Retry-After and calls again (real HTTP through boundedFetch)", async () => {
-    const policies = new ProviderPolicies({ defaults: { ...fast, maxRetries: 2, attemptTimeoutMs: 2_000, deadlineMs: 5_000 } });
+    const policies = new ProviderPolicies({ defaults: { ...fast, ...roomy, maxRetries: 2 } });
     server.answer(rateLimited("1"), ok);
     const outcome = await policies.settle("serper", "org-a", fetchSearch);
     expect(outcome).toMatchObject({ status: "OK", value: { organic: [{ title: "A result" }] }, attempts: 2 });
@@ -179,22 +229,21 @@ describe("retries", () => {
   });
 
   it("fails at once as RATE_LIMITED when Retry-After is past the call's deadline", async () => {
-    // A deadline far above any loaded machine's round trip: a call that slept on Retry-After
-    // would run into it (20 s), one that gave up at once ends long before.
+    // On the fake clock nothing that waits on a timer ever ends: a call that slept on the
+    // Retry-After (or ran into its 20 s deadline) would never settle; giving up at once does.
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, maxRetries: 3, deadlineMs: 20_000 } });
     server.answer(rateLimited("30"), ok);
-    const started = Date.now();
     const outcome = await policies.settle("serper", "org-a", fetchSearch);
     expect(outcome).toMatchObject({ status: "ERROR", kind: "RATE_LIMITED", attempts: 1 });
     if (outcome.status !== "ERROR") throw new Error("unreachable");
     expect(outcome.message).toBe("serper: asked us to wait 30 s before trying again (Retry-After), past this call's deadline");
     expect((outcome.error as ExternalApiError).retryAfterMs).toBe(30_000);
     expect(server.arrivals).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it("retries a 500 with backoff and succeeds; never retries a 400", async () => {
-    const policies = new ProviderPolicies({ defaults: { ...fast, maxRetries: 2 } });
+    const policies = new ProviderPolicies({ defaults: { ...fast, ...roomy, maxRetries: 2 } });
     server.answer(failing, failing, ok);
     expect(await policies.settle("serper", "org-a", fetchSearch)).toMatchObject({ status: "OK", attempts: 3 });
     expect(server.arrivals).toHaveLength(3);
@@ -205,7 +254,7 @@ describe("retries", () => {
   });
 
   it("counts one failed call (after its retries) as one failure towards the breaker", async () => {
-    const policies = new ProviderPolicies({ defaults: { ...fast, maxRetries: 2 } });
+    const policies = new ProviderPolicies({ defaults: { ...fast, ...roomy, maxRetries: 2 } });
     server.answer(failing);
     expect(await policies.settle("serper", "org-a", fetchSearch)).toMatchObject({ status: "ERROR", kind: "UPSTREAM_ERROR", attempts: 3 });
     expect(policies.breakerState("serper", "org-a")).toMatchObject({ state: "closed", consecutiveFailures: 1 });
@@ -222,36 +271,58 @@ describe("retries", () => {
 
 describe("timeouts and the bulkhead", () => {
   it("cuts a hung call at the per-attempt timeout and aborts its signal (real HTTP)", async () => {
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, attemptTimeoutMs: 150 } });
     server.answer(hanging);
     let given: AbortSignal | undefined;
-    const outcome = await policies.settle("serper", "org-a", (signal) => {
+    let settled = false;
+    const pending = policies.settle("serper", "org-a", (signal) => {
       given = signal;
       return fetchSearch(signal);
     });
+    void pending.then(() => (settled = true));
+    await server.requestArrived();
+    await advance(149);
+    expect(settled).toBe(false);
+    expect(given?.aborted).toBe(false);
+    await advance(1);
+    const outcome = await pending;
     expect(outcome).toMatchObject({ status: "TIMEOUT", attempts: 1 });
     if (outcome.status !== "TIMEOUT") throw new Error("unreachable");
     expect(outcome.message).toBe("serper: did not answer within 150 ms");
     expect(outcome.error.kind).toBe("TIMEOUT");
     expect(given?.aborted).toBe(true);
     // The abort reached the socket: the server saw the request go away unanswered.
-    while (server.closedEarly.length === 0) await sleep(5);
+    await server.requestClosedEarly();
     expect(server.closedEarly).toEqual(["/search"]);
     expect(policies.breakerState("serper", "org-a").consecutiveFailures).toBe(1);
   });
 
   it("cuts work that ignores its signal, too", async () => {
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, attemptTimeoutMs: 100 } });
-    const outcome = await policies.settle("serper", "org-a", () => new Promise<never>(() => undefined));
+    const pending = policies.settle("serper", "org-a", () => new Promise<never>(() => undefined));
+    await advance(100);
+    const outcome = await pending;
     expect(outcome).toMatchObject({ status: "TIMEOUT", attempts: 1 });
+    if (outcome.status !== "TIMEOUT") throw new Error("unreachable");
+    expect(outcome.message).toBe("serper: did not answer within 100 ms");
   });
 
   it("stops retrying at the overall deadline", async () => {
+    // On the fake clock: the first attempt times out at 200 ms with 100 ms of the deadline left,
+    // enough for a second (minimumAttemptMs 50) after a backoff of at most 5 ms; the deadline cuts
+    // that one at 300 ms, before its own 200 ms are up, and leaves no room for a third. On a
+    // real clock a loaded machine moves these instants, and with them the outcome.
+    useFakeClock();
     const policies = new ProviderPolicies({ defaults: { ...fast, attemptTimeoutMs: 200, deadlineMs: 300, maxRetries: 5 } });
     server.answer(hanging);
-    const outcome = await policies.settle("serper", "org-a", fetchSearch);
+    const pending = policies.settle("serper", "org-a", fetchSearch);
+    await advance(200);
+    await advance(100);
+    const outcome = await pending;
     expect(outcome.status).toBe("TIMEOUT");
-    expect(outcome.attempts).toBeLessThanOrEqual(2);
+    expect(outcome.attempts).toBe(2);
     if (outcome.status !== "TIMEOUT") throw new Error("unreachable");
     expect(outcome.message).toBe("serper: did not answer within this call's 300 ms deadline");
   });

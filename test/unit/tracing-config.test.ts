@@ -1,28 +1,12 @@
 /**
  * Tracing's configuration: the standard OpenTelemetry variables, read through loadConfig. Off
  * unless an OTLP endpoint is set; the base endpoint gets /v1/traces appended, the traces one is
- * used as it is; wrong values are ConfigErrors naming the variable.
+ * used as it is; wrong values are ConfigErrors naming the variable. What a process loads with
+ * tracing off is test/integration/tracing-loading.test.ts (it starts processes of its own).
  */
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { describe, expect, it } from "@jest/globals";
 import { ConfigError, loadConfig } from "../../lib/config.js";
 import { sqlSpanName, startServiceTracing, withSpan } from "../../lib/observability/tracing.js";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-/**
- * The @opentelemetry packages a fresh process loads to run `script` (an ES module that may
- * import the project's files by URL): this test's own process has loaded the SDK long ago.
- */
-async function openTelemetryPackagesLoadedBy(script: string): Promise<string[]> {
-  const { NODE_OPTIONS: _jestOptions, ...env } = process.env;
-  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "test/support/loaded-packages.mjs", "@opentelemetry/", `data:text/javascript,${encodeURIComponent(script)}`], { cwd: ROOT, env, timeout: 30_000 });
-  return JSON.parse(stdout.trim().split("\n").at(-1)!) as string[];
-}
-
-const projectFile = (path: string) => JSON.stringify(new URL(`../../${path}`, import.meta.url).href);
 
 function configError(env: Record<string, string>): ConfigError {
   try {
@@ -43,19 +27,6 @@ describe("tracing configuration", () => {
     let seen: unknown = "not called";
     expect(await withSpan("x", {}, async (span) => ((seen = span), 42))).toBe(42);
     expect(seen).toBeNull();
-  });
-
-  it("loads none of the SDK when off: loading a subgraph server and its tracing costs only the API", async () => {
-    const startWith = (endpoint: string | null) => `
-      import { loadConfig } from ${projectFile("lib/config.ts")};
-      import { startServiceTracing } from ${projectFile("lib/observability/tracing.ts")};
-      import ${projectFile("lib/graphql/subgraph-server.ts")};
-      const tracing = await startServiceTracing({ ...loadConfig({}).tracing, endpoint: ${JSON.stringify(endpoint)} }, "search");
-      await tracing?.shutdown();`;
-    const [off, on] = await Promise.all([openTelemetryPackagesLoadedBy(startWith(null)), openTelemetryPackagesLoadedBy(startWith("http://127.0.0.1:9/v1/traces"))]);
-    expect(off).toEqual(["@opentelemetry/api"]);
-    // The same probe sees the SDK once an endpoint is set, so the empty list above is not its blindness.
-    expect(on).toEqual(expect.arrayContaining(["@opentelemetry/sdk-trace-base", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/context-async-hooks"]));
   });
 
   it("appends /v1/traces to OTEL_EXPORTER_OTLP_ENDPOINT and takes OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is", () => {

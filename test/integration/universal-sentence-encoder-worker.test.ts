@@ -34,5 +34,7 @@ describe("UniversalSentenceEncoderEmbedder in its worker thread", () => {
     // Six model calls of about a quarter of a second each. On the main thread the loop turned
     // only between calls (a handful of ticks); off it, timers keep firing throughout.
     expect(ticks).toBeGreaterThanOrEqual(50);
-  });
+    // Loading the model's weights into a fresh thread is most of this test: 15 s at load 10 and
+    // 57 s at load 15, against Jest's default 60 s. The limit only stops a hang.
+  }, 180_000);
 });
