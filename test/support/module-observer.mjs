@@ -6,10 +6,15 @@
  * the file says what the main thread and each worker thread loaded: what a test needs to prove
  * that `npm start` runs compiled JavaScript everywhere (no `.ts` module, no tsx loader).
  *
+ * Two ways in, both watched: `import` (an ESM resolve hook, module.register) and `require()`
+ * (CommonJS's filename resolution), which the hook does not see on Node 20; piscina loads a
+ * worker module with require() first, and Node 20.19+ can require ES modules.
+ *
  * Plain JavaScript with no imports of the project, so that it changes nothing it observes.
  */
 import fs from "node:fs";
-import { register } from "node:module";
+import Module, { register } from "node:module";
+import { pathToFileURL } from "node:url";
 import { threadId } from "node:worker_threads";
 
 const file = process.env.MODULE_OBSERVER_FILE;
@@ -23,4 +28,11 @@ export async function resolve(specifier, context, next) {
   return result;
 }`;
   register(`data:text/javascript,${encodeURIComponent(hooks)}`);
+  const resolveFilename = Module._resolveFilename;
+  Module._resolveFilename = function (...args) {
+    const filename = resolveFilename.apply(this, args);
+    const url = filename.startsWith("/") ? pathToFileURL(filename).href : filename;
+    fs.appendFileSync(file, `${JSON.stringify({ thread: threadId, url })}\n`);
+    return filename;
+  };
 }
