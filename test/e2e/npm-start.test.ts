@@ -51,7 +51,8 @@ function start(observer?: string): Promise<Started> {
   const child = spawn(START[0], [...START[1]], { env: env(observer), stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not come up in 90 s:\n${output}`)), 90_000);
+    // A bound on a hung start, not a timing assertion: at load 20 on 2 cores a first start took over 90 s.
+    const timer = setTimeout(() => reject(new Error(`npm start did not come up in 300 s:\n${output}`)), 300_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const url = /GraphQL endpoint \+ GraphiQL: (\S+)/.exec(output)?.[1];
@@ -160,5 +161,5 @@ describe("npm start", () => {
       again.child.kill("SIGINT");
       expect((await exited).code).toBe(0);
     }
-  }, 240_000);
+  }, 900_000);
 });
