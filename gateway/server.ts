@@ -418,6 +418,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     sendJson(response, ready ? 200 : 503, trusted ? { status, subgraphs: results } : { status });
   }
 
+  // The runtime loads the supergraph (parse, validate, the query planner) on its first request
+  // unless asked: asked now, so that the first caller after "listening" does not wait for it
+  // (1-3 s of a first request on a busy 2-core machine, issue 38).
+  await runtime.getSchema();
   await listen(server, options.port, options.host, "GATEWAY_PORT");
   const port = (server.address() as AddressInfo).port;
   const url = `http://${displayHost(options.host)}:${port}${GRAPHQL_PATH}`;

@@ -20,6 +20,7 @@ import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { besideModule } from "../lib/project-files.js";
 import { compressBody, sendCompressed, type CompressedBody } from "./compressed-body.js";
 
 export interface WebAppOptions {
@@ -66,7 +67,7 @@ export const WEB_APP_SECURITY_HEADERS: Record<string, string> = {
 };
 
 /** Where `npm run build:web` writes the app. */
-export const WEB_APP_DIRECTORY = fileURLToPath(new URL("../web/dist", import.meta.url));
+export const WEB_APP_DIRECTORY = fileURLToPath(besideModule("../web/dist", import.meta.url));
 
 /** The dev token's meta tag: the app reads it (web/src/session.ts). */
 export const DEV_TOKEN_META = "context-search-dev-token";

@@ -9,11 +9,12 @@
  */
 import { StdioSetupError, serveStdio, stdioSettings } from "../gateway/mcp/stdio.js";
 import { ToolDefinitionError } from "../gateway/mcp/tool-catalog.js";
+import { besideModule } from "../lib/project-files.js";
 
 const log = (line: string) => void process.stderr.write(`[context-search mcp] ${line}\n`);
 
 try {
-  await serveStdio(stdioSettings(process.env, new URL("../supergraph.graphql", import.meta.url).pathname), log);
+  await serveStdio(stdioSettings(process.env, besideModule("../supergraph.graphql", import.meta.url).pathname), log);
   process.exit(0);
 } catch (error) {
   // Setup errors say what to fix; anything else is a bug worth its stack.

@@ -20,12 +20,13 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/p
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { execFile } from "node:child_process";
 import { composeFromConfig } from "../../lib/composition/compose.js";
 import { readSupergraphConfig } from "../../lib/composition/supergraph-config.js";
 import { loadConfig } from "../../lib/config.js";
+import { PROJECT_ROOT, productScriptArguments } from "../../lib/project-files.js";
 import { openDatabase } from "../../lib/database/connect.js";
 import { migrate } from "../../lib/database/migrate.js";
 import { seedDemoOrganization } from "../../app/demo-seed.js";
@@ -36,7 +37,7 @@ import { startPostgresPair, type PostgresPair } from "./postgres-clusters.js";
 const run = promisify(execFile);
 
 /** The repository's root: processes run from it (scripts/, supergraph.yaml, the built web app). */
-export const REPOSITORY_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const REPOSITORY_ROOT = PROJECT_ROOT;
 const HAPROXY_CONFIG = path.join(REPOSITORY_ROOT, "deploy/haproxy.cfg");
 const PGBOUNCER_TEMPLATE = path.join(REPOSITORY_ROOT, "deploy/pgbouncer.ini.template");
 
@@ -414,10 +415,10 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       let child: Child | null = null;
       const launch = async () => {
         if (tier === "gateway") {
-          child = startChild(process.execPath, ["--import", "tsx", "scripts/start-gateway.ts", "--supergraph", supergraphPath], appEnv({ GATEWAY_PORT: String(port) }));
+          child = startChild(process.execPath, productScriptArguments("scripts/start-gateway.ts", "--supergraph", supergraphPath), appEnv({ GATEWAY_PORT: String(port) }));
           await waitForOutput(child, /gateway listening on/, name);
         } else {
-          child = startChild(process.execPath, ["--import", "tsx", "scripts/start-subgraph.ts", tier], appEnv({ [`${tier.toUpperCase().replace("-", "_")}_PORT`]: String(port) }));
+          child = startChild(process.execPath, productScriptArguments("scripts/start-subgraph.ts", tier), appEnv({ [`${tier.toUpperCase().replace("-", "_")}_PORT`]: String(port) }));
           await waitForOutput(child, new RegExp(`${tier} subgraph listening on`), name);
         }
       };

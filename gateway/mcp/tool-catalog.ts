@@ -21,6 +21,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { besideModule } from "../../lib/project-files.js";
 import {
   GraphQLError,
   Kind,
@@ -62,8 +63,8 @@ export class ToolDefinitionError extends Error {
   }
 }
 
-/** gateway/mcp/tools/, beside this file (also when run from a build in dist/). */
-export const DEFAULT_TOOLS_DIRECTORY = new URL("./tools/", import.meta.url).pathname;
+/** gateway/mcp/tools/, beside this file's source (also when it runs compiled from dist/). */
+export const DEFAULT_TOOLS_DIRECTORY = besideModule("./tools/", import.meta.url).pathname;
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 

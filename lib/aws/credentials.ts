@@ -19,7 +19,7 @@
  *   broken role costs at most N calls a window (docs/shared-state.md says why that is enough).
  */
 import { createHash } from "node:crypto";
-import { AssumeRoleCommand, STSClient } from "@aws-sdk/client-sts";
+import type { STSClient } from "@aws-sdk/client-sts";
 import { LRUCache } from "lru-cache";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 import type { SecretKeyring } from "../secrets/keyring.js";
@@ -105,6 +105,7 @@ export class AwsCredentialSource {
   /** Bounded: a hostile organization cycling through role ARNs cannot grow it without end. */
   private readonly refusals = new LRUCache<string, Refusal>({ max: 10_000 });
   private sts: STSClient | undefined;
+  private stsLoading: Promise<STSClient> | undefined;
 
   constructor(private readonly options: AwsCredentialSourceOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -120,8 +121,10 @@ export class AwsCredentialSource {
       this.platform = async () => ({ ...key });
     } else {
       // An SDK client resolves an absent `credentials` to its default provider chain; borrowing
-      // it from a client keeps us on the chain the SDK ships instead of a copy of it.
-      this.platform = this.stsClient().config.credentials;
+      // it from a client keeps us on the chain the SDK ships instead of a copy of it. The client
+      // (and the SDK) is loaded on the first call: most deployments never ask AWS anything, and
+      // loading it cost every start (issue 38).
+      this.platform = async (identityProperties) => (await this.stsClient()).config.credentials(identityProperties);
     }
   }
 
@@ -206,7 +209,8 @@ export class AwsCredentialSource {
   private async callAssumeRole(roleArn: string, externalId: string | undefined, organizationId: string): Promise<AwsCredentialIdentity> {
     let output;
     try {
-      output = await this.stsClient().send(
+      const { AssumeRoleCommand } = await import("@aws-sdk/client-sts");
+      output = await (await this.stsClient()).send(
         new AssumeRoleCommand({
           RoleArn: roleArn,
           RoleSessionName: roleSessionNameFor(organizationId),
@@ -229,8 +233,8 @@ export class AwsCredentialSource {
     };
   }
 
-  private stsClient(): STSClient {
-    if (!this.sts) {
+  private stsClient(): Promise<STSClient> {
+    this.stsLoading ??= import("@aws-sdk/client-sts").then(({ STSClient }) => {
       const { sts, platformKeys } = this.options;
       this.sts = new STSClient({
         region: sts?.region ?? "us-east-1",
@@ -240,8 +244,9 @@ export class AwsCredentialSource {
         ...(platformKeys ? { credentials: () => this.platform() } : {}),
         maxAttempts: 2,
       });
-    }
-    return this.sts;
+      return this.sts;
+    });
+    return this.stsLoading;
   }
 }
 

@@ -8,9 +8,10 @@ import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { besideModule } from "../project-files.js";
 import type { Database, SqlSession } from "./connect.js";
 
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../prisma/migrations");
+export const MIGRATIONS_DIR = fileURLToPath(besideModule("../../prisma/migrations", import.meta.url));
 
 /** Prisma Migrate's own advisory lock key: our runner and Prisma's never migrate at the same time. */
 const PRISMA_MIGRATE_LOCK_KEY = 72707369;

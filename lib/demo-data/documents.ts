@@ -8,6 +8,7 @@
  */
 import fs from "node:fs";
 import { PDFDocument, StandardFonts, type PDFFont, type PDFPage } from "pdf-lib";
+import { besideModule } from "../project-files.js";
 
 export interface DemoDocumentSection {
   heading: string;
@@ -40,7 +41,7 @@ export interface RenderedDocument {
   bytes: Uint8Array;
 }
 
-const LIBRARY_PATH = new URL("./documents.json", import.meta.url);
+const LIBRARY_PATH = besideModule("./documents.json", import.meta.url);
 
 /** Reads documents.json. Every call returns fresh objects, so callers may change them. */
 export function loadDemoLibrary(): DemoLibrary {

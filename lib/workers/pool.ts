@@ -7,13 +7,14 @@
  *
  * A worker module is a file whose default export handles one task. It is written in TypeScript
  * like everything else and found beside the module that uses it, with that module's own file
- * extension (see {@link workerModule}): `.ts` when running from source (`npm start` under
- * `node --import tsx`, and Jest under ts-jest), `.js` after `tsc`. Worker threads do not run
- * through Jest's transformer, so a `.ts` worker needs the tsx loader in the thread itself:
- * `npm start` passes it already (threads inherit the process's `--import tsx`); under Jest the
- * process has no such flag, so the pool adds `--import tsx` to the thread's execArgv. Compiled
- * `.js` workers need no loader at all. (A plain `.mjs` worker would need no loader either, but
- * it could not share typed code with the rest of the tree, and tsc would not emit it.)
+ * extension (see {@link workerModule}): `.js` in the compiled tree that `npm start` and every
+ * product script run (dist/, scripts/build.mjs), `.ts` when running from source (Jest under
+ * ts-jest, developer tools under tsx). Worker threads do not run through Jest's transformer, so a
+ * `.ts` worker needs the tsx loader in the thread itself: a process started with `--import tsx`
+ * passes it already (threads inherit it); under Jest the process has no such flag, so the pool
+ * adds `--import tsx` to the thread's execArgv. Compiled `.js` workers need no loader at all.
+ * (A plain `.mjs` worker would need no loader either, but it could not share typed code with
+ * the rest of the tree.)
  */
 import { fileURLToPath } from "node:url";
 import path from "node:path";

@@ -4,6 +4,7 @@
  */
 import fs from "node:fs";
 import { parse } from "graphql";
+import { besideModule } from "../../lib/project-files.js";
 import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
 import { ConversationStore } from "./conversation-store.js";
@@ -13,7 +14,7 @@ import { resolvers, type ConversationsContext } from "./resolvers.js";
 // The domain's one public module: its part in the unified search is offered from here too.
 export { conversationSearch, enqueueConversationsMissingVectors, type ConversationSearch, type SearchIndexStatus } from "./search.js";
 
-export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
+export const SCHEMA_PATH = besideModule("./schema.graphql", import.meta.url);
 
 export function conversationsSubgraph(database: Database): SubgraphDefinition<ConversationsContext> {
   const store = new ConversationStore(database.prisma);

@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import { parse } from "graphql";
 import type { Config } from "../../lib/config.js";
+import { besideModule } from "../../lib/project-files.js";
 import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
 import { silentLogger, type Logger } from "../../lib/logger.js";
@@ -21,7 +22,7 @@ import { createExternalSearchRuntime, type ExternalSearchRuntime } from "./runti
 // The domain's one public module: its part in the unified search is offered from here too.
 export { externalSearch, type ExternalSearchDomain } from "./search.js";
 
-export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
+export const SCHEMA_PATH = besideModule("./schema.graphql", import.meta.url);
 
 export interface ExternalSearchSubgraph extends SubgraphDefinition<ExternalSearchContext> {
   runtime: ExternalSearchRuntime;

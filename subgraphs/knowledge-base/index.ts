@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import { parse } from "graphql";
 import type { Config } from "../../lib/config.js";
+import { besideModule } from "../../lib/project-files.js";
 import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
 import { silentLogger, type Logger } from "../../lib/logger.js";
@@ -33,7 +34,7 @@ export { DocumentIngestion } from "./ingestion.js";
 // The platform operator's command (scripts/platform-kb.ts) curates the platform's LOCAL knowledge bases through this.
 export { PlatformKnowledge, type PlatformFile, type PlatformKnowledgeBaseListing } from "./platform-knowledge.js";
 
-export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
+export const SCHEMA_PATH = besideModule("./schema.graphql", import.meta.url);
 
 export interface KnowledgeBaseSubgraph extends SubgraphDefinition<KnowledgeBaseContext> {
   /** The knowledge query log (tests flush it). */

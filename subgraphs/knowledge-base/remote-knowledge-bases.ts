@@ -13,10 +13,9 @@
  * is the platform's to keep.
  */
 import { LRUCache } from "lru-cache";
-import { retrieve, type RetrievedPassage } from "../../lib/aws/bedrock-knowledge-base.js";
+import type { RetrievedPassage } from "../../lib/aws/bedrock-knowledge-base.js";
 import { AwsCredentialSource, type AwsCredentialSettings } from "../../lib/aws/credentials.js";
 import { AwsBackendError, type AwsProviderStatus } from "../../lib/aws/errors.js";
-import { queryS3VectorsKnowledgeBase } from "../../lib/aws/s3-vectors-knowledge-base.js";
 import type { Config } from "../../lib/config.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
@@ -131,6 +130,8 @@ export class RemoteKnowledgeBases {
 
   private async askBedrock(tenant: TenantContext, base: KnowledgeBase, query: string, limit: number, signal: AbortSignal | undefined): Promise<KnowledgePassage[]> {
     const settings = await this.credentialSettings(tenant, base);
+    // Loaded when a Bedrock knowledge base is first asked: the AWS SDK is seconds of a start on a busy machine.
+    const { retrieve } = await import("../../lib/aws/bedrock-knowledge-base.js");
     const found: RetrievedPassage[] = await retrieve({
       knowledgeBaseId: base.bedrockKnowledgeBaseId!,
       region: base.awsRegion!,
@@ -157,6 +158,7 @@ export class RemoteKnowledgeBases {
     }
     const settings = await this.credentialSettings(tenant, base);
     const [vector] = await embedder.embed([query]);
+    const { queryS3VectorsKnowledgeBase } = await import("../../lib/aws/s3-vectors-knowledge-base.js");
     const found = await queryS3VectorsKnowledgeBase({
       bucket: base.s3VectorsBucket!,
       index: base.s3VectorsIndex!,

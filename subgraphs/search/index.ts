@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import { parse } from "graphql";
 import type { Config } from "../../lib/config.js";
+import { besideModule } from "../../lib/project-files.js";
 import type { Database } from "../../lib/database/connect.js";
 import { useTenantReadTimeout } from "../../lib/database/tenant-reads.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
@@ -31,7 +32,7 @@ import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 import type { AnswerModel } from "../../lib/language-models/language-model.js";
 import { AnswerService } from "./answers/index.js";
 
-export const SCHEMA_PATH = new URL("./schema.graphql", import.meta.url);
+export const SCHEMA_PATH = besideModule("./schema.graphql", import.meta.url);
 
 export interface SearchSubgraphDependencies {
   database: Database;

@@ -21,6 +21,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { connectOutcome } from "../support/drain-under-load.js";
 import { graphql, type GraphQLResponse } from "../support/graphql.js";
 import { TEST_AUTH, tokenFor } from "../support/tenants.js";
+import { productScriptArguments } from "../../lib/project-files.js";
 
 const IN_FLIGHT = 200;
 const PAGE_QUERY = `query Page($first: Int!) { conversations(first: $first) { totalCount nodes { title } } }`;
@@ -287,7 +288,8 @@ describe("the process", () => {
   }
 
   it("npm start exits with code 0 on SIGTERM while it is serving and indexing", async () => {
-    child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    // As `npm start` runs it: compiled.
+    child = spawn(process.execPath, productScriptArguments("scripts/start.ts"), {
       env: {
         ...process.env,
         NODE_OPTIONS: "",

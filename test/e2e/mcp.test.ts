@@ -23,6 +23,7 @@ import { startTestStack } from "../support/stack.js";
 import { SerperStandIn } from "../support/external/serper-stand-in.js";
 import { graphql } from "../support/graphql.js";
 import { tokenFor } from "../support/tenants.js";
+import { productScriptArguments } from "../../lib/project-files.js";
 
 let db: TestDatabase;
 let stack: RunningStack;
@@ -371,12 +372,13 @@ describe("tool definitions", () => {
 });
 
 describe("MCP over stdio (npm run mcp)", () => {
-  const script = new URL("../../scripts/mcp.ts", import.meta.url).pathname;
+  // `npm run mcp`'s own command: the compiled script.
+  const command = productScriptArguments("scripts/mcp.ts");
 
   it("lists the tools and runs search against the running gateway as the token's user", async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ["--import", "tsx", script],
+      args: command,
       env: { PATH: process.env.PATH ?? "", GATEWAY_URL: stack.gateway.url, CONTEXT_SEARCH_TOKEN: ada },
       stderr: "pipe",
     });
@@ -392,7 +394,7 @@ describe("MCP over stdio (npm run mcp)", () => {
   });
 
   it("refuses to start without CONTEXT_SEARCH_TOKEN, saying so on stderr and nothing on stdout", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", script], { env: { PATH: process.env.PATH ?? "", GATEWAY_URL: stack.gateway.url }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, command, { env: { PATH: process.env.PATH ?? "", GATEWAY_URL: stack.gateway.url }, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));

@@ -1,7 +1,8 @@
 /**
  * `npm start` as a user runs it: a real child process on a fresh data folder. It must migrate,
  * seed, print a URL, a dev token and a query that works; refuse a second process on the same
- * embedded database; drain and exit on SIGTERM; and keep its data across restarts.
+ * embedded database; drain and exit on SIGTERM; and keep its data across restarts. It runs
+ * compiled JavaScript: no thread of it loads a TypeScript module or the tsx loader.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -11,8 +12,17 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { graphql } from "../support/graphql.js";
 
-/** What `npm start` runs: one Node process (no wrapper), so signals reach our handler directly. */
-const START = [process.execPath, ["--import", "tsx", "scripts/start.ts"]] as const;
+/**
+ * What `npm start` runs, read from package.json so that this test cannot drift from it: one Node
+ * process (no wrapper), so signals reach our handler directly.
+ */
+const START = ((): readonly [string, string[]] => {
+  const script = (JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> }).scripts.start!;
+  const [program, ...args] = script.split(/\s+/);
+  if (program !== "node") throw new Error(`scripts.start runs ${program}, not node: this test spawns node itself`);
+  return [process.execPath, args];
+})();
+const MODULE_OBSERVER = new URL("../support/module-observer.mjs", import.meta.url).pathname;
 let dataRoot: string;
 let postgres: TestDatabase | null = null;
 
@@ -23,10 +33,11 @@ interface Started {
   token: string | null;
 }
 
-function env(): NodeJS.ProcessEnv {
+function env(observer?: string): NodeJS.ProcessEnv {
   return {
     ...process.env,
-    NODE_OPTIONS: "",
+    NODE_OPTIONS: observer ? `--import=${MODULE_OBSERVER}` : "",
+    ...(observer ? { MODULE_OBSERVER_FILE: observer } : {}),
     GATEWAY_PORT: "0",
     CONVERSATIONS_PORT: "0",
     SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
@@ -36,11 +47,12 @@ function env(): NodeJS.ProcessEnv {
   };
 }
 
-function start(): Promise<Started> {
-  const child = spawn(START[0], [...START[1]], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+function start(observer?: string): Promise<Started> {
+  const child = spawn(START[0], [...START[1]], { env: env(observer), stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not come up in 90 s:\n${output}`)), 90_000);
+    // A bound on a hung start, not a timing assertion: at load 20 on 2 cores a first start took over 90 s.
+    const timer = setTimeout(() => reject(new Error(`npm start did not come up in 300 s:\n${output}`)), 300_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const url = /GraphQL endpoint \+ GraphiQL: (\S+)/.exec(output)?.[1];
@@ -95,7 +107,8 @@ afterAll(async () => {
 
 describe("npm start", () => {
   it("comes up on a fresh database, serves the printed example, and drains on SIGTERM", async () => {
-    const first = await start();
+    const observed = path.join(dataRoot, "modules.jsonl");
+    const first = await start(observed);
     try {
       expect(first.output).toMatch(/seeded Demo Organization: 40 conversations, \d+ messages, \d+ documents/);
       expect(first.token).toBeTruthy();
@@ -108,6 +121,17 @@ describe("npm start", () => {
       expect(response.data!.conversations.nodes[0].title.length).toBeGreaterThan(2);
       // A first search on a demo topic finds the demo documents beside the conversations.
       expect(await documentFound(first.url, first.token, "deadlock detected in the order service", "postgres-deadlocks-runbook.md")).toContain("postgres-deadlocks-runbook.md");
+
+      // Compiled code everywhere: the demo documents were parsed on worker threads (they are
+      // searchable), and neither the main thread nor any worker loaded TypeScript or tsx.
+      const lines = fs.readFileSync(observed, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { thread: number; execArgv?: string[]; url?: string });
+      const threads = lines.filter((line) => line.execArgv);
+      const urls = lines.flatMap((line) => (line.url ? [line.url] : []));
+      expect(threads.some((line) => line.thread !== 0)).toBe(true);
+      expect(urls).toContainEqual(expect.stringMatching(/\/dist\/scripts\/start\.js$/));
+      expect(urls).toContainEqual(expect.stringMatching(/\/dist\/lib\/documents\/extract-text-worker\.js$/));
+      expect(urls.filter((url) => /\.[cm]?ts$/.test(url) || /\/node_modules\/tsx\//.test(url))).toEqual([]);
+      expect(threads.flatMap((line) => line.execArgv!).filter((arg) => /tsx/.test(arg))).toEqual([]);
 
       if (!postgres) {
         // A second process on the same embedded database must fail loudly, not corrupt it.
@@ -137,5 +161,5 @@ describe("npm start", () => {
       again.child.kill("SIGINT");
       expect((await exited).code).toBe(0);
     }
-  }, 240_000);
+  }, 900_000);
 });

@@ -1,5 +1,5 @@
 /**
- * Preloaded (`node --import tsx --import ./test/support/held-database.mjs scripts/start-subgraph.ts …`)
+ * Preloaded (`node --import ./test/support/held-database.mjs scripts/run.mjs scripts/start-subgraph.ts …`)
  * into a subgraph process that a test starts the way production does: a database that is slow
  * on the test's word. While the parent holds it (IPC message `{ hold: true }`), every statement
  * sent to PGlite waits before it runs, and the parent hears how many are waiting (`{ held: n }`)
@@ -9,8 +9,8 @@
  * Both counts matter because statements are not requests: the product shares some reads between
  * requests in flight (brief-cache.ts), so 200 requests may wait on one held statement.
  *
- * Plain JavaScript: worker threads inherit the preload, and they load it before any TypeScript
- * loader is registered in them. Only the main thread holds anything.
+ * Plain JavaScript, like the compiled product it is preloaded into: worker threads inherit the
+ * preload too. Only the main thread holds anything.
  */
 import { isMainThread } from "node:worker_threads";
 

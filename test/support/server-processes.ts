@@ -1,6 +1,6 @@
 /**
  * The gateway and the subgraphs as separate processes, started the way production starts them
- * (`scripts/start-gateway.ts`, `scripts/start-subgraph.ts`), for tests whose subject is the
+ * (`scripts/start-gateway.ts`, `scripts/start-subgraph.ts`, compiled, as `npm run start:gateway` runs them), for tests whose subject is the
  * process itself: its signal handling, its drain, its exit. Subgraphs run on a PGlite folder of
  * their own, with a database the test can hold (held-database.mjs), or on a PostgreSQL database
  * (test/support/database.ts's `url`), which several processes can share: two instances of one
@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { productScriptArguments } from "../../lib/project-files.js";
 import { TEST_AUTH } from "./tenants.js";
 
 export interface ServerProcess {
@@ -53,8 +54,10 @@ function baseEnv(nodeEnv: "production" | "development", extra: Record<string, st
   };
 }
 
-function launch(args: string[], env: NodeJS.ProcessEnv, listening: RegExp, ipc: boolean): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], { env, stdio: ["ignore", "pipe", "pipe", ...(ipc ? ["ipc" as const] : [])] });
+/** Runs `script` with `args` as package.json's scripts run it (compiled), after Node's own `flags`. */
+function launch(flags: string[], script: string, scriptArgs: string[], env: NodeJS.ProcessEnv, listening: RegExp, ipc: boolean): Promise<ServerProcess> {
+  const args = [script, ...scriptArgs];
+  const child = spawn(process.execPath, [...flags, ...productScriptArguments(script, ...scriptArgs)], { env, stdio: ["ignore", "pipe", "pipe", ...(ipc ? ["ipc" as const] : [])] });
   let output = "";
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
   return new Promise((resolve, reject) => {
@@ -91,7 +94,7 @@ export async function startSubgraphProcess(name: string, options: SubgraphData &
   const portVariable = `${name.toUpperCase().replace("-", "_")}_PORT`;
   const data: Record<string, string> = options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : { PGLITE_DATA_DIR: options.dataDir! };
   const env = baseEnv(options.nodeEnv, { [portVariable]: "0", ...data, ...options.env });
-  const server = await launch(["--import", "./test/support/held-database.mjs", "scripts/start-subgraph.ts", name], env, new RegExp(`${name} subgraph listening on (\\S+)`), true);
+  const server = await launch(["--import", "./test/support/held-database.mjs"], "scripts/start-subgraph.ts", [name], env, new RegExp(`${name} subgraph listening on (\\S+)`), true);
   let held = 0;
   let received = 0;
   server.child.on("message", (message: { held?: number; received?: number }) => {
@@ -129,7 +132,7 @@ export function supergraphAt(urls: Record<string, string>, directory: string): s
 
 export function startGatewayProcess(options: { supergraphPath: string; nodeEnv: "production" | "development"; env?: Record<string, string> }): Promise<ServerProcess> {
   const env = baseEnv(options.nodeEnv, { GATEWAY_PORT: "0", ...options.env });
-  return launch(["scripts/start-gateway.ts", "--supergraph", options.supergraphPath], env, /gateway listening on (\S+)/, false);
+  return launch([], "scripts/start-gateway.ts", ["--supergraph", options.supergraphPath], env, /gateway listening on (\S+)/, false);
 }
 
 /** The drain's own account of itself, from the process's log (lib/http-drain.ts logDrainOutcome). */
