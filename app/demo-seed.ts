@@ -11,7 +11,7 @@ import type { Database } from "../lib/database/connect.js";
 import { demoConversations } from "../lib/demo-data/conversations.js";
 import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../lib/demo-data/organization.js";
 import { countTokens } from "../lib/text/token-count.js";
-import { seedDemoDocuments } from "./demo-document-seed.js";
+import { seedDemoDocuments, type DocumentSeedOptions } from "./demo-document-seed.js";
 
 export interface SeedResult {
   /** true when this run added conversations or documents */
@@ -21,6 +21,8 @@ export interface SeedResult {
   messages: number;
   /** documents uploaded, or those already there when none were */
   documents: number;
+  /** demo files left out after failing every attempt (each logged) */
+  failedDocuments: string[];
 }
 
 /**
@@ -28,13 +30,13 @@ export interface SeedResult {
  * none (so a database seeded before documents existed gets them too). Running it again (every
  * `npm start`) changes nothing.
  */
-export async function seedDemoOrganization(database: Database, options: { conversations?: number; seed?: number } = {}): Promise<SeedResult> {
+export async function seedDemoOrganization(database: Database, options: { conversations?: number; seed?: number; documents?: DocumentSeedOptions } = {}): Promise<SeedResult> {
   const conversations = await seedDemoConversations(database, options);
-  const documents = await seedDemoDocuments(database, { organizationId: DEMO_ORGANIZATION.id, users: DEMO_USERS, teams: DEMO_TEAMS });
-  return { ...conversations, seeded: conversations.seeded || documents.seeded, documents: documents.documents };
+  const documents = await seedDemoDocuments(database, { organizationId: DEMO_ORGANIZATION.id, users: DEMO_USERS, teams: DEMO_TEAMS }, undefined, options.documents);
+  return { ...conversations, seeded: conversations.seeded || documents.seeded, documents: documents.documents, failedDocuments: documents.failed };
 }
 
-async function seedDemoConversations(database: Database, options: { conversations?: number; seed?: number }): Promise<Omit<SeedResult, "documents">> {
+async function seedDemoConversations(database: Database, options: { conversations?: number; seed?: number }): Promise<Omit<SeedResult, "documents" | "failedDocuments">> {
   const { prisma } = database;
   const existing = await prisma.conversation.count({ where: { organizationId: DEMO_ORGANIZATION.id } });
   if (existing > 0) return { seeded: false, conversations: existing, messages: 0 };
