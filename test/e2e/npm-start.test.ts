@@ -3,85 +3,22 @@
  * seed, print a URL, a dev token and a query that works; refuse a second process on the same
  * embedded database; drain and exit on SIGTERM; and keep its data across restarts.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { graphql } from "../support/graphql.js";
+import { documentFound, exitOf, spawnStart, start as startProcess, type StartOptions } from "../support/npm-start.js";
 
-/** What `npm start` runs: one Node process (no wrapper), so signals reach our handler directly. */
-const START = [process.execPath, ["--import", "tsx", "scripts/start.ts"]] as const;
 let dataRoot: string;
 let postgres: TestDatabase | null = null;
 
-interface Started {
-  child: ChildProcess;
-  output: string;
-  url: string;
-  token: string | null;
+function options(): StartOptions {
+  return { dataDir: path.join(dataRoot, "pglite"), databaseUrl: postgres?.url ?? null, conversations: 40 };
 }
 
-function env(): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    NODE_OPTIONS: "",
-    GATEWAY_PORT: "0",
-    CONVERSATIONS_PORT: "0",
-    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
-    PGLITE_DATA_DIR: path.join(dataRoot, "pglite"),
-    DEMO_CONVERSATIONS: "40",
-    ...(postgres?.url ? { DATABASE_URL: postgres.url } : { DATABASE_URL: "" }),
-  };
-}
-
-function start(): Promise<Started> {
-  const child = spawn(START[0], [...START[1]], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not come up in 90 s:\n${output}`)), 90_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const url = /GraphQL endpoint \+ GraphiQL: (\S+)/.exec(output)?.[1];
-      const done = url && (/Dev token/.test(output) ? /Try it:[\s\S]*-d '/.test(output) : true);
-      if (url && done) {
-        clearTimeout(timer);
-        const token = /Dev token[^\n]*\n\s+(\S+)/.exec(output)?.[1] ?? null;
-        resolve({ child, output, url, token });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`npm start exited with ${code}:\n${output}`));
-    });
-  });
-}
-
-/**
- * Searches a demo topic until one of the hits is a chunk of `fileName`: the background indexer
- * writes the demo documents' chunks seconds after start. Bounded: 80 tries a second apart, each
- * with a different limit so that neither the gateway's nor the search subgraph's result cache
- * answers with a page from before the document was indexed.
- */
-async function documentFound(url: string, token: string | null, query: string, fileName: string): Promise<string[]> {
-  let seen: string[] = [];
-  for (let attempt = 0; attempt < 80; attempt++) {
-    const response = await graphql(url, `query ($query: String!, $limit: Int!) { search(input: { query: $query, limit: $limit }) {
-      hits { item { __typename ... on DocumentChunk { document { fileName } } } }
-    } }`, { query, limit: 20 + attempt }, { token });
-    seen = (response.data?.search?.hits ?? []).flatMap((hit: { item: { __typename: string; document?: { fileName: string } } }) => (hit.item.document ? [hit.item.document.fileName] : []));
-    if (seen.includes(fileName)) return seen;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  return seen;
-}
-
-function exitOf(child: ChildProcess): Promise<{ code: number | null }> {
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code })));
-}
+const start = () => startProcess(options());
 
 beforeAll(async () => {
   dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), "npm-start-"));
@@ -111,7 +48,7 @@ describe("npm start", () => {
 
       if (!postgres) {
         // A second process on the same embedded database must fail loudly, not corrupt it.
-        const second = spawn(START[0], [...START[1]], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+        const second = spawnStart(options());
         let secondOutput = "";
         second.stderr!.on("data", (chunk: Buffer) => (secondOutput += chunk.toString()));
         const { code } = await exitOf(second);
