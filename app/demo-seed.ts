@@ -10,8 +10,9 @@
 import type { Database } from "../lib/database/connect.js";
 import { demoConversations } from "../lib/demo-data/conversations.js";
 import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../lib/demo-data/organization.js";
+import type { Logger } from "../lib/logger.js";
 import { countTokens } from "../lib/text/token-count.js";
-import { seedDemoDocuments } from "./demo-document-seed.js";
+import { seedDemoDocuments, type DocumentSeedOptions } from "./demo-document-seed.js";
 
 export interface SeedResult {
   /** true when this run added conversations or documents */
@@ -21,6 +22,8 @@ export interface SeedResult {
   messages: number;
   /** documents uploaded, or those already there when none were */
   documents: number;
+  /** demo files left out after failing every attempt (each logged) */
+  failedDocuments: string[];
 }
 
 /**
@@ -28,13 +31,13 @@ export interface SeedResult {
  * none (so a database seeded before documents existed gets them too). Running it again (every
  * `npm start`) changes nothing.
  */
-export async function seedDemoOrganization(database: Database, options: { conversations?: number; seed?: number } = {}): Promise<SeedResult> {
+export async function seedDemoOrganization(database: Database, options: { conversations?: number; seed?: number; documents?: DocumentSeedOptions } = {}): Promise<SeedResult> {
   const conversations = await seedDemoConversations(database, options);
-  const documents = await seedDemoDocuments(database, { organizationId: DEMO_ORGANIZATION.id, users: DEMO_USERS, teams: DEMO_TEAMS });
-  return { ...conversations, seeded: conversations.seeded || documents.seeded, documents: documents.documents };
+  const documents = await seedDemoDocuments(database, { organizationId: DEMO_ORGANIZATION.id, users: DEMO_USERS, teams: DEMO_TEAMS }, undefined, options.documents);
+  return { ...conversations, seeded: conversations.seeded || documents.seeded, documents: documents.documents, failedDocuments: documents.failed };
 }
 
-async function seedDemoConversations(database: Database, options: { conversations?: number; seed?: number }): Promise<Omit<SeedResult, "documents">> {
+async function seedDemoConversations(database: Database, options: { conversations?: number; seed?: number }): Promise<Omit<SeedResult, "documents" | "failedDocuments">> {
   const { prisma } = database;
   const existing = await prisma.conversation.count({ where: { organizationId: DEMO_ORGANIZATION.id } });
   if (existing > 0) return { seeded: false, conversations: existing, messages: 0 };
@@ -90,4 +93,32 @@ async function toRows(generated: ReturnType<typeof demoConversations> extends Ge
       })),
     ),
   };
+}
+
+/**
+ * Logs once every demo document the seed uploaded has been indexed (READY, or FAILED with its
+ * reason), so whoever watches the start sees when the demo is searchable. Documents are indexed
+ * in the background after the start is up; this only reads their status every `pollMs` (an
+ * unref'd timer: it never keeps the process alive) and stops at the first error (the database
+ * closing at shutdown).
+ */
+export async function reportDemoIndexing(database: Database, logger: Logger, { pollMs = 2_000 }: { pollMs?: number } = {}): Promise<void> {
+  const began = performance.now();
+  try {
+    for (;;) {
+      const counts = await database.prisma.document.groupBy({ by: ["status"], where: { organizationId: DEMO_ORGANIZATION.id }, _count: { _all: true } });
+      const count = (status: string) => counts.find((row) => row.status === status)?._count._all ?? 0;
+      if (count("PENDING") + count("INDEXING") === 0) {
+        const failed = count("FAILED");
+        const seconds = ((performance.now() - began) / 1000).toFixed(1);
+        const line = `demo documents indexed: ${count("READY")} READY, ${failed} FAILED, ${seconds} s after the start was up`;
+        if (failed > 0) logger.warn(`${line} (searchIndexStatus and each document's failureReason say why)`);
+        else logger.info(line);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pollMs).unref());
+    }
+  } catch (error) {
+    logger.debug(`stopped watching the demo documents' indexing: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

@@ -3,7 +3,7 @@
  * PGlite unless DATABASE_URL is set): migrate, seed the demo organization on first run, start
  * every subgraph and the gateway, and print how to try it.
  */
-import { seedDemoOrganization } from "../app/demo-seed.js";
+import { reportDemoIndexing, seedDemoOrganization } from "../app/demo-seed.js";
 import { startStack } from "../app/stack.js";
 import { loadConfig } from "../lib/config.js";
 import { openDatabase } from "../lib/database/connect.js";
@@ -79,8 +79,10 @@ runMain(async () => {
   if (migrations.applied.length > 0) logger.info(`applied migrations: ${migrations.applied.join(", ")}`);
 
   let devToken: string | null = null;
+  let seededDocuments = false;
   if (config.demo.seed) {
-    const seeded = await seedDemoOrganization(database, { conversations: config.demo.conversations });
+    const seeded = await seedDemoOrganization(database, { conversations: config.demo.conversations, documents: { logger: logger.child("seed") } });
+    seededDocuments = seeded.seeded && seeded.documents > 0;
     if (seeded.seeded) logger.info(`seeded ${DEMO_ORGANIZATION.name}: ${seeded.conversations} conversations, ${seeded.messages} messages, ${seeded.documents} documents`);
     if (!config.production) {
       const user = DEMO_USERS[0];
@@ -148,4 +150,5 @@ runMain(async () => {
   }
   if (config.auth.usingDevSecret) lines.push("", "JWT_SECRET is not set: using the built-in development secret. Set JWT_SECRET for anything shared.");
   process.stdout.write(`${lines.join("\n")}\n\n`);
+  if (seededDocuments) void reportDemoIndexing(database, logger.child("seed"));
 });

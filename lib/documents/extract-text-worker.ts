@@ -12,6 +12,7 @@ import { extractDocxText } from "./docx-text.js";
 import { decodeUtf8, hasReadableText, markdownSections, normalizeText, type DocumentSection } from "./normalize-text.js";
 import { extractPdfText, tooMuchText, type DocumentPage } from "./pdf-text.js";
 import type { DecompressionBounds } from "./unpacked-budget.js";
+import { budgetedWorker } from "../workers/task-budget.js";
 
 export interface ExtractionTask {
   fileName: string;
@@ -32,7 +33,10 @@ export interface ExtractedText {
 
 export type ExtractionOutcome = { ok: true; document: ExtractedText } | { ok: false; code: DocumentErrorCode; message: string };
 
-export default async function extractInWorker(task: ExtractionTask): Promise<ExtractionOutcome> {
+// Budgeted from when the handler begins (lib/workers/task-budget.ts): the thread's cold start is not the file's fault.
+export default budgetedWorker(extractInWorker);
+
+async function extractInWorker(task: ExtractionTask): Promise<ExtractionOutcome> {
   try {
     return { ok: true, document: await extract(task) };
   } catch (error) {

@@ -12,7 +12,9 @@
  * Everything is bounded: bytes (checked here, before any parsing), pages and characters (while
  * parsing, so a huge PDF stops at the first page past the limit), what compressed parts unpack
  * to (DOCX XML and PDF streams, before the parser sees them: unpacked-budget.ts), time (a parse
- * past `timeoutMs` has its thread terminated) and the thread's heap (a parse past it dies alone).
+ * past `timeoutMs` of its thread's own CPU time has its thread terminated, see
+ * lib/workers/task-budget.ts: a busy machine or a cold thread alone never fails a small file)
+ * and the thread's heap (a parse past it dies alone).
  *
  * Parsing runs on worker threads shared fairly between organizations (`extractText(file, limits,
  * { organizationId })`): each may have `perOrganization` parses running (default 1 of 2 threads)
@@ -21,6 +23,7 @@
  */
 import { FairShareQueue } from "../workers/fair-share.js";
 import { createWorkerPool, workerModule, type WorkerPool } from "../workers/pool.js";
+import { runWithinBudget, TaskBudgetExceeded, threadCpuClock, type BudgetedTask, type WorkClock } from "../workers/task-budget.js";
 import { DocumentError, formatBytes, quote } from "./document-error.js";
 import type { ExtractedText, ExtractionOutcome, ExtractionTask } from "./extract-text-worker.js";
 
@@ -41,7 +44,11 @@ export interface ExtractionLimits {
   maxUnpackedBytes: number;
   /** Most times its compressed size a part past 1 MB may unpack to (default 100). */
   maxCompressionRatio: number;
-  /** Longest a parse may run on its thread before the thread is terminated (default 8 s). */
+  /**
+   * Most CPU time a parse may use on its thread, counted from when the parse began (its thread's
+   * modules loaded), before the thread is terminated (default 8 s). Where the thread's CPU time
+   * cannot be read (not Linux), wall-clock time from the same moment.
+   */
   timeoutMs: number;
 }
 
@@ -51,7 +58,9 @@ export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
   maxChars: 5_000_000,
   maxUnpackedBytes: 100 * 1024 * 1024,
   maxCompressionRatio: 100,
-  // Under the gateway's 10 s upstream timeout, so a refused file gets its reason, not a 504.
+  // Under the gateway's 10 s upstream timeout, so on a machine that is not overloaded a refused
+  // file gets its reason, not a 504. (On one that is, the gateway may answer 504 first; the parse
+  // goes on to its own end, and the document is stored or refused as if the client had waited.)
   timeoutMs: 8_000,
 };
 
@@ -69,6 +78,8 @@ export interface DocumentParsingSettings {
   heapMb: number;
   /** Limits of every parse, unless a call sets its own. */
   limits: ExtractionLimits;
+  /** What `timeoutMs` counts (default: the parser thread's CPU time); tests pass a clock they control. */
+  clock: WorkClock;
 }
 
 const DEFAULT_PARSING_SETTINGS: DocumentParsingSettings = {
@@ -78,7 +89,18 @@ const DEFAULT_PARSING_SETTINGS: DocumentParsingSettings = {
   queue: 32,
   heapMb: 512,
   limits: DEFAULT_EXTRACTION_LIMITS,
+  clock: threadCpuClock,
 };
+
+/**
+ * The wall-clock backstop of one parse, counted from when it got its thread: far above the
+ * budget, so that neither a cold thread on a busy machine (20-33 s to load its modules at load
+ * 7-12) nor time stolen by other processes reaches it, yet a thread that never starts or hangs
+ * without using CPU is still stopped.
+ */
+export function extractionBackstopMs(timeoutMs: number): number {
+  return Math.max(15 * timeoutMs, 120_000);
+}
 
 export interface UploadedFile {
   fileName: string;
@@ -87,7 +109,7 @@ export interface UploadedFile {
 }
 
 let settings = DEFAULT_PARSING_SETTINGS;
-let pool: WorkerPool<ExtractionTask, ExtractionOutcome> | null = null;
+let pool: WorkerPool<BudgetedTask<ExtractionTask>, ExtractionOutcome> | null = null;
 let shares: FairShareQueue | null = null;
 
 /**
@@ -106,7 +128,7 @@ export function configureDocumentParsing(next: Partial<Omit<DocumentParsingSetti
 }
 
 /** The pool behind extraction, created on first use (tests read `tasksSubmitted` from it). */
-export function documentParsingPool(): WorkerPool<ExtractionTask, ExtractionOutcome> {
+export function documentParsingPool(): WorkerPool<BudgetedTask<ExtractionTask>, ExtractionOutcome> {
   if (!pool || pool.closed) {
     pool = createWorkerPool({
       name: "document parsing",
@@ -147,15 +169,15 @@ export async function extractText(file: UploadedFile, limits: Partial<Extraction
     bytes: file.bytes,
     limits: { maxPages: bounds.maxPages, maxChars: bounds.maxChars, maxUnpackedBytes: bounds.maxUnpackedBytes, maxCompressionRatio: bounds.maxCompressionRatio },
   };
-  const heapMb = settings.heapMb;
+  const { heapMb, clock } = settings;
   const parsingPool = documentParsingPool();
   const outcome = await documentParsingShares().run(options.organizationId ?? "", async () => {
-    // The time budget starts with the parse, not with the wait for a thread.
-    const timeout = AbortSignal.timeout(bounds.timeoutMs);
+    // The time budget starts with the parse on its thread, not with the wait for a thread nor
+    // with the thread's start (task-budget.ts).
     try {
-      return await parsingPool.run(task, { signal: timeout });
+      return await runWithinBudget(parsingPool, task, { budgetMs: bounds.timeoutMs, backstopMs: extractionBackstopMs(bounds.timeoutMs), clock });
     } catch (error) {
-      throw parserStopped(error, file.fileName, timeout.aborted, bounds.timeoutMs, heapMb);
+      throw parserStopped(error, file.fileName, bounds.timeoutMs, heapMb);
     }
   });
   if (!outcome.ok) throw new DocumentError(outcome.code, outcome.message);
@@ -169,9 +191,17 @@ function checkLimits(limits: ExtractionLimits): void {
 }
 
 /** Why the thread under a file stopped, as the file's error (an OVERLOADED pool passes through). */
-function parserStopped(error: unknown, fileName: string, timedOut: boolean, timeoutMs: number, heapMb: number): unknown {
-  if (timedOut) {
-    return new DocumentError("EXTRACTION_TIMEOUT", `Reading ${quote(fileName)} took longer than ${timeoutMs / 1000} s and was stopped. Try a smaller or simpler file.`);
+function parserStopped(error: unknown, fileName: string, timeoutMs: number, heapMb: number): unknown {
+  if (error instanceof TaskBudgetExceeded && error.limit === "budget") {
+    const time = error.measures === "cpu" ? `${timeoutMs / 1000} s of processing time` : `${timeoutMs / 1000} s`;
+    return new DocumentError("EXTRACTION_TIMEOUT", `Reading ${quote(fileName)} took longer than ${time} and was stopped. Try a smaller or simpler file.`);
+  }
+  if (error instanceof TaskBudgetExceeded) {
+    // Not the file's doing as far as anyone can tell: its parser did not start or stopped answering.
+    return new DocumentError(
+      "EXTRACTION_TIMEOUT",
+      `Reading ${quote(fileName)} did not finish within ${extractionBackstopMs(timeoutMs) / 1000} s because the server is overloaded (its parser thread did not start or stopped answering). Upload it again in a few minutes.`,
+    );
   }
   if ((error as { extensions?: { code?: unknown } } | null)?.extensions?.code === "OVERLOADED") return error;
   const reason = error instanceof Error ? error.message : String(error);

@@ -19,6 +19,7 @@
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import type { GraphQLError } from "graphql";
+import type { MessagePort } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { overloaded } from "../graphql/errors.js";
 import { createLogger, throttledWarning, type Logger } from "../logger.js";
@@ -107,13 +108,14 @@ export class WorkerPool<Task, Result> {
    * Runs one task on a thread. Rejects with a GraphQL `OVERLOADED` error when the queue is full,
    * and with the worker's own error when the task fails.
    */
-  async run(task: Task, options: { signal?: AbortSignal } = {}): Promise<Result> {
+  async run(task: Task, options: { signal?: AbortSignal; transferList?: MessagePort[] } = {}): Promise<Result> {
     this.submitted += 1;
     this.totals.tasks += 1;
     if (this.isClosed) throw new Error(`The ${this.options.name} pool is closed: the server is shutting down.`);
     try {
       // An aborted task that is running has its thread terminated (piscina starts a new one).
-      return await this.piscina.run(task, options.signal ? { signal: options.signal } : {});
+      // A transferList moves what the task carries (a MessagePort: lib/workers/task-budget.ts).
+      return await this.piscina.run(task, { ...(options.signal ? { signal: options.signal } : {}), ...(options.transferList ? { transferList: options.transferList } : {}) });
     } catch (error) {
       // piscina says so only in its message ("Task queue is at limit").
       if (error instanceof Error && /queue is at limit/i.test(error.message)) throw queueFull(this.options);

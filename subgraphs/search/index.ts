@@ -17,6 +17,7 @@ import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import { resolveDefaultAlpha } from "../../lib/retrieval/embeddings/default-alpha.js";
 import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
 import type { BackgroundIndexer, SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { OnDemandIndex, semanticInUseAtStart } from "../../lib/retrieval/on-demand-index.js";
 import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
 import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 import { createSearchDomains, type SearchDomains } from "./providers/registry.js";
@@ -52,6 +53,8 @@ export interface SearchSubgraph extends SubgraphDefinition<SearchContext> {
   domains: SearchDomains;
   /** The conversations domain's indexer (tests, evaluation and the reindex command drain it). */
   indexer: BackgroundIndexer;
+  /** When semantic search is not in use at start: the conversations' semantic index, built on the first search that asks for it. */
+  onDemand: OnDemandIndex | null;
   queryLog: QueryLog;
   /** `searchSuggestions` (the benchmark calls it in process). */
   suggestions: SearchSuggestions;
@@ -82,8 +85,20 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     const live = await Promise.all(all.map((domain) => domain.liveEntities?.(tenant, refs) ?? Promise.resolve(new Set<string>())));
     return new Set(live.flatMap((keys) => [...keys]));
   };
+  const defaultAlpha = resolveDefaultAlpha(embedder, config.search.defaultAlpha);
+  // With the bundled model at its default alpha of 1, no search asks the conversations' semantic
+  // provider until one passes an alpha below 1: embedding every conversation at start (20
+  // CPU-minutes for the demo on 2 cores) waits for that search (lib/retrieval/on-demand-index.ts).
+  // Documents are still indexed at once: their keyword index and READY status come from the same job.
+  const onDemand = config.search.indexer && !semanticInUseAtStart(config.search.embedder, defaultAlpha.alpha)
+    ? new OnDemandIndex({ name: "conversations", indexers: [domains.conversations.indexer], queues: domains.conversations.indexer.queues?.() ?? [], logger: logger.child("indexer") })
+    : null;
+  const gated = (domain: (typeof all)[number]) =>
+    onDemand && domain === domains.conversations
+      ? domain.providers.map((provider: SearchProvider) => (provider.kind === "SEMANTIC" && provider.embeddingModel === embedder.model ? onDemand.gate(provider) : provider))
+      : domain.providers;
   const service = new SearchService({
-    providers: dependencies.providers ?? all.flatMap((domain) => domain.providers),
+    providers: dependencies.providers ?? all.flatMap(gated),
     liveEntities,
     cache,
     cacheTtlSeconds: config.search.cacheTtlSeconds,
@@ -92,7 +107,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     logger,
     metrics,
     // Searches without an alpha use the embedder's measured default, or the deployment's override.
-    defaultAlpha: resolveDefaultAlpha(embedder, config.search.defaultAlpha),
+    defaultAlpha,
     // Domains learn what search returned (documents count their chunks' usage), off the response path.
     onPage: (tenant, refs) => {
       for (const domain of all) domain.onPage?.(tenant, refs);
@@ -113,6 +128,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     service,
     domains,
     indexer,
+    onDemand,
     queryLog,
     suggestions,
     answers,
@@ -143,9 +159,10 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     },
     async start() {
       await vectorStore.ensureReady(embedder.model, embedder.dimensions);
-      if (config.search.indexer) for (const domainIndexer of indexers) domainIndexer.start();
+      if (config.search.indexer) for (const domainIndexer of indexers) if (!(onDemand && domainIndexer === indexer)) domainIndexer.start();
     },
     async stop() {
+      onDemand?.stop();
       await Promise.all(indexers.map((domainIndexer) => domainIndexer.stop()));
       await Promise.all([queryLog.flush(), ...all.map((domain) => domain.close?.())]);
       await cache.close();

@@ -4,96 +4,30 @@
  * embedded database; drain and exit on SIGTERM; and keep its data across restarts. It runs
  * compiled JavaScript: no thread of it loads a TypeScript module or the tsx loader.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { graphql } from "../support/graphql.js";
+import { documentFound, exitOf, spawnStart, start as startProcess, type StartOptions } from "../support/npm-start.js";
 
-/**
- * What `npm start` runs, read from package.json so that this test cannot drift from it: one Node
- * process (no wrapper), so signals reach our handler directly.
- */
-const START = ((): readonly [string, string[]] => {
-  const script = (JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> }).scripts.start!;
-  const [program, ...args] = script.split(/\s+/);
-  if (program !== "node") throw new Error(`scripts.start runs ${program}, not node: this test spawns node itself`);
-  return [process.execPath, args];
-})();
 const MODULE_OBSERVER = new URL("../support/module-observer.mjs", import.meta.url).pathname;
 let dataRoot: string;
 let postgres: TestDatabase | null = null;
 
-interface Started {
-  child: ChildProcess;
-  output: string;
-  url: string;
-  token: string | null;
-}
-
-function env(observer?: string): NodeJS.ProcessEnv {
+/** `observer`: a file where test/support/module-observer.mjs records every module each thread loads. */
+function options(observer?: string): StartOptions {
   return {
-    ...process.env,
-    NODE_OPTIONS: observer ? `--import=${MODULE_OBSERVER}` : "",
-    ...(observer ? { MODULE_OBSERVER_FILE: observer } : {}),
-    GATEWAY_PORT: "0",
-    CONVERSATIONS_PORT: "0",
-    SEARCH_PORT: "0", KNOWLEDGE_BASE_PORT: "0", EXTERNAL_SEARCH_PORT: "0",
-    PGLITE_DATA_DIR: path.join(dataRoot, "pglite"),
-    DEMO_CONVERSATIONS: "40",
-    ...(postgres?.url ? { DATABASE_URL: postgres.url } : { DATABASE_URL: "" }),
+    dataDir: path.join(dataRoot, "pglite"),
+    databaseUrl: postgres?.url ?? null,
+    conversations: 40,
+    ...(observer ? { env: { NODE_OPTIONS: `--import=${MODULE_OBSERVER}`, MODULE_OBSERVER_FILE: observer } } : {}),
   };
 }
 
-function start(observer?: string): Promise<Started> {
-  const child = spawn(START[0], [...START[1]], { env: env(observer), stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  return new Promise((resolve, reject) => {
-    // A bound on a hung start, not a timing assertion: at load 20 on 2 cores a first start took over 90 s.
-    const timer = setTimeout(() => reject(new Error(`npm start did not come up in 300 s:\n${output}`)), 300_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const url = /GraphQL endpoint \+ GraphiQL: (\S+)/.exec(output)?.[1];
-      const done = url && (/Dev token/.test(output) ? /Try it:[\s\S]*-d '/.test(output) : true);
-      if (url && done) {
-        clearTimeout(timer);
-        const token = /Dev token[^\n]*\n\s+(\S+)/.exec(output)?.[1] ?? null;
-        resolve({ child, output, url, token });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`npm start exited with ${code}:\n${output}`));
-    });
-  });
-}
-
-/**
- * Searches a demo topic until one of the hits is a chunk of `fileName`: the background indexer
- * writes the demo documents' chunks seconds after start. Bounded: 80 tries a second apart, each
- * with a different limit so that neither the gateway's nor the search subgraph's result cache
- * answers with a page from before the document was indexed.
- */
-async function documentFound(url: string, token: string | null, query: string, fileName: string): Promise<string[]> {
-  let seen: string[] = [];
-  for (let attempt = 0; attempt < 80; attempt++) {
-    const response = await graphql(url, `query ($query: String!, $limit: Int!) { search(input: { query: $query, limit: $limit }) {
-      hits { item { __typename ... on DocumentChunk { document { fileName } } } }
-    } }`, { query, limit: 20 + attempt }, { token });
-    seen = (response.data?.search?.hits ?? []).flatMap((hit: { item: { __typename: string; document?: { fileName: string } } }) => (hit.item.document ? [hit.item.document.fileName] : []));
-    if (seen.includes(fileName)) return seen;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  return seen;
-}
-
-function exitOf(child: ChildProcess): Promise<{ code: number | null }> {
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code })));
-}
+// A bound on a hung start, not a timing assertion: at load 20 on 2 cores a first start took over 90 s.
+const start = (observer?: string) => startProcess({ ...options(observer), upWithinMs: 300_000 });
 
 beforeAll(async () => {
   dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), "npm-start-"));
@@ -135,7 +69,7 @@ describe("npm start", () => {
 
       if (!postgres) {
         // A second process on the same embedded database must fail loudly, not corrupt it.
-        const second = spawn(START[0], [...START[1]], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+        const second = spawnStart(options());
         let secondOutput = "";
         second.stderr!.on("data", (chunk: Buffer) => (secondOutput += chunk.toString()));
         const { code } = await exitOf(second);

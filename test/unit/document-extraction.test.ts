@@ -3,13 +3,27 @@
  * headings, PDF pages, the bytes deciding the type, every coded refusal, and the bounds (bytes,
  * pages, characters, what DOCX XML and PDF streams unpack to, time) holding on hostile files. Fixtures are generated
  * here (test/support/document-fixtures.ts); parsing runs in the real worker thread.
+ *
+ * The time budget reads a clock this file controls (lib/workers/task-budget.ts), so no case here
+ * fails because the machine is busy (it did at load 10 when the budget was 8 s of wall-clock
+ * time), and the one about the budget holds on any machine. The cases about hostile text that
+ * must stay linear keep the real clock, the parser thread's CPU time, which load does not inflate.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { DocumentError, documentParsingPool, extractText, type DocumentErrorCode } from "../../lib/documents/extract-text.js";
+import { configureDocumentParsing, DocumentError, documentParsingPool, extractText, type DocumentErrorCode } from "../../lib/documents/extract-text.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
+import { threadCpuClock, type WorkClock } from "../../lib/workers/task-budget.js";
 import { docxGuide, flateBombPdf, handmadeDocx, manyParagraphsDocx, passwordProtectedPdf, pdfWithPages, pdfWithoutText, zipArchive } from "../support/document-fixtures.js";
 
+/** Every parse reads `workMs` of work as soon as it begins: 0 unless a case says otherwise. */
+const controlled: WorkClock & { workMs: number } = { measures: "cpu", workMs: 0, start: () => ({ read: () => controlled.workMs }) };
+
+beforeAll(() => {
+  configureDocumentParsing({ clock: controlled });
+});
+
 afterAll(async () => {
+  configureDocumentParsing({ clock: threadCpuClock });
   await closeWorkerPools();
 });
 
@@ -201,12 +215,28 @@ describe("types and limits", () => {
     await expectCode(extractText({ fileName: "t.txt", bytes: utf8("x".repeat(51)) }, { maxChars: 50 }), "TEXT_TOO_LONG");
   });
 
-  it("terminates a parse past the time limit and keeps serving afterwards", async () => {
+  it("refuses a parse past the time limit and keeps serving afterwards", async () => {
     const bytes = await pdfWithPages(Array.from({ length: 200 }, (_, index) => [`Page ${index + 1} of a long report.`]));
-    // 1 ms is less than starting pdf.js takes: the thread is always terminated mid-parse.
-    await expectCode(extractText({ fileName: "slow.pdf", bytes }, { timeoutMs: 1 }), "EXTRACTION_TIMEOUT", /longer than 0.001 s/);
+    // The parse has used 1 ms more than the default 8 s budget by the first reading of its clock.
+    controlled.workMs = 8_001;
+    try {
+      await expectCode(extractText({ fileName: "slow.pdf", bytes }), "EXTRACTION_TIMEOUT", /"slow\.pdf" took longer than 8 s of processing time and was stopped/);
+    } finally {
+      controlled.workMs = 0;
+    }
     const document = await extractText({ fileName: "slow.pdf", bytes });
     expect(document.pages).toHaveLength(200);
+  });
+
+  it("stops a parse past its budget of the parser thread's real CPU time", async () => {
+    configureDocumentParsing({ clock: threadCpuClock });
+    try {
+      // Two hundred pages take pdf.js more than 1 ms of CPU time however fast the machine is.
+      const bytes = await pdfWithPages(Array.from({ length: 200 }, (_, index) => [`Page ${index + 1} of a long report.`]));
+      await expectCode(extractText({ fileName: "slow.pdf", bytes }, { timeoutMs: 1 }), "EXTRACTION_TIMEOUT", /longer than 0.001 s of processing time/);
+    } finally {
+      configureDocumentParsing({ clock: controlled });
+    }
   });
 
   it("reads a hostile 5 MB single word as text, bounded", async () => {
@@ -221,7 +251,12 @@ describe("types and limits", () => {
 // made its pattern quadratic; the old code spent its whole time limit on it (EXTRACTION_TIMEOUT).
 describe("hostile text stays linear", () => {
   const RUN = 1_000_000;
+  // 20 s of the parser thread's CPU time: a quadratic pattern needs minutes, a linear one well under a second.
   const generous = { timeoutMs: 20_000 };
+
+  beforeAll(() => {
+    configureDocumentParsing({ clock: threadCpuClock });
+  });
 
   it("keeps a megabyte of spaces inside a line (trailing-blank removal scans, it does not backtrack)", async () => {
     const line = `a${" ".repeat(RUN)}b`;
