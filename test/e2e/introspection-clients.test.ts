@@ -16,22 +16,15 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { getIntrospectionQuery } from "graphql";
 import { APOLLO_SANDBOX_ORIGIN } from "../../lib/config.js";
-import { graphql } from "../support/graphql.js";
+import { graphql, STANDARD_INTROSPECTION_OPTIONS } from "../support/graphql.js";
 import { startTestStack, type TestStack } from "../support/stack.js";
 import { tokenFor } from "../support/tenants.js";
 
 let test: TestStack;
 let token: string;
 
-/** graphql 16.15's introspection query with every option it has (GraphiQL, Sandbox, codegen and Rover each ask for a subset). */
-const FULL_INTROSPECTION = getIntrospectionQuery({
-  descriptions: true,
-  specifiedByUrl: true,
-  directiveIsRepeatable: true,
-  schemaDescription: true,
-  inputValueDeprecation: true,
-  oneOf: true,
-});
+/** graphql 16.15's introspection query with every option a client asks for. */
+const FULL_INTROSPECTION = getIntrospectionQuery(STANDARD_INTROSPECTION_OPTIONS);
 
 beforeAll(async () => {
   test = await startTestStack({ SEARCH_INDEXER: "false" });

@@ -1,3 +1,18 @@
+import type { IntrospectionOptions } from "graphql";
+
+/**
+ * Every option of graphql-js's `getIntrospectionQuery()` that GraphiQL, Apollo Sandbox, Rover and
+ * codegen can ask for (each asks for a subset): a server that answers this answers them all.
+ */
+export const STANDARD_INTROSPECTION_OPTIONS: IntrospectionOptions = {
+  descriptions: true,
+  specifiedByUrl: true,
+  directiveIsRepeatable: true,
+  schemaDescription: true,
+  inputValueDeprecation: true,
+  oneOf: true,
+};
+
 /** A minimal GraphQL-over-HTTP client for tests: real HTTP, no client library in between. */
 export interface GraphQLResponse<T = Record<string, any>> {
   status: number;

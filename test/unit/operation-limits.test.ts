@@ -9,6 +9,7 @@ import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { buildSchema, getIntrospectionQuery, Kind, parse, print, specifiedRules, validate, visit, type DocumentNode, type FieldNode, type ValidationRule } from "graphql";
+import { STANDARD_INTROSPECTION_OPTIONS } from "../support/graphql.js";
 import {
   checkDocument,
   checkTokens,
@@ -159,16 +160,8 @@ describe("legitimate operations pass", () => {
   });
 });
 
-/** graphql 16.15's introspection query with every option it has (what GraphiQL and codegen can ask for). */
-const FULL_INTROSPECTION = getIntrospectionQuery({
-  descriptions: true,
-  specifiedByUrl: true,
-  directiveIsRepeatable: true,
-  schemaDescription: true,
-  inputValueDeprecation: true,
-  experimentalDirectiveDeprecation: true,
-  oneOf: true,
-});
+/** graphql 16.15's introspection query with every option it has (the experimental one too). */
+const FULL_INTROSPECTION = getIntrospectionQuery({ ...STANDARD_INTROSPECTION_OPTIONS, experimentalDirectiveDeprecation: true });
 
 /**
  * What the gateway sends downstream for `document`, as far as `__typename` goes: the response
