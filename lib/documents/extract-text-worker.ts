@@ -33,6 +33,13 @@ export interface ExtractedText {
 
 export type ExtractionOutcome = { ok: true; document: ExtractedText } | { ok: false; code: DocumentErrorCode; message: string };
 
+// This thread is terminated when its budget runs out, and terminating a thread while a native
+// zlib handle is half made aborts the whole process (see unpacked-budget.ts). pdf.js inflates
+// some streams through the web DecompressionStream, which is node:zlib underneath, when the
+// global exists, and with its own JavaScript inflater otherwise: so on this thread it does not.
+// (CompressionStream goes too: pdf.js uses it only to save files, which a reader never does.)
+for (const name of ["DecompressionStream", "CompressionStream"]) Reflect.deleteProperty(globalThis, name);
+
 // Budgeted from when the handler begins (lib/workers/task-budget.ts): the thread's cold start is not the file's fault.
 export default budgetedWorker(extractInWorker);
 

@@ -11,8 +11,15 @@
  * - the ratio of any part that unpacks past 1 MB (`maxCompressionRatio`): real XML and page
  *   content compress 3 to 20-fold, a bomb a thousandfold, and a part of many tiny paragraphs at
  *   300-fold took mammoth over a minute.
+ *
+ * Inflated with fflate (pure JavaScript), never node:zlib: this runs in the parser thread, which
+ * is terminated when its CPU budget runs out, and terminating a thread between the creation of a
+ * native zlib handle and its initialisation aborts the whole process (Node 20 and 24: `Assertion
+ * failed: init_done_ && "close before init"` in node_zlib.cc while the thread's environment is
+ * freed). A hostile file that keeps the parser inflating until its budget ends would take the
+ * server down with it. A JavaScript inflater has no native handle to leave half made.
  */
-import { constants, inflateRawSync, inflateSync } from "node:zlib";
+import { Inflate, Unzlib } from "fflate";
 import { DocumentError, formatBytes, quote } from "./document-error.js";
 
 export interface DecompressionBounds {
@@ -24,6 +31,9 @@ export interface DecompressionBounds {
 
 /** A part may unpack to this much whatever its ratio (a small styles.xml of repeated tags compresses 100-fold and more). */
 export const RATIO_FREE_BYTES = 1024 * 1024;
+
+/** Compressed bytes inflated between two checks of the output against the limit. */
+const INPUT_SLICE_BYTES = 16 * 1024;
 
 export class UnpackedBudget {
   private unpacked = 0;
@@ -49,17 +59,32 @@ export class UnpackedBudget {
     const byTotal = this.bounds.maxUnpackedBytes - this.unpacked;
     const byRatio = Math.max(RATIO_FREE_BYTES, compressedSize * this.bounds.maxCompressionRatio);
     const limit = Math.max(1, Math.min(byTotal, byRatio));
-    let output: Buffer;
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    const inflater = format === "zlib" ? new Unzlib() : new Inflate();
+    inflater.ondata = (chunk) => {
+      chunks.push(chunk);
+      length += chunk.length;
+    };
     try {
-      // PDF readers tolerate a truncated or padded stream (a sync flush does too); a ZIP entry must be whole.
-      output = format === "zlib" ? inflateSync(data, { maxOutputLength: limit, finishFlush: constants.Z_SYNC_FLUSH }) : inflateRawSync(data, { maxOutputLength: limit });
+      // Fed a slice at a time, so that no more than a slice's worth (deflate unpacks at most
+      // ~1,032-fold) is inflated past the limit before it is noticed.
+      for (let offset = 0; offset < data.length; offset += INPUT_SLICE_BYTES) {
+        inflater.push(data.subarray(offset, offset + INPUT_SLICE_BYTES), false);
+        if (length > limit) throw byRatio < byTotal ? this.tooCompressed(part, compressedSize, limit) : this.tooLarge();
+      }
+      inflater.push(new Uint8Array(0), true);
     } catch (error) {
-      if ((error as { code?: string }).code !== "ERR_BUFFER_TOO_LARGE") return null;
-      throw byRatio < byTotal ? this.tooCompressed(part, compressedSize, limit) : this.tooLarge();
+      if (error instanceof DocumentError) throw error;
+      // PDF readers tolerate a truncated or padded stream: what inflated before the end counts.
+      // A ZIP entry must be whole, and data that never inflated is not deflate data at all (the
+      // parser will say what is wrong with it).
+      if (format === "raw" || length === 0) return null;
     }
-    this.unpacked += output.length;
+    if (length > limit) throw byRatio < byTotal ? this.tooCompressed(part, compressedSize, limit) : this.tooLarge();
+    this.unpacked += length;
     if (this.unpacked > this.bounds.maxUnpackedBytes) throw this.tooLarge();
-    return output;
+    return Buffer.concat(chunks, length);
   }
 
   private tooLarge(): DocumentError {
