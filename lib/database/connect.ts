@@ -14,6 +14,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../generated/prisma/client.js";
 import { redactUrl } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
+import { clusterImage, isNewDataDirectory } from "./pglite-cluster-image.js";
 import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
 import { withEventLoopTurns } from "./pglite-turns.js";
 import { recordFinishedSpan, sqlSpanName } from "../observability/tracing.js";
@@ -70,8 +71,8 @@ export interface DatabaseOptions {
   inMemory?: boolean;
   /**
    * In-memory PGlite only: start from this data directory (a `dumpDataDirectory` tarball)
-   * instead of an empty cluster. A fresh PGlite runs initdb in WASM, seconds on a busy machine;
-   * tests open a copy of one migrated image instead (test/support/database.ts).
+   * instead of the empty cluster's image (pglite-cluster-image.ts): tests open a copy of one
+   * migrated image, which skips the migrations too (test/support/database.ts).
    */
   pgliteImage?: Blob;
   poolSize?: number;
@@ -159,15 +160,23 @@ function openReplica(config: ReplicaConfig, primaryPool: pg.Pool, sizes: { poolS
   });
 }
 
+/**
+ * pgvector ships inside PGlite 0.4.x (0.5.x has none yet: keep 0.4.6 until it does). The three
+ * contrib extensions serve typo tolerance (the search_vocabulary migration).
+ */
+export const PGLITE_EXTENSIONS = { vector, pg_trgm, btree_gist, fuzzystrmatch };
+
 async function openPGlite(options: DatabaseOptions): Promise<Database> {
   let lock: DataDirectoryLock | null = null;
   if (!options.inMemory) lock = lockDataDirectory(options.pgliteDataDir);
   let client: PGlite;
   try {
-    // pgvector ships inside PGlite 0.4.x (0.5.x has none yet: keep 0.4.6 until it does). The
-    // three contrib extensions serve typo tolerance (the search_vocabulary migration).
-    const location = options.inMemory ? (options.pgliteImage ? { loadDataDir: options.pgliteImage } : {}) : { dataDir: options.pgliteDataDir };
-    client = new PGlite({ ...location, extensions: { vector, pg_trgm, btree_gist, fuzzystrmatch } });
+    let location: { dataDir?: string; loadDataDir?: Blob };
+    // A new database starts from the prebuilt empty cluster instead of running initdb (pglite-cluster-image.ts).
+    if (options.inMemory) location = { loadDataDir: options.pgliteImage ?? (await clusterImage(PGLITE_EXTENSIONS)) };
+    else if (isNewDataDirectory(options.pgliteDataDir)) location = { dataDir: options.pgliteDataDir, loadDataDir: await clusterImage(PGLITE_EXTENSIONS) };
+    else location = { dataDir: options.pgliteDataDir };
+    client = new PGlite({ ...location, extensions: PGLITE_EXTENSIONS });
     await client.waitReady;
   } catch (error) {
     lock?.release();

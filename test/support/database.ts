@@ -113,9 +113,9 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
 }
 
 /**
- * A fresh in-memory PGlite runs initdb in WASM before the migrations: 3-5 s of CPU on CI's
- * machine, paid by every test file that opens one; the browser tests then seed the demo
- * organization, another 10-20 s. What that leaves is the same for every file, so the first file
+ * A fresh in-memory PGlite starts from the empty cluster's image (lib/database/pglite-cluster-image.ts)
+ * and runs the migrations: 1-2 s of CPU on CI's machine, paid by every test file that opens one;
+ * the browser tests then seed the demo organization, another 10-20 s. What that leaves is the same for every file, so the first file
  * of a run to need it builds it once and saves the data directory as a tarball (an image); every
  * file then opens its own in-memory copy (no two files share a database), in about a second.
  * Images live in a folder made for the Jest run (test/support/global-setup.mjs) and removed after
