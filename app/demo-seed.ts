@@ -11,7 +11,7 @@ import type { Database } from "../lib/database/connect.js";
 import { demoConversations } from "../lib/demo-data/conversations.js";
 import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../lib/demo-data/organization.js";
 import type { Logger } from "../lib/logger.js";
-import { countTokens } from "../lib/text/token-count.js";
+import { countTokensOfEach } from "../lib/text/token-count.js";
 import { seedDemoDocuments, type DocumentSeedOptions } from "./demo-document-seed.js";
 
 export interface SeedResult {
@@ -50,49 +50,58 @@ async function seedDemoConversations(database: Database, options: { conversation
     skipDuplicates: true,
   });
 
+  // Token counts come from a worker thread (lib/text/token-count.ts), one task per batch of
+  // conversations, all asked for up front: the worker counts batch n + 1 while this thread writes
+  // batch n, instead of the writes waiting on 2,500 round trips (and on the worker's first start).
+  const generated = [...demoConversations({ count: options.conversations ?? 300, seed: options.seed ?? 42, users: DEMO_USERS.length })];
+  const batches: (typeof generated)[] = [];
+  for (let index = 0; index < generated.length; index += SEED_BATCH) batches.push(generated.slice(index, index + SEED_BATCH));
+  const tokenCounts = batches.map((batch) => countTokensOfEach(batch.flatMap((conversation) => conversation.messages.map((message) => message.content))));
+  // A batch not yet awaited must not turn into an unhandled rejection when an earlier one fails.
+  for (const counts of tokenCounts) counts.catch(() => undefined);
+
   let conversations = 0;
   let messages = 0;
-  const batch: Awaited<ReturnType<typeof toRows>>[] = [];
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const created = await prisma.conversation.createManyAndReturn({ data: batch.map((item) => item.conversation), select: { id: true } });
-    const rows = batch.flatMap((item, index) => item.messages.map((message) => ({ ...message, conversationId: created[index]!.id })));
+  for (const [index, batch] of batches.entries()) {
+    const counts = await tokenCounts[index]!;
+    const created = await prisma.conversation.createManyAndReturn({ data: batch.map(conversationRow), select: { id: true } });
+    let next = 0;
+    const rows = batch.flatMap((conversation, position) => messageRows(conversation, created[position]!.id, () => counts[next++]!));
     await prisma.message.createMany({ data: rows });
     conversations += batch.length;
     messages += rows.length;
-    batch.length = 0;
-  };
-  for (const generated of demoConversations({ count: options.conversations ?? 300, seed: options.seed ?? 42, users: DEMO_USERS.length })) {
-    batch.push(await toRows(generated));
-    if (batch.length === 50) await flush();
   }
-  await flush();
   return { seeded: true, conversations, messages };
 }
 
-async function toRows(generated: ReturnType<typeof demoConversations> extends Generator<infer T> ? T : never) {
-  const start = generated.createdAt.getTime();
+/** Conversations written per statement pair (a conversation insert, then its messages'). */
+const SEED_BATCH = 50;
+
+type GeneratedConversation = ReturnType<typeof demoConversations> extends Generator<infer T> ? T : never;
+
+function conversationRow(generated: GeneratedConversation) {
   return {
-    conversation: {
-      organizationId: DEMO_ORGANIZATION.id,
-      userId: DEMO_USERS[generated.ownerIndex % DEMO_USERS.length]!.id,
-      title: generated.title,
-      createdAt: generated.createdAt,
-      // The insert trigger moves updatedAt forward to the last message's time.
-      updatedAt: generated.createdAt,
-    },
-    messages: await Promise.all(
-      generated.messages.map(async (message, position) => ({
-        organizationId: DEMO_ORGANIZATION.id,
-        position,
-        role: message.role,
-        content: message.content,
-        tokenCount: await countTokens(message.content),
-        // Turns a minute or two apart, as in a real chat.
-        createdAt: new Date(start + position * 75_000),
-      })),
-    ),
+    organizationId: DEMO_ORGANIZATION.id,
+    userId: DEMO_USERS[generated.ownerIndex % DEMO_USERS.length]!.id,
+    title: generated.title,
+    createdAt: generated.createdAt,
+    // The insert trigger moves updatedAt forward to the last message's time.
+    updatedAt: generated.createdAt,
   };
+}
+
+function messageRows(generated: GeneratedConversation, conversationId: string, nextTokenCount: () => number) {
+  const start = generated.createdAt.getTime();
+  return generated.messages.map((message, position) => ({
+    organizationId: DEMO_ORGANIZATION.id,
+    conversationId,
+    position,
+    role: message.role,
+    content: message.content,
+    tokenCount: nextTokenCount(),
+    // Turns a minute or two apart, as in a real chat.
+    createdAt: new Date(start + position * 75_000),
+  }));
 }
 
 /**

@@ -69,14 +69,35 @@ async function warmUp(url: string, token: string, logger: ReturnType<typeof crea
   }
 }
 
+/**
+ * Where a start's time goes, logged at debug level (LOG_LEVEL=debug) once it is up: the phases of
+ * the first-start and restart figures in the README, for whoever wants to know why theirs is slow.
+ */
+function startPhases() {
+  const phases: string[] = [];
+  let last = 0;
+  return {
+    lap(name: string) {
+      const now = performance.now();
+      phases.push(`${name} ${((now - last) / 1000).toFixed(2)} s`);
+      last = now;
+    },
+    toString: () => phases.join(", "),
+  };
+}
+
 runMain(async () => {
+  const phases = startPhases();
+  phases.lap("loading modules");
   const config = loadConfig();
   const logger = createLogger("start", config.logLevel);
   const database = await openDatabase({ ...config.database, logger: logger.child("database") });
   logger.info(`database: ${database.location}`);
+  phases.lap("opening the database");
 
   const migrations = await migrate(database);
   if (migrations.applied.length > 0) logger.info(`applied migrations: ${migrations.applied.join(", ")}`);
+  phases.lap("migrations");
 
   let devToken: string | null = null;
   let seededDocuments = false;
@@ -95,6 +116,7 @@ runMain(async () => {
     }
   }
 
+  phases.lap("demo seed");
   const stack = await startStack({
     config,
     database,
@@ -116,12 +138,15 @@ runMain(async () => {
     { drainTimeoutMs: config.shutdown.drainTimeoutMs, sequentialDrains: 2 },
   );
 
+  phases.lap("subgraphs and gateway");
   const url = stack.gateway.url;
   // The first request through a new gateway builds what the runtime makes lazily (its executors
   // for the subgraphs, the stitching of their schemas): over a second of that request on a busy
   // 2-core machine (issue 38). The example the banner prints is sent once here, so that "up"
   // means ready to answer at full speed. Only with the dev token: it needs a user.
   if (devToken) await warmUp(url, devToken, logger);
+  phases.lap("warm-up request");
+  logger.debug(`start phases: ${phases}`);
   const lines = [
     "",
     // performance.now() counts from the process's start (its timeOrigin), module loading included:

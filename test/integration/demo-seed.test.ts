@@ -8,12 +8,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { seedDemoOrganization, type SeedResult } from "../../app/demo-seed.js";
+import { demoConversations } from "../../lib/demo-data/conversations.js";
 import { loadDemoLibrary } from "../../lib/demo-data/documents.js";
 import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../../lib/demo-data/organization.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import type { SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
+import { countTokensOfEach } from "../../lib/text/token-count.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
 import { DocumentStore } from "../../subgraphs/knowledge-base/document-store.js";
 import { documentSearch, type DocumentSearch } from "../../subgraphs/knowledge-base/search.js";
@@ -21,6 +23,8 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
 const library = loadDemoLibrary();
+/** More than one of the seed's batches of 50 conversations, whose messages' token counts are counted a batch at a time. */
+const DEMO_CONVERSATIONS = 120;
 
 function demoTenant(userId: string): TenantContext {
   return {
@@ -76,7 +80,7 @@ async function keywordFileNames(provider: SearchProvider, who: TenantContext, qu
 beforeAll(async () => {
   db = await createTestDatabase();
   search = documentSearch({ database: db.database, embedder: new FeatureHashingEmbedder(), vectorStore: new PgVectorStore(db.database), logger: recordingLogger() });
-  first = await seedDemoOrganization(db.database, { conversations: 12 });
+  first = await seedDemoOrganization(db.database, { conversations: DEMO_CONVERSATIONS });
 }, 180_000);
 
 afterAll(async () => {
@@ -85,9 +89,23 @@ afterAll(async () => {
   await closeWorkerPools();
 });
 
+describe("the demo organization's conversations", () => {
+  it("are every generated conversation, each message with its own token count", async () => {
+    const generated = [...demoConversations({ count: DEMO_CONVERSATIONS, seed: 42, users: DEMO_USERS.length })];
+    const messages = await sql<{ content: string; token_count: number }>(
+      `SELECT m.content, m.token_count FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE c.organization_id = $1`,
+      DEMO_ORGANIZATION.id,
+    );
+    const sorted = <T,>(values: T[]) => [...values].sort();
+    expect(sorted(messages.map((message) => message.content))).toEqual(sorted(generated.flatMap((conversation) => conversation.messages.map((message) => message.content))));
+    // A count written to the wrong message (batches are counted apart from their writes) would differ here.
+    expect(messages.map((message) => message.token_count)).toEqual(await countTokensOfEach(messages.map((message) => message.content)));
+  });
+});
+
 describe("the demo organization's documents", () => {
   it("seeds every document of documents.json beside the conversations, PENDING for the background indexer", async () => {
-    expect(first).toMatchObject({ seeded: true, conversations: 12, documents: library.documents.length });
+    expect(first).toMatchObject({ seeded: true, conversations: DEMO_CONVERSATIONS, documents: library.documents.length });
     const rows = await demoDocuments();
     expect(rows.map((row) => row.file_name)).toEqual(library.documents.map((document) => document.fileName).sort());
     expect(new Set(rows.map((row) => row.status))).toEqual(new Set(["PENDING"]));
@@ -142,8 +160,8 @@ describe("the demo organization's documents", () => {
 describe("seeding again", () => {
   it("changes nothing when the organization has its documents", async () => {
     const before = await demoDocuments();
-    const again = await seedDemoOrganization(db.database, { conversations: 12 });
-    expect(again).toMatchObject({ seeded: false, conversations: 12, documents: library.documents.length });
+    const again = await seedDemoOrganization(db.database, { conversations: DEMO_CONVERSATIONS });
+    expect(again).toMatchObject({ seeded: false, conversations: DEMO_CONVERSATIONS, documents: library.documents.length });
     expect(await demoDocuments()).toEqual(before);
     expect(await handbooks()).toHaveLength(1);
   });
@@ -154,12 +172,12 @@ describe("seeding again", () => {
     for (const row of await demoDocuments()) await store.delete(demoTenant(row.owner_id), row.id);
     expect(await demoDocuments()).toEqual([]);
 
-    const refilled = await seedDemoOrganization(db.database, { conversations: 12 });
-    expect(refilled).toMatchObject({ seeded: true, conversations: 12, documents: library.documents.length });
+    const refilled = await seedDemoOrganization(db.database, { conversations: DEMO_CONVERSATIONS });
+    expect(refilled).toMatchObject({ seeded: true, conversations: DEMO_CONVERSATIONS, documents: library.documents.length });
     expect(await handbooks()).toEqual([handbook]);
     const rows = await demoDocuments();
     expect(rows.filter((row) => row.knowledge_base_id === handbook!.id)).toHaveLength(library.documents.filter((document) => document.inHandbook).length);
     const [count] = await sql<{ conversations: number }>(`SELECT count(*)::int AS conversations FROM conversations WHERE organization_id = $1`, DEMO_ORGANIZATION.id);
-    expect(count).toEqual({ conversations: 12 });
+    expect(count).toEqual({ conversations: DEMO_CONVERSATIONS });
   }, 120_000);
 });
