@@ -1,12 +1,22 @@
 /**
- * Weighted Reciprocal Rank Fusion, as a pure function.
+ * Fusing the providers' ranked lists into one, as pure functions. Three methods:
  *
- *   score(d) = Σ_p  w_p / (k + r_p(d))
+ * - `RRF`, weighted Reciprocal Rank Fusion: score(d) = Σ_p w_p / (k + r_p(d)) over the providers
+ *   p that returned d at 1-based rank r_p(d). It reads only ranks, so every provider's first hit
+ *   is worth the same, however good or weak it is.
+ * - `RELATIVE_SCORE` (min-max, Weaviate's relativeScoreFusion, Elasticsearch's linear retriever
+ *   with the minmax normalizer): each list's native scores are mapped to [0, 1] by its own minimum
+ *   and maximum, and score(d) = Σ_p w_p · norm_p(d).
+ * - `DISTRIBUTION_SCORE` (Qdrant's DBSF): as above, but each list is normalized by its mean ± 3
+ *   standard deviations (clamped to [0, 1]): the scale follows how the whole list spreads, so a
+ *   list's best hit reaches 1 only when it stands out from the rest.
  *
- * over the providers p that returned d at 1-based rank r_p(d), where w_p = alpha for
- * keyword-kind providers and 1 - alpha for semantic-kind ones, times the provider's own weight
- * (see `providerWeight`). Ties break by the best single rank d reached in any list, then by
- * the reference's id, so the same inputs always give the same order.
+ * w_p = alpha for keyword-kind providers and 1 - alpha for semantic-kind ones, times the
+ * provider's own weight (see `providerWeight`). A list whose scores are all equal (one hit
+ * included) says nothing about how good its hits are: each gets 0.5. A native score that is not
+ * a finite number (a remote provider's NaN or Infinity) is never averaged in: NaN and -Infinity
+ * normalize to 0, +Infinity to 1. Ties break by the best single rank d reached in any list,
+ * then by the reference's id, so the same inputs always give the same order.
  *
  * Pagination is over the fused list. Providers are asked for a window of 2 × (offset + limit)
  * hits, so a deeper page needs a deeper window, and a deeper window can reorder the tail of
@@ -28,11 +38,26 @@ export interface RankedList {
   hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes">[];
 }
 
+export type FusionMethod = "RRF" | "RELATIVE_SCORE" | "DISTRIBUTION_SCORE";
+
+export const FUSION_METHODS: readonly FusionMethod[] = ["RRF", "RELATIVE_SCORE", "DISTRIBUTION_SCORE"];
+
+/** What a search that names no method gets (SearchInput.fusion). */
+export const DEFAULT_FUSION: FusionMethod = "RRF";
+
+export interface FusionOptions {
+  method?: FusionMethod;
+  /** RRF's rank constant (at least 1; the other methods ignore it). */
+  k: number;
+  /** Each list is cut to its first `window` hits before fusion (and before normalization). */
+  window?: number;
+}
+
 export interface Contribution {
   provider: string;
   rank: number;
   weight: number;
-  /** weight / (k + rank) */
+  /** weight / (k + rank) for RRF; weight × the normalized native score for the others */
   contribution: number;
   nativeScore: number;
 }
@@ -51,21 +76,23 @@ export function providerWeight(kind: ProviderKind, alpha: number, ownWeight = 1)
 const refKey = (ref: EntityRef) => `${ref.typename}:${ref.id}`;
 
 /** Fuses ranked lists, each cut to its first `window` hits. Providers with weight 0 contribute nothing. */
-export function fuseRankedLists(lists: readonly RankedList[], options: { k: number; window?: number }): FusedHit[] {
+export function fuseRankedLists(lists: readonly RankedList[], options: FusionOptions): FusedHit[] {
   const { k } = options;
+  const method = options.method ?? "RRF";
   if (!(k >= 1)) throw new RangeError(`RRF k must be at least 1, got ${k}`);
   const fused = new Map<string, FusedHit>();
   for (const list of lists) {
     if (list.weight <= 0) continue;
     const seen = new Set<string>();
     const hits = options.window === undefined ? list.hits : list.hits.slice(0, options.window);
+    const normalize = method === "RRF" ? null : scoreNormalizer(hits.map((hit) => hit.nativeScore), method);
     hits.forEach((hit, index) => {
       const key = refKey(hit.ref);
       // A provider that returns the same entity twice counts once, at its better rank.
       if (seen.has(key)) return;
       seen.add(key);
       const rank = index + 1;
-      const contribution = list.weight / (k + rank);
+      const contribution = normalize ? list.weight * normalize(hit.nativeScore) : list.weight / (k + rank);
       const entry = fused.get(key) ?? { ref: hit.ref, score: 0, bestRank: rank, contributions: [] };
       entry.score += contribution;
       entry.bestRank = Math.min(entry.bestRank, rank);
@@ -74,6 +101,35 @@ export function fuseRankedLists(lists: readonly RankedList[], options: { k: numb
     });
   }
   return [...fused.values()].sort(compareFused);
+}
+
+/** The score a list gives when it cannot tell its hits apart (all scores equal, or one hit). */
+const UNINFORMATIVE_SCORE = 0.5;
+
+/**
+ * Maps one list's native scores to [0, 1] (see the methods above). The bounds come from the
+ * finite scores only; a list with none, or whose finite scores are all equal, gives 0.5 to each.
+ */
+export function scoreNormalizer(scores: readonly number[], method: Exclude<FusionMethod, "RRF">): (score: number) => number {
+  const finite = scores.filter(Number.isFinite);
+  let low: number;
+  let high: number;
+  if (method === "RELATIVE_SCORE") {
+    low = Math.min(...finite);
+    high = Math.max(...finite);
+  } else {
+    const mean = finite.reduce((sum, score) => sum + score, 0) / finite.length;
+    const deviation = Math.sqrt(finite.reduce((sum, score) => sum + (score - mean) ** 2, 0) / finite.length);
+    low = mean - 3 * deviation;
+    high = mean + 3 * deviation;
+  }
+  const spread = high - low;
+  return (score) => {
+    if (Number.isNaN(score) || score === -Infinity) return 0;
+    if (score === Infinity) return 1;
+    if (finite.length === 0 || !(spread > 0) || !Number.isFinite(spread)) return UNINFORMATIVE_SCORE;
+    return Math.min(1, Math.max(0, (score - low) / spread));
+  };
 }
 
 export function compareFused(a: FusedHit, b: FusedHit): number {
@@ -91,10 +147,10 @@ export interface Segment {
  * its `start` stay as earlier segments ordered them, and the rest follow this segment's
  * fusion, minus what was already shown. `minScore` drops hits below it after fusion.
  */
-export function stitchSegments(lists: readonly RankedList[], segments: readonly Segment[], options: { k: number; minScore?: number | null }): FusedHit[] {
+export function stitchSegments(lists: readonly RankedList[], segments: readonly Segment[], options: Omit<FusionOptions, "window"> & { minScore?: number | null }): FusedHit[] {
   let stitched: FusedHit[] = [];
   for (const segment of segments) {
-    const fused = fuseRankedLists(lists, { k: options.k, window: segment.window }).filter((hit) => options.minScore == null || hit.score >= options.minScore);
+    const fused = fuseRankedLists(lists, { k: options.k, method: options.method ?? "RRF", window: segment.window }).filter((hit) => options.minScore == null || hit.score >= options.minScore);
     const kept = stitched.slice(0, segment.start);
     const shown = new Set(kept.map((hit) => refKey(hit.ref)));
     stitched = [...kept, ...fused.filter((hit) => !shown.has(refKey(hit.ref)))];

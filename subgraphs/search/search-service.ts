@@ -9,7 +9,7 @@ import { badUserInput } from "../../lib/graphql/errors.js";
 import { decodeCursor, encodeCursor, MAX_PAGE_SIZE, type PageInfo } from "../../lib/graphql/pagination.js";
 import type { Logger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import { providerWeight, stitchSegments, type Contribution, type EntityRef, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
+import { DEFAULT_FUSION, FUSION_METHODS, providerWeight, stitchSegments, type Contribution, type EntityRef, type FusionMethod, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
 import { SpanStatusCode, withSpan } from "../../lib/observability/tracing.js";
 import { SearchProviderSkippedError, type ProviderHit, type ProviderLatency, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
@@ -36,6 +36,8 @@ export interface SearchInput {
   after?: string | null;
   providers?: string[] | null;
   weights?: { provider: string; weight: number }[] | null;
+  /** How the providers' lists are fused (fusion.ts); left out, the service's default. */
+  fusion?: FusionMethod | null;
   rrfK?: number | null;
   minScore?: number | null;
   filter?: SearchFilterInput | null;
@@ -94,6 +96,7 @@ interface NormalizedInput {
   /** The caller gave no alpha: `alpha` is the deployment's default (see `weightOf`). */
   alphaIsDefault: boolean;
   limit: number;
+  fusion: FusionMethod;
   rrfK: number;
   minScore: number | null;
   filter: SearchFilter;
@@ -135,6 +138,8 @@ export interface SearchServiceOptions {
    * Unset: the conventional 0.5, as for an embedder that measured nothing.
    */
   defaultAlpha?: DefaultAlpha;
+  /** The fusion of searches that name none (default: DEFAULT_FUSION, fusion.ts, chosen by the partitioned evaluation). */
+  defaultFusion?: FusionMethod;
   /**
    * How long a provider's successful answer is reused by an identical call (same caller, provider,
    * query, window, filter and typo tolerance) after it arrived; calls in flight are always
@@ -155,10 +160,12 @@ const MAX_SHARED_CALL_KEEP_MS = 3_000;
 export class SearchService {
   private readonly providers: Map<string, SearchProvider>;
   readonly defaultAlpha: DefaultAlpha;
+  readonly defaultFusion: FusionMethod;
   private readonly sharedCalls: SharedProviderCalls<CallOutcome>;
 
   constructor(private readonly options: SearchServiceOptions) {
     this.providers = new Map(options.providers.map((provider) => [provider.name, provider]));
+    this.defaultFusion = options.defaultFusion ?? DEFAULT_FUSION;
     this.sharedCalls = new SharedProviderCalls(Math.min(options.sharedCallKeepMs ?? 0, MAX_SHARED_CALL_KEEP_MS));
     this.defaultAlpha = options.defaultAlpha ?? {
       alpha: CONVENTIONAL_ALPHA,
@@ -277,7 +284,7 @@ export class SearchService {
     reports.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
     lists.sort((a, b) => order.indexOf(a.provider) - order.indexOf(b.provider));
 
-    const fused = stitchSegments(lists, input.segments, { k: input.rrfK, minScore: input.minScore });
+    const fused = stitchSegments(lists, input.segments, { method: input.fusion, k: input.rrfK, minScore: input.minScore });
     let facets: SearchFacetsData | undefined;
     if (withFacets) {
       // A hit's attributes from whichever provider returned them (the same item, the same values).
@@ -360,6 +367,8 @@ export class SearchService {
     if (!Number.isFinite(alpha) || alpha < 0 || alpha > 1) throw badUserInput("input.alpha", `must be between 0 and 1, got ${alpha}`);
     const limit = raw.limit ?? 20;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw badUserInput("input.limit", `must be between 1 and ${MAX_PAGE_SIZE}, got ${limit}`);
+    const fusion = raw.fusion ?? this.defaultFusion;
+    if (!FUSION_METHODS.includes(fusion)) throw badUserInput("input.fusion", `must be one of ${FUSION_METHODS.join(", ")}, got ${JSON.stringify(fusion)}`);
     const rrfK = raw.rrfK ?? 60;
     if (!Number.isInteger(rrfK) || rrfK < 1) throw badUserInput("input.rrfK", `must be at least 1, got ${rrfK}`);
     const minScore = raw.minScore ?? null;
@@ -397,7 +406,7 @@ export class SearchService {
     const listHash = createHash("sha256")
       // Whether alpha was the default matters beyond its value: the default weighs providers with
       // models of their own at 0.5 whatever it is (weightOf), so "default 1" and "alpha 1" differ.
-      .update(JSON.stringify([query, alpha, alphaIsDefault, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter), typoTolerance]))
+      .update(JSON.stringify([query, alpha, alphaIsDefault, fusion, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter), typoTolerance]))
       .digest("base64url")
       .slice(0, 16);
 
@@ -416,7 +425,7 @@ export class SearchService {
         2_048,
       );
       if (cursor.hash !== listHash) {
-        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, rrfK, minScore, filter or typoTolerance changed): start again without `after`");
+        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, fusion, rrfK, minScore, filter or typoTolerance changed): start again without `after`");
       }
       // The cursor is not signed: anyone can forge one with the right hash. Only what this
       // service could have produced is accepted, so no cursor widens a provider's window.
@@ -431,7 +440,7 @@ export class SearchService {
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
-    return { query, alpha, alphaIsDefault, limit, rrfK, minScore, filter, typoTolerance, latency, multipliers, listHash, offset, segments };
+    return { query, alpha, alphaIsDefault, limit, fusion, rrfK, minScore, filter, typoTolerance, latency, multipliers, listHash, offset, segments };
   }
 
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { fuseRankedLists, providerWeight, stitchSegments, type RankedList } from "../../subgraphs/search/fusion.js";
+import { FUSION_METHODS, fuseRankedLists, providerWeight, scoreNormalizer, stitchSegments, type RankedList } from "../../subgraphs/search/fusion.js";
 
 const ref = (id: string) => ({ typename: "Conversation", id });
 const list = (provider: string, kind: "KEYWORD" | "SEMANTIC", weight: number, ids: string[]): RankedList => ({
@@ -72,5 +72,72 @@ describe("stitchSegments", () => {
   it("applies minScore after fusion", () => {
     const lists = [list("A", "KEYWORD", 1, ["a", "b", "c"])];
     expect(stitchSegments(lists, [{ window: 3, start: 0 }], { k: 1, minScore: 1 / 3 }).map((hit) => hit.ref.id)).toEqual(["a", "b"]);
+  });
+});
+
+const scored = (provider: string, kind: "KEYWORD" | "SEMANTIC", weight: number, hits: [string, number][]): RankedList => ({
+  provider,
+  kind,
+  weight,
+  hits: hits.map(([id, nativeScore]) => ({ ref: ref(id), nativeScore })),
+});
+
+describe("score-aware fusion", () => {
+  it("RELATIVE_SCORE maps each list to 0..1 by its own minimum and maximum: Σ w_p · (s - min) / (max - min)", () => {
+    const fused = fuseRankedLists([scored("kw", "KEYWORD", 0.6, [["a", 12], ["b", 9], ["c", 3]]), scored("sem", "SEMANTIC", 0.4, [["c", 0.9], ["a", 0.5], ["d", 0.4]])], { k: 60, method: "RELATIVE_SCORE" });
+    const byId = Object.fromEntries(fused.map((hit) => [hit.ref.id, hit.score]));
+    expect(byId.a).toBeCloseTo(0.6 * 1 + 0.4 * (0.1 / 0.5), 12);
+    expect(byId.b).toBeCloseTo(0.6 * (6 / 9), 12);
+    expect(byId.c).toBeCloseTo(0.6 * 0 + 0.4 * 1, 12);
+    expect(byId.d).toBeCloseTo(0, 12);
+    expect(fused.map((hit) => hit.ref.id)).toEqual(["a", "c", "b", "d"]);
+  });
+
+  it("DISTRIBUTION_SCORE normalizes by mean ± 3 standard deviations, clamped to 0..1", () => {
+    const scores = [10, 8, 6, 4, 2];
+    const mean = 6;
+    const deviation = Math.sqrt((16 + 4 + 0 + 4 + 16) / 5);
+    const normalize = scoreNormalizer(scores, "DISTRIBUTION_SCORE");
+    for (const score of scores) expect(normalize(score)).toBeCloseTo((score - (mean - 3 * deviation)) / (6 * deviation), 12);
+    expect(normalize(1_000)).toBe(1);
+    expect(normalize(-1_000)).toBe(0);
+    // The bounds follow the spread of the whole list, not its two extremes: min-max always gives its best 1 and its worst 0.
+    expect(normalize(10)).toBeLessThan(1);
+    expect(normalize(2)).toBeGreaterThan(0);
+  });
+
+  it("a provider with one weak match no longer ties with another's best: under RRF they interleave, normalized the single hit counts half", () => {
+    const strong = scored("documents.keyword", "KEYWORD", 1, [["runbook", 14.2], ["postmortem", 11], ["guide", 2.5]]);
+    const weak = scored("conversations.keyword", "KEYWORD", 1, [["flaky-tests", 0.8]]);
+    expect(fuseRankedLists([strong, weak], { k: 60 }).map((hit) => hit.ref.id).slice(0, 2)).toEqual(["flaky-tests", "runbook"]);
+    for (const method of ["RELATIVE_SCORE", "DISTRIBUTION_SCORE"] as const) {
+      const fused = fuseRankedLists([strong, weak], { k: 60, method });
+      expect(fused[0]!.ref.id).toBe("runbook");
+      expect(fused.find((hit) => hit.ref.id === "flaky-tests")!.score).toBe(0.5);
+    }
+  });
+
+  it("gives a list of equal scores 0.5 each, and maps NaN and -Infinity to 0 and +Infinity to 1: never NaN", () => {
+    for (const method of ["RELATIVE_SCORE", "DISTRIBUTION_SCORE"] as const) {
+      expect(scoreNormalizer([3, 3, 3], method)(3)).toBe(0.5);
+      expect(scoreNormalizer([7], method)(7)).toBe(0.5);
+      expect(scoreNormalizer([], method)(1)).toBe(0.5);
+      const hostile = scored("web", "KEYWORD", 1, [["a", Number.NaN], ["b", Infinity], ["c", -Infinity], ["d", 2], ["e", 1], ["f", Number.MAX_VALUE], ["g", -Number.MAX_VALUE]]);
+      const fused = fuseRankedLists([hostile], { k: 60, method });
+      expect(fused.every((hit) => Number.isFinite(hit.score) && hit.score >= 0 && hit.score <= 1)).toBe(true);
+      const byId = Object.fromEntries(fused.map((hit) => [hit.ref.id, hit.score]));
+      expect([byId.a, byId.b, byId.c]).toEqual([0, 1, 0]);
+    }
+  });
+
+  it("pages the same way whatever the method: later segments keep what earlier ones showed", () => {
+    const lists = [scored("kw", "KEYWORD", 1, Array.from({ length: 30 }, (_, index): [string, number] => [`k${index}`, 30 - index])), scored("sem", "SEMANTIC", 1, Array.from({ length: 30 }, (_, index): [string, number] => [`s${index}`, 1 - index / 40]))];
+    for (const method of FUSION_METHODS) {
+      const stitched = stitchSegments(lists, [{ window: 10, start: 0 }, { window: 40, start: 5 }], { k: 60, method });
+      const first = fuseRankedLists(lists, { k: 60, method, window: 10 }).slice(0, 5);
+      expect(stitched.slice(0, 5)).toEqual(first);
+      expect(new Set(stitched.map((hit) => hit.ref.id)).size).toBe(stitched.length);
+      expect(stitched).toHaveLength(60);
+    }
   });
 });

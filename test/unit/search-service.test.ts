@@ -82,6 +82,9 @@ describe("SearchService paging", () => {
       extensions: { code: "BAD_USER_INPUT", field: "input.after" },
     });
     await expect(search.search(tenant, { query: "deadlock", alpha: 0.9, limit: 1, after: first.pageInfo.endCursor })).rejects.toThrow(/different search/);
+    // Another fusion is another list; naming the default one is the same list.
+    await expect(search.search(tenant, { query: "deadlock", fusion: "RELATIVE_SCORE", limit: 1, after: first.pageInfo.endCursor })).rejects.toThrow(/different search/);
+    expect((await search.search(tenant, { query: "deadlock", fusion: search.defaultFusion, limit: 1, after: first.pageInfo.endCursor })).hits.map((hit) => hit.ref.id)).toEqual(["b"]);
   });
 });
 
@@ -159,6 +162,7 @@ describe("SearchService bad input", () => {
     ["limit 0", { query: "q", limit: 0 }, "input.limit"],
     ["limit 101", { query: "q", limit: 101 }, "input.limit"],
     ["rrfK 0", { query: "q", rrfK: 0 }, "input.rrfK"],
+    ["an unknown fusion method", { query: "q", fusion: "LINEAR" as never }, "input.fusion"],
     ["an empty query", { query: "" }, "input.query"],
     ["a whitespace query", { query: " \n\t " }, "input.query"],
     ["a 1,001-character query", { query: "x".repeat(1001) }, "input.query"],
