@@ -34,6 +34,12 @@ export interface ProviderHit {
   nativeScore: number;
   /** What the provider knows of the item from the statement or call that found it (facets read it). */
   attributes?: HitAttributes;
+  /**
+   * The larger item this hit is part of (`Document:<id>` for a document's chunks): a distinct
+   * search shows each group once, at its best hit, with the others as its `moreMatches`.
+   * Unset: the hit is an item of its own.
+   */
+  group?: string;
 }
 
 export interface ProviderRequest {

@@ -35,7 +35,7 @@ export interface RankedList {
   /** The provider's effective weight w_p (alpha or 1 - alpha, times its own weight). */
   weight: number;
   /** Best first. Rank = index + 1. */
-  hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes">[];
+  hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes" | "group">[];
 }
 
 export type FusionMethod = "RRF" | "RELATIVE_SCORE" | "DISTRIBUTION_SCORE";
@@ -51,6 +51,12 @@ export interface FusionOptions {
   k: number;
   /** Each list is cut to its first `window` hits before fusion (and before normalization). */
   window?: number;
+  /**
+   * Hits of one group (a document's chunks, ProviderHit.group) fuse as one item: each provider
+   * votes once for the group, at its best-ranked member; the item shown is the member with the
+   * best rank in any list, and the others become its `moreMatches`. Off: every hit is its own item.
+   */
+  distinct?: boolean;
 }
 
 export interface Contribution {
@@ -63,10 +69,14 @@ export interface Contribution {
 }
 
 export interface FusedHit {
+  /** What the fused list holds once: the group (distinct) or the entity. */
+  key: string;
   ref: EntityRef;
   score: number;
   bestRank: number;
   contributions: Contribution[];
+  /** The group's other members any provider returned, best rank first (distinct only; else empty). */
+  moreMatches: EntityRef[];
 }
 
 export function providerWeight(kind: ProviderKind, alpha: number, ownWeight = 1): number {
@@ -80,27 +90,36 @@ export function fuseRankedLists(lists: readonly RankedList[], options: FusionOpt
   const { k } = options;
   const method = options.method ?? "RRF";
   if (!(k >= 1)) throw new RangeError(`RRF k must be at least 1, got ${k}`);
-  const fused = new Map<string, FusedHit>();
+  type Entry = FusedHit & { members: Map<string, { ref: EntityRef; rank: number }> };
+  const fused = new Map<string, Entry>();
   for (const list of lists) {
     if (list.weight <= 0) continue;
     const seen = new Set<string>();
     const hits = options.window === undefined ? list.hits : list.hits.slice(0, options.window);
     const normalize = method === "RRF" ? null : scoreNormalizer(hits.map((hit) => hit.nativeScore), method);
     hits.forEach((hit, index) => {
-      const key = refKey(hit.ref);
-      // A provider that returns the same entity twice counts once, at its better rank.
+      const key = options.distinct && hit.group ? `group:${hit.group}` : refKey(hit.ref);
+      const rank = index + 1;
+      const entry: Entry = fused.get(key) ?? { key, ref: hit.ref, score: 0, bestRank: rank, contributions: [], moreMatches: [], members: new Map() };
+      fused.set(key, entry);
+      const member = entry.members.get(refKey(hit.ref));
+      if (!member || rank < member.rank) entry.members.set(refKey(hit.ref), { ref: hit.ref, rank });
+      // A provider votes once per item: a group's later members, or an entity it returned twice, add no score.
       if (seen.has(key)) return;
       seen.add(key);
-      const rank = index + 1;
       const contribution = normalize ? list.weight * normalize(hit.nativeScore) : list.weight / (k + rank);
-      const entry = fused.get(key) ?? { ref: hit.ref, score: 0, bestRank: rank, contributions: [] };
       entry.score += contribution;
       entry.bestRank = Math.min(entry.bestRank, rank);
       entry.contributions.push({ provider: list.provider, rank, weight: list.weight, contribution, nativeScore: hit.nativeScore });
-      fused.set(key, entry);
     });
   }
-  return [...fused.values()].sort(compareFused);
+  return [...fused.values()]
+    .map(({ members, ...entry }) => {
+      // The member shown is the best ranked in any list (the first list's on a tie: Map order).
+      const [shown, ...others] = [...members.values()].sort((a, b) => a.rank - b.rank);
+      return { ...entry, ref: shown!.ref, moreMatches: others.map((other) => other.ref) };
+    })
+    .sort(compareFused);
 }
 
 /** The score a list gives when it cannot tell its hits apart (all scores equal, or one hit). */
@@ -133,7 +152,7 @@ export function scoreNormalizer(scores: readonly number[], method: Exclude<Fusio
 }
 
 export function compareFused(a: FusedHit, b: FusedHit): number {
-  return b.score - a.score || a.bestRank - b.bestRank || (refKey(a.ref) < refKey(b.ref) ? -1 : refKey(a.ref) > refKey(b.ref) ? 1 : 0);
+  return b.score - a.score || a.bestRank - b.bestRank || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
 
 /** A window used while paging: from `start` on, the list follows the fusion of `window`-deep provider lists. */
@@ -150,10 +169,12 @@ export interface Segment {
 export function stitchSegments(lists: readonly RankedList[], segments: readonly Segment[], options: Omit<FusionOptions, "window"> & { minScore?: number | null }): FusedHit[] {
   let stitched: FusedHit[] = [];
   for (const segment of segments) {
-    const fused = fuseRankedLists(lists, { k: options.k, method: options.method ?? "RRF", window: segment.window }).filter((hit) => options.minScore == null || hit.score >= options.minScore);
+    const fused = fuseRankedLists(lists, { k: options.k, method: options.method ?? "RRF", distinct: options.distinct ?? false, window: segment.window }).filter(
+      (hit) => options.minScore == null || hit.score >= options.minScore,
+    );
     const kept = stitched.slice(0, segment.start);
-    const shown = new Set(kept.map((hit) => refKey(hit.ref)));
-    stitched = [...kept, ...fused.filter((hit) => !shown.has(refKey(hit.ref)))];
+    const shown = new Set(kept.map((hit) => hit.key));
+    stitched = [...kept, ...fused.filter((hit) => !shown.has(hit.key))];
   }
   return stitched;
 }

@@ -23,6 +23,7 @@ import { selectsProvidedField } from "./provided-fields.js";
 import { highlightQuery, validateHighlightLimit, type HighlightRequest } from "./highlights.js";
 import type { HighlightPassage } from "../../lib/retrieval/highlights.js";
 import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
+import type { EntityRef } from "../../lib/retrieval/search-provider.js";
 import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, type SaveSearchInput } from "./saved-search-input.js";
 import type { SavedSearch, SavedSearchPageCursor, SavedSearchStore } from "./saved-search-store.js";
 import type { SearchSuggestionData, SearchSuggestions } from "./suggestions.js";
@@ -62,6 +63,26 @@ const withQuery = (hits: readonly SearchHitData[], query: string): ResolvedHit[]
 
 /** What identifies a hit across runs: the entity it names. */
 const hitKey = (hit: SearchHitData) => `${hit.ref.typename}:${hit.ref.id}`;
+
+/**
+ * A reference for the gateway to load from the owner. When the client asked for a field this
+ * subgraph provides (a conversation's title, where a document chunk sits), it answers it (one
+ * statement per type for the whole page), and an entity that is gone or no longer the caller's
+ * to see (deleted or unshared since a cached page was stored, or since the providers answered)
+ * is null, exactly as the owner's `_entities` answer would make it.
+ */
+async function searchItem(ref: EntityRef, context: SearchContext, info: GraphQLResolveInfo) {
+  const reference = { __typename: ref.typename, id: ref.id };
+  if (ref.typename === "Conversation" && selectsProvidedField(info, "Conversation")) {
+    const title = await context.conversationTitleLoader().load(ref.id);
+    return title === null ? null : { ...reference, title };
+  }
+  if (ref.typename === "DocumentChunk" && selectsProvidedField(info, "DocumentChunk")) {
+    const place = await context.chunkPlaceLoader().load(ref.id);
+    return place === null ? null : { ...reference, ...place };
+  }
+  return reference;
+}
 
 /**
  * Runs a saved search's first page. Its input was valid when saved; if the deployment changed
@@ -199,24 +220,13 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       context.requireTenant();
       return context.highlightLoader().load({ ref: hit.ref, query: hit.query, limit });
     },
-    /**
-     * A reference for the gateway to load from the owner. When the client asked for a field this
-     * subgraph provides (a conversation's title, where a document chunk sits), it answers it (one
-     * statement per type for the whole page), and an entity that is gone or no longer the
-     * caller's to see (deleted or unshared since a cached page was stored, or since the providers
-     * answered) is a null item, exactly as the owner's `_entities` answer would make it.
-     */
-    async item(hit: SearchHitData, _args: unknown, context: SearchContext, info: GraphQLResolveInfo) {
-      const reference = { __typename: hit.ref.typename, id: hit.ref.id };
-      if (hit.ref.typename === "Conversation" && selectsProvidedField(info, "Conversation")) {
-        const title = await context.conversationTitleLoader().load(hit.ref.id);
-        return title === null ? null : { ...reference, title };
-      }
-      if (hit.ref.typename === "DocumentChunk" && selectsProvidedField(info, "DocumentChunk")) {
-        const place = await context.chunkPlaceLoader().load(hit.ref.id);
-        return place === null ? null : { ...reference, ...place };
-      }
-      return reference;
+    /** See searchItem. */
+    item(hit: SearchHitData, _args: unknown, context: SearchContext, info: GraphQLResolveInfo) {
+      return searchItem(hit.ref, context, info);
+    },
+    /** The same references as `item`, answered the same way (the loaders batch them with the page's items). */
+    moreMatches(hit: SearchHitData, _args: unknown, context: SearchContext, info: GraphQLResolveInfo) {
+      return Promise.all((hit.moreMatches ?? []).map((ref) => searchItem(ref, context, info)));
     },
   },
   ...answerResolvers.types,

@@ -38,6 +38,8 @@ export interface SearchInput {
   weights?: { provider: string; weight: number }[] | null;
   /** How the providers' lists are fused (fusion.ts); left out, the service's default. */
   fusion?: FusionMethod | null;
+  /** Each document once, at its best chunk, the others as its moreMatches (default true). */
+  distinct?: boolean | null;
   rrfK?: number | null;
   minScore?: number | null;
   filter?: SearchFilterInput | null;
@@ -68,6 +70,8 @@ export interface SearchHitData {
   score: number;
   ref: EntityRef;
   explanation: Contribution[];
+  /** The hit's group's other members (a document's other matching chunks), best first; absent in pages cached before it existed. */
+  moreMatches?: EntityRef[];
 }
 
 export interface SearchResultData {
@@ -97,6 +101,7 @@ interface NormalizedInput {
   alphaIsDefault: boolean;
   limit: number;
   fusion: FusionMethod;
+  distinct: boolean;
   rrfK: number;
   minScore: number | null;
   filter: SearchFilter;
@@ -236,14 +241,69 @@ export class SearchService {
       const stored = JSON.parse(cached) as SearchResultData;
       let hits = stored.hits;
       if (this.options.liveEntities && hits.length > 0) {
-        const live = await this.options.liveEntities(tenant, hits.map((hit) => hit.ref));
-        hits = hits.filter((hit) => live.has(`${hit.ref.typename}:${hit.ref.id}`));
+        const live = await this.options.liveEntities(tenant, hits.flatMap((hit) => [hit.ref, ...(hit.moreMatches ?? [])]));
+        const isLive = (ref: EntityRef) => live.has(`${ref.typename}:${ref.id}`);
+        hits = hits.filter((hit) => isLive(hit.ref)).map((hit) => (hit.moreMatches ? { ...hit, moreMatches: hit.moreMatches.filter(isLive) } : hit));
       }
       const result = { ...stored, query: input.query, suggestion: stored.suggestion ?? null, hits, cached: true, tookMs: performance.now() - startedAt };
       this.log(tenant, input, result);
       return result;
     }
 
+    // A distinct page can come out short while the providers' windows were full: the window held
+    // the chunks of fewer documents than the page needs. The window then deepens (doubling, as
+    // paging does) until the page is full or the lists run out; the cursor records it.
+    let asked = await this.askProviders(tenant, input);
+    let fused = stitchSegments(asked.lists, input.segments, { method: input.fusion, distinct: input.distinct, k: input.rrfK, minScore: input.minScore });
+    while (input.distinct && fused.length < input.offset + input.limit && asked.someListFull && input.segments.at(-1)!.window < MAX_WINDOW) {
+      input.segments = deepened(input.segments, input.offset);
+      asked = await this.askProviders(tenant, input);
+      fused = stitchSegments(asked.lists, input.segments, { method: input.fusion, distinct: input.distinct, k: input.rrfK, minScore: input.minScore });
+    }
+    const { reports, lists, selfSkipped, corrections, someListFull } = asked;
+    const window = input.segments.at(-1)!.window;
+    let facets: SearchFacetsData | undefined;
+    if (withFacets) {
+      // A hit's attributes from whichever provider returned them (the same item, the same values).
+      const attributes = new Map<string, HitAttributes>();
+      for (const list of lists) for (const hit of list.hits) if (hit.attributes) attributes.set(`${hit.ref.typename}:${hit.ref.id}`, { ...hit.attributes, ...attributes.get(`${hit.ref.typename}:${hit.ref.id}`) });
+      facets = computeFacets(fused, (hit) => attributes.get(`${hit.ref.typename}:${hit.ref.id}`));
+    }
+    const page = fused.slice(input.offset, input.offset + input.limit);
+    const hasNextPage = fused.length > input.offset + input.limit || (someListFull && window < MAX_WINDOW && page.length === input.limit);
+    const cursorAt = (position: number) => encodeCursor("s", [input.listHash, position, input.segments.map((segment) => [segment.window, segment.start])]);
+
+    const queryCorrected = input.typoTolerance ? queryCorrections(input.query, corrections) : [];
+    const result: SearchResultData = {
+      query: input.query,
+      hits: page.map((hit) => ({ score: hit.score, ref: hit.ref, explanation: hit.contributions, moreMatches: hit.moreMatches })),
+      pageInfo: {
+        hasNextPage,
+        hasPreviousPage: input.offset > 0,
+        startCursor: page.length > 0 ? cursorAt(input.offset + 1) : null,
+        endCursor: page.length > 0 ? cursorAt(input.offset + page.length) : null,
+      },
+      providers: reports,
+      tookMs: performance.now() - startedAt,
+      cached: false,
+      ...(facets ? { facets } : {}),
+      suggestion: suggestQuery(input.query, queryCorrected),
+      corrections: queryCorrected,
+    };
+    // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
+    // So is one where a provider skipped itself (breaker open, budget spent): that passes too.
+    // Not awaited: the page does not wait for its own caching, so a slow Redis (up to its command
+    // timeout) costs the next request a miss, never this one its latency. Sent before the answer
+    // leaves, on the cache's one connection, so a lookup sent after the answer finds it.
+    if (this.options.cacheTtlSeconds > 0 && !selfSkipped && reports.every((report) => report.status === "OK" || report.status === "SKIPPED")) {
+      void this.options.cache.set(cacheKey, JSON.stringify(result), this.options.cacheTtlSeconds);
+    }
+    this.log(tenant, input, result);
+    return result;
+  }
+
+  /** Asks every provider the input weighs, in parallel, for the input's deepest window. */
+  private async askProviders(tenant: TenantContext, input: NormalizedInput) {
     const window = input.segments.at(-1)!.window;
     const reports: ProviderReport[] = [];
     const lists: RankedList[] = [];
@@ -283,47 +343,7 @@ export class SearchService {
     const order = [...this.providers.keys()];
     reports.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
     lists.sort((a, b) => order.indexOf(a.provider) - order.indexOf(b.provider));
-
-    const fused = stitchSegments(lists, input.segments, { method: input.fusion, k: input.rrfK, minScore: input.minScore });
-    let facets: SearchFacetsData | undefined;
-    if (withFacets) {
-      // A hit's attributes from whichever provider returned them (the same item, the same values).
-      const attributes = new Map<string, HitAttributes>();
-      for (const list of lists) for (const hit of list.hits) if (hit.attributes) attributes.set(`${hit.ref.typename}:${hit.ref.id}`, { ...hit.attributes, ...attributes.get(`${hit.ref.typename}:${hit.ref.id}`) });
-      facets = computeFacets(fused, (hit) => attributes.get(`${hit.ref.typename}:${hit.ref.id}`));
-    }
-    const page = fused.slice(input.offset, input.offset + input.limit);
-    const someListFull = lists.some((list) => list.hits.length >= window);
-    const hasNextPage = fused.length > input.offset + input.limit || (someListFull && window < MAX_WINDOW && page.length === input.limit);
-    const cursorAt = (position: number) => encodeCursor("s", [input.listHash, position, input.segments.map((segment) => [segment.window, segment.start])]);
-
-    const queryCorrected = input.typoTolerance ? queryCorrections(input.query, corrections) : [];
-    const result: SearchResultData = {
-      query: input.query,
-      hits: page.map((hit) => ({ score: hit.score, ref: hit.ref, explanation: hit.contributions })),
-      pageInfo: {
-        hasNextPage,
-        hasPreviousPage: input.offset > 0,
-        startCursor: page.length > 0 ? cursorAt(input.offset + 1) : null,
-        endCursor: page.length > 0 ? cursorAt(input.offset + page.length) : null,
-      },
-      providers: reports,
-      tookMs: performance.now() - startedAt,
-      cached: false,
-      ...(facets ? { facets } : {}),
-      suggestion: suggestQuery(input.query, queryCorrected),
-      corrections: queryCorrected,
-    };
-    // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
-    // So is one where a provider skipped itself (breaker open, budget spent): that passes too.
-    // Not awaited: the page does not wait for its own caching, so a slow Redis (up to its command
-    // timeout) costs the next request a miss, never this one its latency. Sent before the answer
-    // leaves, on the cache's one connection, so a lookup sent after the answer finds it.
-    if (this.options.cacheTtlSeconds > 0 && !selfSkipped && reports.every((report) => report.status === "OK" || report.status === "SKIPPED")) {
-      void this.options.cache.set(cacheKey, JSON.stringify(result), this.options.cacheTtlSeconds);
-    }
-    this.log(tenant, input, result);
-    return result;
+    return { reports, lists, selfSkipped, corrections, someListFull: lists.some((list) => list.hits.length >= window) };
   }
 
   private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number, filter: SearchFilter, typoTolerance: boolean): Promise<CallOutcome> {
@@ -369,6 +389,7 @@ export class SearchService {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw badUserInput("input.limit", `must be between 1 and ${MAX_PAGE_SIZE}, got ${limit}`);
     const fusion = raw.fusion ?? this.defaultFusion;
     if (!FUSION_METHODS.includes(fusion)) throw badUserInput("input.fusion", `must be one of ${FUSION_METHODS.join(", ")}, got ${JSON.stringify(fusion)}`);
+    const distinct = raw.distinct ?? true;
     const rrfK = raw.rrfK ?? 60;
     if (!Number.isInteger(rrfK) || rrfK < 1) throw badUserInput("input.rrfK", `must be at least 1, got ${rrfK}`);
     const minScore = raw.minScore ?? null;
@@ -406,7 +427,7 @@ export class SearchService {
     const listHash = createHash("sha256")
       // Whether alpha was the default matters beyond its value: the default weighs providers with
       // models of their own at 0.5 whatever it is (weightOf), so "default 1" and "alpha 1" differ.
-      .update(JSON.stringify([query, alpha, alphaIsDefault, fusion, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter), typoTolerance]))
+      .update(JSON.stringify([query, alpha, alphaIsDefault, fusion, distinct, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter), typoTolerance]))
       .digest("base64url")
       .slice(0, 16);
 
@@ -425,7 +446,7 @@ export class SearchService {
         2_048,
       );
       if (cursor.hash !== listHash) {
-        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, fusion, rrfK, minScore, filter or typoTolerance changed): start again without `after`");
+        throw badUserInput("input.after", "this cursor belongs to a different search (query, alpha or the deployment's default alpha, providers, weights, fusion, distinct, rrfK, minScore, filter or typoTolerance changed): start again without `after`");
       }
       // The cursor is not signed: anyone can forge one with the right hash. Only what this
       // service could have produced is accepted, so no cursor widens a provider's window.
@@ -440,7 +461,7 @@ export class SearchService {
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
-    return { query, alpha, alphaIsDefault, limit, fusion, rrfK, minScore, filter, typoTolerance, latency, multipliers, listHash, offset, segments };
+    return { query, alpha, alphaIsDefault, limit, fusion, distinct, rrfK, minScore, filter, typoTolerance, latency, multipliers, listHash, offset, segments };
   }
 
   /**
@@ -528,4 +549,15 @@ const LOOKS_LIKE_SQL_OR_STACK = /\b(select|insert|update|delete|from|where|join|
 
 function isDatabaseError(error: unknown): boolean {
   return error instanceof Error && (error.name.startsWith("PrismaClient") || /prisma|\$queryRaw/i.test(error.message));
+}
+
+/**
+ * The segments with a deeper last window for the page at `offset`: the page's own segment (one
+ * that starts at it) is deepened in place, else a segment starting at it is added. Items before
+ * `offset` keep the order earlier segments gave them, so pages already shown stay as they were.
+ */
+function deepened(segments: readonly Segment[], offset: number): Segment[] {
+  const last = segments.at(-1)!;
+  const window = Math.min(MAX_WINDOW, last.window * 2);
+  return last.start === offset ? [...segments.slice(0, -1), { window, start: offset }] : [...segments, { window, start: offset }];
 }

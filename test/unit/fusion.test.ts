@@ -141,3 +141,41 @@ describe("score-aware fusion", () => {
     }
   });
 });
+
+describe("distinct: a document's chunks fuse as one item", () => {
+  const chunk = (id: string, document: string, nativeScore: number) => ({ ref: { typename: "DocumentChunk", id }, nativeScore, group: `Document:${document}` });
+  const keyword: RankedList = { provider: "documents.keyword", kind: "KEYWORD", weight: 0.5, hits: [chunk("a1", "A", 9), chunk("b1", "B", 8), chunk("a2", "A", 7), { ref: ref("conv"), nativeScore: 6 }] };
+  const semantic: RankedList = { provider: "documents.semantic", kind: "SEMANTIC", weight: 0.5, hits: [chunk("a3", "A", 0.9), chunk("b1", "B", 0.8), chunk("a1", "A", 0.7)] };
+
+  it("gives each provider one vote per document, at its best chunk; shows the best-ranked chunk with the others as moreMatches", () => {
+    const fused = fuseRankedLists([keyword, semantic], { k: 60, distinct: true });
+    expect(fused.map((hit) => [hit.key, hit.ref.id, hit.moreMatches.map((more) => more.id)])).toEqual([
+      ["group:Document:A", "a1", ["a3", "a2"]],
+      ["group:Document:B", "b1", []],
+      ["Conversation:conv", "conv", []],
+    ]);
+    const a = fused[0]!;
+    expect(a.contributions.map((c) => [c.provider, c.rank])).toEqual([["documents.keyword", 1], ["documents.semantic", 1]]);
+    expect(a.score).toBeCloseTo(0.5 / 61 + 0.5 / 61, 12);
+  });
+
+  it("without distinct every chunk is an item of its own, as before", () => {
+    const fused = fuseRankedLists([keyword, semantic], { k: 60 });
+    expect(fused.map((hit) => hit.ref.id).sort()).toEqual(["a1", "a2", "a3", "b1", "conv"]);
+    expect(fused.every((hit) => hit.moreMatches.length === 0)).toBe(true);
+  });
+
+  it("pages a document once: deeper windows never show it again", () => {
+    const many: RankedList = {
+      provider: "documents.keyword",
+      kind: "KEYWORD",
+      weight: 1,
+      hits: Array.from({ length: 60 }, (_, index) => chunk(`c${index}`, `D${index % 7}`, 60 - index)),
+    };
+    for (const method of FUSION_METHODS) {
+      const stitched = stitchSegments([many], [{ window: 4, start: 0 }, { window: 16, start: 2 }, { window: 60, start: 5 }], { k: 60, method, distinct: true });
+      expect(stitched.map((hit) => hit.key)).toEqual([...new Set(stitched.map((hit) => hit.key))]);
+      expect(stitched).toHaveLength(7);
+    }
+  });
+});

@@ -90,7 +90,9 @@ describe("filterSkipReason", () => {
 
 describe("facets", () => {
   const hit = (typename: string, id: string, providers: string[]): FusedHit => ({
+    key: `${typename}:${id}`,
     ref: { typename, id },
+    moreMatches: [],
     score: 1,
     bestRank: 1,
     contributions: providers.map((provider) => ({ provider, rank: 1, weight: 1, contribution: 1, nativeScore: 1 })),

@@ -18,13 +18,14 @@ class ListProvider implements SearchProvider {
     readonly name: string,
     readonly kind: "KEYWORD" | "SEMANTIC",
     private readonly ids: string[],
-    private readonly behaviour: { delayMs?: number; fail?: string } = {},
+    private readonly behaviour: { delayMs?: number; fail?: string; groupOf?: (id: string) => string } = {},
   ) {}
   async search(request: ProviderRequest): Promise<ProviderHit[]> {
     this.calls.push(request);
     if (this.behaviour.delayMs) await new Promise((resolve) => setTimeout(resolve, this.behaviour.delayMs));
     if (this.behaviour.fail) throw new Error(this.behaviour.fail);
-    return this.ids.slice(0, request.window).map((id, index) => ({ ref: { typename: "Conversation", id }, nativeScore: 1 / (index + 1) }));
+    const groupOf = this.behaviour.groupOf;
+    return this.ids.slice(0, request.window).map((id, index) => ({ ref: { typename: groupOf ? "DocumentChunk" : "Conversation", id }, nativeScore: 1 / (index + 1), ...(groupOf ? { group: groupOf(id) } : {}) }));
   }
 }
 
@@ -150,6 +151,32 @@ describe("SearchService cache", () => {
     const result = await search.search(tenant, { query: "q" });
     expect(result.hits.map((hit) => hit.ref.id)).toEqual(["a"]);
     expect(writes).toHaveLength(1);
+  });
+});
+
+describe("SearchService distinct pages", () => {
+  // 40 chunks of document A first, then one chunk each of B, C and D.
+  const chunks = [...Array.from({ length: 40 }, (_, index) => `A-${index}`), "B-0", "C-0", "D-0"];
+  const groupOf = (id: string) => `Document:${id.split("-")[0]}`;
+
+  it("deepens the window until the page holds as many documents as it asks for, and pages on without gaps", async () => {
+    const provider = new ListProvider("documents.keyword", "KEYWORD", chunks, { groupOf });
+    const search = service([provider]);
+    const first = await search.search(tenant, { query: "q", limit: 2 });
+    expect(first.hits.map((hit) => [hit.ref.id, hit.moreMatches?.length])).toEqual([["A-0", 39], ["B-0", 0]]);
+    // 4 (2 × the page) held only A's chunks; the window doubled until B came into it.
+    expect(provider.calls.map((call) => call.window)).toEqual([4, 8, 16, 32, 64]);
+    const second = await search.search(tenant, { query: "q", limit: 2, after: first.pageInfo.endCursor });
+    expect(second.hits.map((hit) => hit.ref.id)).toEqual(["C-0", "D-0"]);
+    expect(second.pageInfo.hasNextPage).toBe(false);
+  });
+
+  it("asks once when the page fills at the first window, and shows every chunk without distinct", async () => {
+    const provider = new ListProvider("documents.keyword", "KEYWORD", chunks, { groupOf });
+    const search = service([provider]);
+    expect((await search.search(tenant, { query: "q", limit: 1 })).hits.map((hit) => hit.ref.id)).toEqual(["A-0"]);
+    expect((await search.search(tenant, { query: "q", limit: 3, distinct: false })).hits.map((hit) => hit.ref.id)).toEqual(["A-0", "A-1", "A-2"]);
+    expect(provider.calls.map((call) => call.window)).toEqual([2, 6]);
   });
 });
 

@@ -6,6 +6,7 @@
  * and knowledge base are its document's.
  */
 import { Prisma } from "../../../generated/prisma/client.js";
+import type { ProviderHit } from "../../../lib/retrieval/search-provider.js";
 import type { HitAttributes, SearchFilter } from "../../../lib/retrieval/search-filter.js";
 
 export function hasDocumentFilter(filter: SearchFilter): boolean {
@@ -33,16 +34,34 @@ export function documentFilterSql(filter: SearchFilter): Prisma.Sql {
     AND (${filter.formats}::text[] IS NULL OR d.format::text = ANY(${filter.formats}::text[]))`;
 }
 
-/** The document columns a hit carries for facets (select them as these names). */
-export const DOCUMENT_ATTRIBUTE_COLUMNS = Prisma.raw("d.created_at, d.updated_at, d.owner_id, d.category, d.format::text AS format, d.knowledge_base_id::text AS knowledge_base_id");
+/** The document columns a hit carries for facets and for showing a document once (select them as these names). */
+export const DOCUMENT_ATTRIBUTE_COLUMNS = Prisma.raw("d.id::text AS document_id, d.created_at, d.updated_at, d.owner_id, d.category, d.format::text AS format, d.knowledge_base_id::text AS knowledge_base_id");
+
+/** How many columns DOCUMENT_ATTRIBUTE_COLUMNS selects (a UNION's other branch selects as many NULLs). */
+export const DOCUMENT_ATTRIBUTE_COLUMN_COUNT = 7;
 
 export interface DocumentAttributeRow {
+  document_id: string | null;
   created_at: Date | string | null;
   updated_at: Date | string | null;
   owner_id: string | null;
   category: string | null;
   format: string | null;
   knowledge_base_id: string | null;
+}
+
+/**
+ * A chunk as a provider hit: its document's attributes (facets), and its document as its group,
+ * so that a search shows each document once, at its best chunk (SearchInput.distinct).
+ */
+export function documentChunkHit(chunkId: string, nativeScore: number, row: DocumentAttributeRow | undefined): ProviderHit {
+  const attributes = row ? documentAttributes(row) : undefined;
+  return {
+    ref: { typename: "DocumentChunk", id: chunkId },
+    nativeScore,
+    ...(attributes ? { attributes } : {}),
+    ...(row?.document_id ? { group: `Document:${row.document_id}` } : {}),
+  };
 }
 
 export function documentAttributes(row: DocumentAttributeRow): HitAttributes | undefined {

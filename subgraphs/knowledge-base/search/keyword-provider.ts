@@ -29,7 +29,7 @@ import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/
 import { bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { NO_FILTER, type FilterField, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
-import { DOCUMENT_ATTRIBUTE_COLUMNS, documentAttributes, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
+import { DOCUMENT_ATTRIBUTE_COLUMNS, DOCUMENT_ATTRIBUTE_COLUMN_COUNT, documentChunkHit, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
 import { queryTermsSql, type WordCorrection } from "../../../lib/retrieval/typo-tolerance.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import { documentCollectionsOf, type CollectionStatistics, type DocumentCollections } from "./document-collections.js";
@@ -121,14 +121,13 @@ export class DocumentsKeywordProvider implements SearchProvider {
       LEFT JOIN document_chunks c ON c.organization_id = ${organizationId} AND c.id = r.chunk_id
       LEFT JOIN documents d ON d.organization_id = c.organization_id AND d.id = c.document_id
       UNION ALL
-      SELECT NULL, df, term, typed, word, boost, NULL, NULL, NULL, NULL, NULL, NULL FROM terms WHERE typed IS NOT NULL`,
+      SELECT NULL, df, term, typed, word, boost, ${Prisma.raw(Array(DOCUMENT_ATTRIBUTE_COLUMN_COUNT).fill("NULL").join(", "))} FROM terms WHERE typed IS NOT NULL`,
     );
     const hits: ProviderHit[] = [];
     const corrections: WordCorrection[] = [];
     for (const row of rows) {
       if (row.id !== null) {
-        const attributes = documentAttributes(row);
-        hits.push({ ref: { typename: "DocumentChunk", id: row.id }, nativeScore: Number(row.score), ...(attributes ? { attributes } : {}) });
+        hits.push(documentChunkHit(row.id, Number(row.score), row));
       } else corrections.push({ typed: row.typed!, word: row.word!, term: row.term!, boost: Number(row.boost), documents: Number(row.score) });
     }
     if (corrections.length > 0) onCorrections?.(corrections);

@@ -15,6 +15,7 @@ import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { documentCollectionsOf, type DocumentCollections } from "./document-collections.js";
+import { documentChunkHit } from "./document-filter.js";
 import { visibleChunks } from "./visible-chunks.js";
 import type { FilterField } from "../../../lib/retrieval/search-filter.js";
 
@@ -65,9 +66,6 @@ export class DocumentsSemanticProvider implements SearchProvider {
     return matches
       .filter((match) => visible.has(match.entityId))
       .slice(0, window)
-      .map((match) => {
-        const attributes = visible.get(match.entityId);
-        return { ref: { typename: "DocumentChunk", id: match.entityId }, nativeScore: match.score, ...(attributes ? { attributes } : {}) };
-      });
+      .map((match) => documentChunkHit(match.entityId, match.score, visible.get(match.entityId)));
   }
 }

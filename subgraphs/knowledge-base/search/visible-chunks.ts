@@ -7,8 +7,8 @@
  */
 import { isUuid } from "../../../lib/graphql/pagination.js";
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
-import type { HitAttributes, SearchFilter } from "../../../lib/retrieval/search-filter.js";
-import { DOCUMENT_ATTRIBUTE_COLUMNS, documentAttributes, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
+import type { SearchFilter } from "../../../lib/retrieval/search-filter.js";
+import { DOCUMENT_ATTRIBUTE_COLUMNS, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
 import { queryPrepared, withTenantReads } from "../../../lib/database/tenant-reads.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 
@@ -18,7 +18,7 @@ export async function visibleChunkIds(prisma: PrismaClient, tenant: TenantContex
 }
 
 /**
- * visibleChunkIds with each chunk's document attributes (for facets), and only the chunks whose
+ * visibleChunkIds with each chunk's document columns (its document, and its attributes for facets), and only the chunks whose
  * documents match `filter` when one is given: still one statement.
  */
 export async function visibleChunks(
@@ -26,7 +26,7 @@ export async function visibleChunks(
   tenant: TenantContext,
   ids: readonly string[],
   options: { statementTimeoutMs?: number; filter?: SearchFilter } = {},
-): Promise<Map<string, HitAttributes | undefined>> {
+): Promise<Map<string, DocumentAttributeRow>> {
   // A cached page may name anything; an id that is not a uuid names no chunk (and must not fail the cast).
   const candidates = [...new Set(ids.filter(isUuid))];
   if (candidates.length === 0) return new Map();
@@ -39,7 +39,7 @@ export async function visibleChunks(
         ${options.filter && hasDocumentFilter(options.filter) ? Prisma.sql`AND ${documentFilterSql(options.filter)}` : Prisma.empty}`,
     options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {},
   );
-  return new Map(rows.map((row) => [row.id, documentAttributes(row)]));
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /** What the search subgraph answers of a DocumentChunk hit itself (fields `@shareable` in both subgraphs): where the passage sits. */
