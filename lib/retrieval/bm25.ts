@@ -17,6 +17,9 @@
 import { LRUCache } from "lru-cache";
 import { Prisma } from "../../generated/prisma/client.js";
 
+/** The score scale (SearchProvider.scoreScale) of every provider that ranks with these functions. */
+export const BM25_SCORE_SCALE = "okapi-bm25";
+
 /** The usual defaults (Robertson; Lucene and Pyserini use the same). */
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;

@@ -10,6 +10,11 @@ import type { ObservableQueue } from "./queue-status.js";
 import type { FilterField, HitAttributes, SearchFilter } from "./search-filter.js";
 import type { WordCorrection } from "./typo-tolerance.js";
 
+/** The score scale (SearchProvider.scoreScale) of a vector store's similarity for one embedder's vectors. */
+export function similarityScale(vectorStore: string, embeddingModel: string): string {
+  return `similarity:${vectorStore}:${embeddingModel}`;
+}
+
 /** Which side of `alpha` a provider is on. */
 export type ProviderKind = "KEYWORD" | "SEMANTIC";
 
@@ -111,6 +116,14 @@ export interface SearchProvider {
    * knowledge bases), which a default measured for our embedder must not silence.
    */
   readonly embeddingModel?: string;
+  /**
+   * What its native scores are measured in, when another provider's mean the same: the keyword
+   * providers over our own tables both give Okapi BM25 with one analyzer and one k1 and b
+   * (lib/retrieval/bm25.ts), and the semantic ones the same store's similarity for the same
+   * embedder. Normalized fusion (subgraphs/search/fusion.ts) normalizes the lists of one scale
+   * together, so one provider's strong match outranks another's weak one. Unset: a scale of its own.
+   */
+  readonly scoreScale?: string;
   /** One line for `searchProviders`. */
   readonly description: string;
   /**

@@ -26,7 +26,13 @@ import { filterIdentity, normalizeFilter, type SearchFilterInput } from "./searc
 export const MAX_QUERY_LENGTH = 1_000;
 /** Deepest provider window: results go at most half as deep (the window is 2 × (offset + limit)). */
 export const MAX_WINDOW = 1_000;
-/** Windows at least double from 2 to MAX_WINDOW, so a genuine cursor never holds more segments than this. */
+/**
+ * Shallowest provider window, whatever the page size: the first page of a search ranks the same
+ * whether it asks for 1 hit or 20. A normalized fusion reads the spread of each provider's list
+ * (fusion.ts), which two hits cannot show, and RRF sums ranks that a shallow window cuts off.
+ */
+export const MIN_WINDOW = 40;
+/** Windows at least double from MIN_WINDOW to MAX_WINDOW, so a genuine cursor never holds more segments than this. */
 const MAX_SEGMENTS = 12;
 
 export interface SearchInput {
@@ -336,7 +342,7 @@ export class SearchService {
         corrections.push(...outcome.corrections);
         if (outcome.transientSkip) selfSkipped = true;
         reports.push({ name: provider.name, kind: provider.kind, ...outcome.report });
-        if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits });
+        if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits, ...(provider.scoreScale ? { scale: provider.scoreScale } : {}) });
       }),
     );
     // Lists and reports in registry order, whatever order the providers finished in.
@@ -457,7 +463,7 @@ export class SearchService {
       segments = cursor.segments;
     }
     // Deepen the window when this page needs it, at least doubling it, so a long paging session uses few windows.
-    const needed = Math.min(2 * (offset + limit), MAX_WINDOW);
+    const needed = Math.min(Math.max(MIN_WINDOW, 2 * (offset + limit)), MAX_WINDOW);
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 

@@ -204,7 +204,12 @@ describe("hybrid search", () => {
     const top = result.hits[0]!;
     expect(top.explanation.map((c) => c.provider).sort()).toEqual(["conversations.keyword", "conversations.semantic"]);
     expect(top.score).toBeCloseTo(top.explanation.reduce((sum, c) => sum + c.contribution, 0), 12);
-    for (const contribution of top.explanation) expect(contribution.contribution).toBeCloseTo(0.5 / (60 + contribution.rank), 12);
+    // The default fusion (DISTRIBUTION_SCORE): each provider adds its weight times a normalized score.
+    for (const contribution of top.explanation) expect(contribution.contribution).toBeGreaterThan(0);
+    for (const contribution of top.explanation) expect(contribution.contribution).toBeLessThanOrEqual(contribution.weight);
+    // RRF, asked for: weight / (k + rank).
+    const rrf = await run(acme, "postgres deadlock order service", { alpha: 0.5, fusion: "RRF" });
+    for (const contribution of rrf.hits[0]!.explanation) expect(contribution.contribution).toBeCloseTo(0.5 / (60 + contribution.rank), 12);
   });
 
   it("keeps organizations apart in both providers", async () => {

@@ -179,3 +179,21 @@ describe("distinct: a document's chunks fuse as one item", () => {
     }
   });
 });
+
+describe("score scales", () => {
+  it("normalizes the lists of one scale together: a strong match in one outranks the other's best weak one", () => {
+    const documents: RankedList = { ...scored("documents.keyword", "KEYWORD", 1, [["runbook", 13.7], ["guide", 6.1], ["notes", 2.4]]), scale: "okapi-bm25" };
+    const conversations: RankedList = { ...scored("conversations.keyword", "KEYWORD", 1, [["payments", 12.1], ["orders", 11.9], ["carts", 11.7], ["postmortem", 3.9]]), scale: "okapi-bm25" };
+    for (const method of ["RELATIVE_SCORE", "DISTRIBUTION_SCORE"] as const) {
+      // Alone, each list's best is its own 1 (or near it): which comes first is a coin toss of the two spreads.
+      const together = fuseRankedLists([documents, conversations], { k: 60, method });
+      expect(together.map((hit) => hit.ref.id).slice(0, 4)).toEqual(["runbook", "payments", "orders", "carts"]);
+      // One normalizer over both lists: the order of the raw BM25 scores.
+      const normalize = scoreNormalizer([13.7, 6.1, 2.4, 12.1, 11.9, 11.7, 3.9], method);
+      expect(together[0]!.score).toBeCloseTo(normalize(13.7), 12);
+      // Apart (no scale), the conversations' best is normalized against its own list.
+      const apart = fuseRankedLists([{ ...documents, scale: undefined }, { ...conversations, scale: undefined }], { k: 60, method });
+      expect(apart.find((hit) => hit.ref.id === "payments")!.score).toBeCloseTo(scoreNormalizer([12.1, 11.9, 11.7, 3.9], method)(12.1), 12);
+    }
+  });
+});

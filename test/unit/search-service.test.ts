@@ -6,7 +6,8 @@
 import { describe, expect, it } from "@jest/globals";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { MemoryResultCache, type ResultCache } from "../../lib/cache/result-cache.js";
-import { SearchService, type SearchInput } from "../../subgraphs/search/search-service.js";
+import { FUSION_METHODS } from "../../subgraphs/search/fusion.js";
+import { MIN_WINDOW, SearchService, type SearchInput } from "../../subgraphs/search/search-service.js";
 
 const tenant = { organizationId: "org", userId: "user", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
@@ -68,12 +69,27 @@ describe("SearchService paging", () => {
     expect(new Set(seen)).toEqual(new Set([...shuffled(universe, seed).slice(0, 90), ...shuffled(universe, seed * 7 + 1).slice(0, 80)]));
   });
 
-  it("asks providers for 2 × (offset + limit), doubling as pages go deeper", async () => {
+  it("asks providers for 2 × (offset + limit), at least MIN_WINDOW, doubling as pages go deeper", async () => {
     const keyword = new ListProvider("kw", "KEYWORD", Array.from({ length: 500 }, (_, i) => `k${i}`));
     const search = service([keyword]);
-    const first = await search.search(tenant, { query: "q", limit: 10 });
-    await search.search(tenant, { query: "q", limit: 10, after: first.pageInfo.endCursor });
-    expect(keyword.calls.map((call) => call.window)).toEqual([20, 40]);
+    const first = await search.search(tenant, { query: "q", limit: 30 });
+    await search.search(tenant, { query: "q", limit: 30, after: first.pageInfo.endCursor });
+    expect(keyword.calls.map((call) => call.window)).toEqual([60, 120]);
+    // A small page still asks for MIN_WINDOW, and its next page needs no deeper one.
+    const small = await search.search(tenant, { query: "q", limit: 1 });
+    await search.search(tenant, { query: "q", limit: 1, after: small.pageInfo.endCursor });
+    expect(keyword.calls.slice(2).map((call) => call.window)).toEqual([MIN_WINDOW, MIN_WINDOW]);
+  });
+
+  it("ranks a page of 1 as the first hit of a page of 20, whatever the fusion method", async () => {
+    const keyword = new ListProvider("kw", "KEYWORD", Array.from({ length: 60 }, (_, i) => `k${i}`));
+    const semantic = new ListProvider("sem", "SEMANTIC", shuffled(Array.from({ length: 60 }, (_, i) => `k${i}`), 7));
+    const search = service([keyword, semantic]);
+    for (const fusion of FUSION_METHODS) {
+      const [one] = (await search.search(tenant, { query: "q", alpha: 0.5, fusion, limit: 1 })).hits;
+      const [first] = (await search.search(tenant, { query: "q", alpha: 0.5, fusion, limit: 20 })).hits;
+      expect(one!.ref).toEqual(first!.ref);
+    }
   });
 
   it("refuses a cursor from a different search", async () => {
@@ -84,7 +100,8 @@ describe("SearchService paging", () => {
     });
     await expect(search.search(tenant, { query: "deadlock", alpha: 0.9, limit: 1, after: first.pageInfo.endCursor })).rejects.toThrow(/different search/);
     // Another fusion is another list; naming the default one is the same list.
-    await expect(search.search(tenant, { query: "deadlock", fusion: "RELATIVE_SCORE", limit: 1, after: first.pageInfo.endCursor })).rejects.toThrow(/different search/);
+    const another = FUSION_METHODS.find((method) => method !== search.defaultFusion)!;
+    await expect(search.search(tenant, { query: "deadlock", fusion: another, limit: 1, after: first.pageInfo.endCursor })).rejects.toThrow(/different search/);
     expect((await search.search(tenant, { query: "deadlock", fusion: search.defaultFusion, limit: 1, after: first.pageInfo.endCursor })).hits.map((hit) => hit.ref.id)).toEqual(["b"]);
   });
 });
@@ -164,8 +181,8 @@ describe("SearchService distinct pages", () => {
     const search = service([provider]);
     const first = await search.search(tenant, { query: "q", limit: 2 });
     expect(first.hits.map((hit) => [hit.ref.id, hit.moreMatches?.length])).toEqual([["A-0", 39], ["B-0", 0]]);
-    // 4 (2 × the page) held only A's chunks; the window doubled until B came into it.
-    expect(provider.calls.map((call) => call.window)).toEqual([4, 8, 16, 32, 64]);
+    // The first window (MIN_WINDOW, 40) held only A's chunks; it doubled until B came into it.
+    expect(provider.calls.map((call) => call.window)).toEqual([40, 80]);
     const second = await search.search(tenant, { query: "q", limit: 2, after: first.pageInfo.endCursor });
     expect(second.hits.map((hit) => hit.ref.id)).toEqual(["C-0", "D-0"]);
     expect(second.pageInfo.hasNextPage).toBe(false);
@@ -176,7 +193,7 @@ describe("SearchService distinct pages", () => {
     const search = service([provider]);
     expect((await search.search(tenant, { query: "q", limit: 1 })).hits.map((hit) => hit.ref.id)).toEqual(["A-0"]);
     expect((await search.search(tenant, { query: "q", limit: 3, distinct: false })).hits.map((hit) => hit.ref.id)).toEqual(["A-0", "A-1", "A-2"]);
-    expect(provider.calls.map((call) => call.window)).toEqual([2, 6]);
+    expect(provider.calls.map((call) => call.window)).toEqual([MIN_WINDOW, MIN_WINDOW]);
   });
 });
 

@@ -30,7 +30,7 @@
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
-import { bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, NONE_KNOWN, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
+import { BM25_SCORE_SCALE, bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, NONE_KNOWN, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { conversationFilterSql, hasConversationFilter } from "./conversation-filter.js";
@@ -68,6 +68,8 @@ export interface ConversationsKeywordProviderOptions {
 export class ConversationsKeywordProvider implements SearchProvider {
   readonly name = "conversations.keyword";
   readonly kind = "KEYWORD" as const;
+  /** Okapi BM25 with the shared analyzer and parameters (lib/retrieval/bm25.ts), as the other keyword provider. */
+  readonly scoreScale = BM25_SCORE_SCALE;
   readonly latency = "LOCAL" as const;
   readonly description = "BM25 full-text ranking over conversation titles and messages (PostgreSQL, English stemming).";
   readonly itemTypes = ["Conversation"];

@@ -17,7 +17,7 @@ import { replayingTransactionReadsForBenchmark } from "../../../lib/database/ten
 import { liveConversationIds } from "./live-conversations.js";
 import { PgVectorStore } from "../../../lib/retrieval/vector-stores/pgvector.js";
 import type { VectorMatch, VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
-import { SearchProviderSkippedError, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { SearchProviderSkippedError, similarityScale, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { filterFieldsSet, type FilterField } from "../../../lib/retrieval/search-filter.js";
 import { conversationAttributes } from "./keyword-provider.js";
 import { conversationFilterSql, hasConversationFilter } from "./conversation-filter.js";
@@ -29,6 +29,8 @@ export class ConversationsSemanticProvider implements SearchProvider {
   readonly description: string;
   /** It ranks with the deployment's embedder, so that embedder's default alpha applies to it. */
   readonly embeddingModel: string;
+  /** The store's similarity for that embedder: the same as the other semantic provider's. */
+  readonly scoreScale: string;
   readonly itemTypes = ["Conversation"];
   readonly filters: readonly FilterField[] = ["created", "updated", "owner"];
   /** Query embeddings by text: popular queries skip the model. */
@@ -40,6 +42,7 @@ export class ConversationsSemanticProvider implements SearchProvider {
     private readonly prisma: PrismaClient,
   ) {
     this.embeddingModel = embedder.model;
+    this.scoreScale = similarityScale(vectorStore.name, embedder.model);
     this.description = `Semantic similarity of conversations to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
   }
 

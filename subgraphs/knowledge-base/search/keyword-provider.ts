@@ -26,7 +26,7 @@
  */
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
-import { bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/bm25.js";
+import { BM25_SCORE_SCALE, bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { NO_FILTER, type FilterField, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { DOCUMENT_ATTRIBUTE_COLUMNS, DOCUMENT_ATTRIBUTE_COLUMN_COUNT, documentChunkHit, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
@@ -37,6 +37,8 @@ import { documentCollectionsOf, type CollectionStatistics, type DocumentCollecti
 export class DocumentsKeywordProvider implements SearchProvider {
   readonly name = "documents.keyword";
   readonly kind = "KEYWORD" as const;
+  /** Okapi BM25 with the shared analyzer and parameters (lib/retrieval/bm25.ts), as the other keyword provider. */
+  readonly scoreScale = BM25_SCORE_SCALE;
   readonly latency = "LOCAL" as const;
   readonly description = "BM25 full-text ranking over the chunks of your and your teams' documents (PostgreSQL, English stemming).";
   readonly itemTypes = ["DocumentChunk"];

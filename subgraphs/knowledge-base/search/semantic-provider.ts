@@ -12,7 +12,7 @@
 import { LRUCache } from "lru-cache";
 import type { PrismaClient } from "../../../generated/prisma/client.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
-import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { similarityScale, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { documentCollectionsOf, type DocumentCollections } from "./document-collections.js";
 import { documentChunkHit } from "./document-filter.js";
@@ -30,6 +30,8 @@ export class DocumentsSemanticProvider implements SearchProvider {
   readonly description: string;
   /** It ranks with the deployment's embedder, so that embedder's default alpha applies to it. */
   readonly embeddingModel: string;
+  /** The store's similarity for that embedder: the same as the other semantic provider's. */
+  readonly scoreScale: string;
   readonly itemTypes = ["DocumentChunk"];
   readonly filters: readonly FilterField[] = ["created", "updated", "owner", "teams", "knowledgeBases", "categories", "formats"];
   /** Query embeddings by text: popular queries skip the model. */
@@ -43,6 +45,7 @@ export class DocumentsSemanticProvider implements SearchProvider {
     private readonly collections: DocumentCollections = documentCollectionsOf(prisma),
   ) {
     this.embeddingModel = embedder.model;
+    this.scoreScale = similarityScale(vectorStore.name, embedder.model);
     this.description = `Semantic similarity of your and your teams' document chunks to the query (${embedder.model} embeddings in ${vectorStore.name}).`;
   }
 
