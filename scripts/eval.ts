@@ -98,7 +98,13 @@ runMain(async () => {
   const config = loadConfig({ ...process.env, SEARCH_INDEXER: "false", SEARCH_PROVIDER_TIMEOUT_MS: "60000" });
   const logger = createLogger("eval", config.logLevel);
   const dataset = await loadBeirDataset(path.resolve(folder), values.split ? { split: values.split } : {});
-  if (values["max-queries"]) dataset.queries = dataset.queries.slice(0, Number(values["max-queries"]));
+  if (values["max-queries"]) {
+    dataset.queries = dataset.queries.slice(0, Number(values["max-queries"]));
+    // The metrics average over every judged query in the qrels (one without results scores 0):
+    // the judgements of queries left out would count as misses.
+    const asked = new Set(dataset.queries.map((query) => query.id));
+    dataset.qrels = new Map([...dataset.qrels].filter(([queryId]) => asked.has(queryId)));
+  }
   process.stderr.write(`${dataset.name} (${dataset.split}): ${dataset.corpus.length} documents, ${dataset.queries.length} judged queries\n`);
 
   const database = await openDatabase({ ...config.database, inMemory: !config.database.url });
