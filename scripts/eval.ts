@@ -389,8 +389,8 @@ async function evaluatePartitioned(run: {
     });
 
     const table = renderMarkdownTable(
-      ["fusion", "alpha", "nDCG@10 partitioned", "nDCG@10 one provider", "recall@100 partitioned", "recall@100 one provider", "provider failures", "mean latency (ms)"],
-      rows.map((row) => [row.fusion ?? "default", row.alpha.toFixed(2), row.partitioned.ndcgAt10.toFixed(3), row.oneProvider.ndcgAt10.toFixed(3), row.partitioned.recallAt100.toFixed(3), row.oneProvider.recallAt100.toFixed(3), row.partitioned.failedProviders + row.oneProvider.failedProviders, `${row.partitioned.meanLatencyMs.toFixed(1)} / ${row.oneProvider.meanLatencyMs.toFixed(1)}`]),
+      ["fusion", "alpha", "nDCG@10 partitioned", "nDCG@10 one provider", "recall@100 partitioned", "recall@100 one provider", "provider failures", "skipped (partitioned)", "mean latency (ms)"],
+      rows.map((row) => [row.fusion ?? "default", row.alpha.toFixed(2), row.partitioned.ndcgAt10.toFixed(3), row.oneProvider.ndcgAt10.toFixed(3), row.partitioned.recallAt100.toFixed(3), row.oneProvider.recallAt100.toFixed(3), row.partitioned.failedProviders + row.oneProvider.failedProviders, row.partitioned.skippedProviders.join(", ") || "none", `${row.partitioned.meanLatencyMs.toFixed(1)} / ${row.oneProvider.meanLatencyMs.toFixed(1)}`]),
     );
     const split = shares.map(({ partition, share }) => `${partition} ${share} (${sizes[partition]})`).join(", ");
     process.stdout.write(`\n${dataset.name} ${dataset.split}, ${dataset.queries.length} queries, ${dataset.corpus.length} documents split ${split}, seed ${seed}, ${database.kind}, ${((performance.now() - started) / 1000).toFixed(0)} s\n\n${table}\n`);

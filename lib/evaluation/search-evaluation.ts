@@ -25,8 +25,8 @@ export interface EvaluatedSearch {
   ): Promise<{
     hits: readonly { ref: { id: string } }[];
     pageInfo: { hasNextPage: boolean; endCursor: string | null };
-    /** "ERROR" and "TIMEOUT" count as failed providers */
-    providers: readonly { status: string }[];
+    /** "ERROR" and "TIMEOUT" count as failed providers; "SKIPPED" ones are named in the row */
+    providers: readonly { name: string; status: string }[];
   }>;
 }
 
@@ -103,6 +103,11 @@ export interface EvaluationRow {
   recallAt100: number;
   queries: number;
   failedProviders: number;
+  /**
+   * Providers the search skipped for at least one query (e.g. SEMANTIC ones at alpha 1): what
+   * they hold could not be found in that run.
+   */
+  skippedProviders: string[];
   meanLatencyMs: number;
 }
 
@@ -137,6 +142,7 @@ export async function evaluateAlpha(
   const run = new Map<string, string[]>();
   const maxPages = Math.max(1, Math.min(options.maxPages ?? 1, 5));
   let failedProviders = 0;
+  const skippedProviders = new Set<string>();
   let totalMs = 0;
   for (const query of dataset.queries) {
     const started = performance.now();
@@ -155,6 +161,8 @@ export async function evaluateAlpha(
       });
       if (corpus.mapNewHits) await corpus.mapNewHits(result.hits.map((hit) => hit.ref.id).filter((id) => !corpus.documentIdOf.has(id)));
       failedProviders += result.providers.filter((report) => report.status === "ERROR" || report.status === "TIMEOUT").length;
+      // A provider left out of `providers` is reported SKIPPED too: only the ones asked for count.
+      for (const report of result.providers) if (report.status === "SKIPPED" && (!options.providers || options.providers.includes(report.name))) skippedProviders.add(report.name);
       for (const hit of result.hits) {
         // A document scores as its best hit: later hits of the same document add nothing.
         const documentId = corpus.documentIdOf.get(hit.ref.id) ?? hit.ref.id;
@@ -178,6 +186,7 @@ export async function evaluateAlpha(
     recallAt100: scores.recall[100]!,
     queries: scores.queryCount,
     failedProviders,
+    skippedProviders: [...skippedProviders].sort(),
     meanLatencyMs: totalMs / Math.max(1, dataset.queries.length),
   };
 }

@@ -6,6 +6,7 @@
  * of one organization through the product's own paths (the real upload, the real indexer), and
  * searched through the real SearchService with every provider of those sources.
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -168,6 +169,7 @@ describe("the metrics", () => {
     expect(row.partitioned.recallAt100).toBe(scores.recall[100]);
     expect(row.partitioned.queries).toBe(COUNT);
     expect(row.partitioned.failedProviders).toBe(0);
+    expect(row.partitioned.skippedProviders).toEqual([]);
     // Every query names its document's one word: found in every source, near the top.
     expect(row.partitioned.recallAt100).toBe(1);
     expect(row.partitioned.ndcgAt10).toBeGreaterThan(0.5);
@@ -177,4 +179,27 @@ describe("the metrics", () => {
     const shifted = new Map([...dataset.qrels].map(([queryId], index) => [queryId, new Map([[`doc-${(index + 1) % COUNT}`, 1]])]));
     expect(evaluateRun(rankings, shifted, [10]).ndcg[10]).toBeLessThan(row.partitioned.ndcgAt10);
   });
+});
+
+describe("npm run eval -- --partition", () => {
+  it("wires the same run to the product: splits, compares per alpha and fusion, prints the table and writes <dataset>-<split>-partitioned.json", () => {
+    const out = path.join(folder, "out");
+    const { DATABASE_URL: _ignored, ...env } = process.env;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "scripts/eval.ts", folder, "--partition", SHARES, "--seed", String(SEED), "--alphas", "0.5,1", "--fusions", "rrf", "--max-queries", "10", "--out", out], {
+      env: { ...env, NODE_OPTIONS: "", EMBEDDER: "hashing", LOG_LEVEL: "warn" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.stderr).not.toMatch(/Error|refused|could not remove/);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/split conversations 0.4 \(12\), documents 0.4 \(12\), knowledge-base 0.2 \(6\), seed 7/);
+    expect(run.stdout).toMatch(/\| rrf\s*\| 0\.50\s*\|/);
+    const results = JSON.parse(fs.readFileSync(path.join(out, `${path.basename(folder)}-train-partitioned.json`), "utf8"));
+    expect(results).toMatchObject({ queries: 10, seed: SEED, complete: true, partition: { conversations: { share: 0.4, documents: 12 }, documents: { share: 0.4, documents: 12 }, "knowledge-base": { share: 0.2, documents: 6 } } });
+    expect(results.rows.map((row: PartitionedRow) => [row.fusion, row.alpha])).toEqual([["rrf", 0.5], ["rrf", 1]]);
+    // Each query names its document's one word, in whichever source it landed.
+    expect(results.rows[0].partitioned.ndcgAt10).toBeGreaterThan(0.5);
+    // At alpha 1 the unified search gives SEMANTIC providers no weight and skips them, knowledge-bases among them.
+    expect(results.rows[1].partitioned.skippedProviders).toContain("knowledge-bases");
+  }, 60_000);
 });
