@@ -24,17 +24,23 @@
  * every query asked as a question of `answer` (extractive: no model), keyword only
  * (conversations.keyword, nothing embedded), with that many passages; prints citation recall@k
  * (share of answers citing a relevant document) and writes <dataset>-<split>-answers.json.
+ *
+ * `--partition conversations=0.4,documents=0.4,knowledge-base=0.2 [--seed 7] [--fusions rrf,relative,distribution]`
+ * measures the promise of one search over many sources instead: the corpus split at random
+ * (seeded) across conversations, uploaded documents and a platform LOCAL knowledge base of one
+ * organization, every query asked of all their providers, beside the same corpus as conversations
+ * of one provider, at each alpha (and fusion). Writes <dataset>-<split>-partitioned.json.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../lib/config.js";
-import { openDatabase } from "../lib/database/connect.js";
+import { ConfigError, loadConfig, type Config } from "../lib/config.js";
+import { openDatabase, type Database } from "../lib/database/connect.js";
 import { migrate } from "../lib/database/migrate.js";
 import { loadBeirDataset } from "../lib/evaluation/beir.js";
 import { BEIR_DATASETS_URL, DEFAULT_DATASETS_DIRECTORY, fetchBeirDataset } from "../lib/evaluation/beir-download.js";
 import { renderMarkdownTable } from "../lib/evaluation/markdown-table.js";
-import { DOCUMENT_PROVIDERS, documentStatuses, ingestAsDocuments, mapChunksToDocuments } from "../lib/evaluation/document-evaluation.js";
+import { DOCUMENT_PROVIDERS, documentStatuses, ingestAsDocuments, mapChunksToDocuments, mapPassagesToDocuments } from "../lib/evaluation/document-evaluation.js";
 import { evaluateAlpha, indexCorpus, ingestCorpus, type EvaluateOptions, type EvaluationRow, type IngestedCorpus } from "../lib/evaluation/search-evaluation.js";
 import { renderLinePlot } from "../lib/evaluation/svg-plot.js";
 import { misspell } from "../lib/evaluation/typos.js";
@@ -47,6 +53,8 @@ import { uploadDocument } from "../subgraphs/knowledge-base/upload.js";
 import { NoResultCache } from "../lib/cache/result-cache.js";
 import { evaluateAnswers, type AnswerEvaluationRow, type EvaluatedAnswers } from "../lib/evaluation/answer-evaluation.js";
 import { createHighlightLoader } from "../subgraphs/search/highlights.js";
+import { comparePartitioned, FUSIONS, ingestPartitioned, parsePartition, type PartitionShare, type PartitionedCorpus, type PartitionedRow } from "../lib/evaluation/partitioned-evaluation.js";
+import { PlatformKnowledge } from "../subgraphs/knowledge-base/platform-knowledge.js";
 
 runMain(async () => {
   const { values, positionals } = parseArgs({
@@ -63,6 +71,9 @@ runMain(async () => {
       "datasets-url": { type: "string", default: BEIR_DATASETS_URL },
       typos: { type: "string" },
       answers: { type: "string" },
+      partition: { type: "string" },
+      seed: { type: "string", default: "7" },
+      fusions: { type: "string" },
     },
   });
   const given = [values.dataset, values.path ?? positionals[0]].filter((value) => value !== undefined);
@@ -75,11 +86,25 @@ runMain(async () => {
   const alphas = values.alphas.split(",").map(Number);
   if (alphas.some((alpha) => !(alpha >= 0 && alpha <= 1))) throw new ConfigError("--alphas", `must be numbers between 0 and 1, got "${values.alphas}"`);
 
+  const partition = values.partition === undefined ? null : parseOption("--partition", () => parsePartition(values.partition!));
+  const seed = Number(values.seed);
+  if (!Number.isInteger(seed)) throw new ConfigError("--seed", `must be an integer, got "${values.seed}"`);
+  const fusions = values.fusions === undefined ? [null] : values.fusions.split(",").map((name) => name.trim());
+  for (const fusion of fusions) if (fusion !== null && !(fusion in FUSIONS)) throw new ConfigError("--fusions", `must be among ${Object.keys(FUSIONS).join(", ")}, got "${fusion}"`);
+  if (values.fusions !== undefined && !partition) throw new ConfigError("--fusions", "compares fusions in a partitioned run: add --partition");
+  if (partition && (values.typos !== undefined || values.answers !== undefined || values.as !== "conversations")) throw new ConfigError("--partition", "is a run of its own: leave out --as, --typos and --answers");
+
   // Provider timeouts are for interactive traffic; an evaluation wants every provider's answer.
   const config = loadConfig({ ...process.env, SEARCH_INDEXER: "false", SEARCH_PROVIDER_TIMEOUT_MS: "60000" });
   const logger = createLogger("eval", config.logLevel);
   const dataset = await loadBeirDataset(path.resolve(folder), values.split ? { split: values.split } : {});
-  if (values["max-queries"]) dataset.queries = dataset.queries.slice(0, Number(values["max-queries"]));
+  if (values["max-queries"]) {
+    dataset.queries = dataset.queries.slice(0, Number(values["max-queries"]));
+    // The metrics average over every judged query in the qrels (one without results scores 0):
+    // the judgements of queries left out would count as misses.
+    const asked = new Set(dataset.queries.map((query) => query.id));
+    dataset.qrels = new Map([...dataset.qrels].filter(([queryId]) => asked.has(queryId)));
+  }
   process.stderr.write(`${dataset.name} (${dataset.split}): ${dataset.corpus.length} documents, ${dataset.queries.length} judged queries\n`);
 
   const database = await openDatabase({ ...config.database, inMemory: !config.database.url });
@@ -88,6 +113,10 @@ runMain(async () => {
   try {
     await migrate(database);
     await search.start?.();
+    if (partition) {
+      await evaluatePartitioned({ database, config, search, dataset, shares: partition, seed, alphas, fusions, outDir: path.resolve(values.out) });
+      return;
+    }
     const ingestBar = progressBar(as === "documents" ? "upload" : "ingest", dataset.corpus.length);
     let corpus: IngestedCorpus;
     let documents: Awaited<ReturnType<typeof ingestAsDocuments>> | null = null;
@@ -274,4 +303,102 @@ async function evaluateAnswerCitations(search: Awaited<ReturnType<typeof searchS
   );
   process.stdout.write(`\n${dataset.name} ${dataset.split}, extractive answers, keyword only, ${rows[0]?.queries ?? 0} judged queries, ${databaseKind}\n\n${table}\n`);
   process.stderr.write(`\nwrote ${path.relative(process.cwd(), base)}.json\n`);
+}
+
+function parseOption<T>(option: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new ConfigError(option, (error as Error).message);
+  }
+}
+
+/**
+ * `--partition`: the corpus split across conversations, uploaded documents and a platform LOCAL
+ * knowledge base of one organization (lib/evaluation/partitioned-evaluation.ts), beside the same
+ * corpus as conversations of another, at each alpha and fusion. Prints the Markdown table and
+ * writes <dataset>-<split>-partitioned.json after every row. The platform knowledge base is seen
+ * by every organization of the database: it is removed afterwards, whatever happens.
+ */
+async function evaluatePartitioned(run: {
+  database: Database;
+  config: Config;
+  search: Awaited<ReturnType<typeof searchSubgraph>>;
+  dataset: Awaited<ReturnType<typeof loadBeirDataset>>;
+  shares: PartitionShare[];
+  seed: number;
+  alphas: number[];
+  fusions: (string | null)[];
+  outDir: string;
+}): Promise<void> {
+  const { database, config, search, dataset, shares, seed, alphas, fusions, outDir } = run;
+  const started = performance.now();
+  const store = new DocumentStore(database.prisma);
+  const platform = new PlatformKnowledge(database.prisma, config.knowledgeBase.maxDocumentBytes);
+  const maxBytes = config.knowledgeBase.maxDocumentBytes;
+  let partitioned: PartitionedCorpus | null = null;
+  let oneProvider: IngestedCorpus | null = null;
+  try {
+    const ingestBar = progressBar("ingest, partitioned", dataset.corpus.length);
+    partitioned = await ingestPartitioned(
+      database,
+      dataset,
+      shares,
+      seed,
+      {
+        document: (tenant, fileName, bytes) => uploadDocument(store, tenant, { fileName, mediaType: "text/markdown", contentBase64: bytes.toString("base64") }, maxBytes),
+        knowledgeBase: async (name) => {
+          const base = await platform.createKnowledgeBase({ name, description: "A share of a BEIR corpus, for `npm run eval -- --partition`; removed when the run ends." });
+          return { id: base.id, upload: (_tenant, fileName, bytes) => platform.upload(base.id, { fileName, bytes, mediaType: "text/markdown" }) };
+        },
+      },
+      (done) => ingestBar.update(done),
+    );
+    const sizes = Object.fromEntries(shares.map(({ partition }) => [partition, [...partitioned!.partitionOf.values()].filter((part) => part === partition).length]));
+    ingestBar.finish(`${JSON.stringify(sizes)}${partitioned.refused.length ? `, ${partitioned.refused.length} refused` : ""}`);
+    for (const { id, reason } of partitioned.refused.slice(0, 5)) process.stderr.write(`  refused ${id}: ${reason}\n`);
+    const oneBar = progressBar("ingest, one provider (conversations)", dataset.corpus.length);
+    oneProvider = await ingestCorpus(database, dataset, (done) => oneBar.update(done));
+    oneBar.finish(`${dataset.corpus.length} conversations`);
+
+    const indexBar = progressBar(`index (${search.embedder.model})`, 2 * dataset.corpus.length);
+    const indexStarted = performance.now();
+    const conversationsIndexed = await indexCorpus(search.indexer, (done) => indexBar.update(done));
+    await indexCorpus(search.domains.documents.indexer, (done) => indexBar.update(conversationsIndexed + done));
+    const indexSeconds = (performance.now() - indexStarted) / 1000;
+    const chunks = await mapChunksToDocuments(database, partitioned);
+    const sharedTexts = partitioned.knowledgeBaseId ? await mapPassagesToDocuments(database, partitioned, partitioned.knowledgeBaseId) : 0;
+    indexBar.finish(`${indexSeconds.toFixed(0)} s, ${chunks} chunks, ${JSON.stringify(await documentStatuses(database, partitioned))}${sharedTexts ? `, ${sharedTexts} chunk texts shared by two documents` : ""}`);
+
+    fs.mkdirSync(outDir, { recursive: true });
+    const base = path.join(outDir, `${dataset.name}-${dataset.split}-partitioned`);
+    const rows: PartitionedRow[] = [];
+    const total = alphas.length * fusions.length;
+    const write = () =>
+      fs.writeFileSync(
+        `${base}.json`,
+        `${JSON.stringify({ dataset: dataset.name, split: dataset.split, documents: dataset.corpus.length, queries: dataset.queries.length, seed, partition: Object.fromEntries(shares.map(({ partition, share }) => [partition, { share, documents: sizes[partition] }])), refused: partitioned!.refused.length, chunks, providers: partitioned!.providers, database: database.kind, embedder: search.embedder.model, indexSeconds, seconds: (performance.now() - started) / 1000, complete: rows.length === total, rows }, null, 2)}\n`,
+      );
+    await comparePartitioned(search.service, dataset, partitioned, oneProvider, { alphas, fusions }, {
+      onRow: (row) => {
+        rows.push(row);
+        process.stderr.write(`${row.partitioned.label}: nDCG@10 ${row.partitioned.ndcgAt10.toFixed(3)} partitioned, ${row.oneProvider.ndcgAt10.toFixed(3)} in one provider\n`);
+        // Written after every row: a long run that is stopped keeps what it has measured.
+        write();
+      },
+    });
+
+    const table = renderMarkdownTable(
+      ["fusion", "alpha", "nDCG@10 partitioned", "nDCG@10 one provider", "recall@100 partitioned", "recall@100 one provider", "provider failures", "skipped (partitioned)", "mean latency (ms)"],
+      rows.map((row) => [row.fusion ?? "default", row.alpha.toFixed(2), row.partitioned.ndcgAt10.toFixed(3), row.oneProvider.ndcgAt10.toFixed(3), row.partitioned.recallAt100.toFixed(3), row.oneProvider.recallAt100.toFixed(3), row.partitioned.failedProviders + row.oneProvider.failedProviders, row.partitioned.skippedProviders.join(", ") || "none", `${row.partitioned.meanLatencyMs.toFixed(1)} / ${row.oneProvider.meanLatencyMs.toFixed(1)}`]),
+    );
+    const split = shares.map(({ partition, share }) => `${partition} ${share} (${sizes[partition]})`).join(", ");
+    process.stdout.write(`\n${dataset.name} ${dataset.split}, ${dataset.queries.length} queries, ${dataset.corpus.length} documents split ${split}, seed ${seed}, ${database.kind}, ${((performance.now() - started) / 1000).toFixed(0)} s\n\n${table}\n`);
+    process.stderr.write(`\nwrote ${path.relative(process.cwd(), base)}.json\n`);
+  } finally {
+    if (partitioned?.knowledgeBaseId) await platform.removeKnowledgeBase(partitioned.knowledgeBaseId).catch((error) => process.stderr.write(`could not remove platform knowledge base ${partitioned!.knowledgeBaseId}: ${(error as Error).message}\n`));
+    if (database.kind === "postgres") {
+      for (const corpus of [partitioned, oneProvider]) if (corpus) await database.prisma.organization.delete({ where: { id: corpus.tenant.organizationId } }).catch(() => undefined);
+    }
+  }
 }

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../database/connect.js";
 import type { TenantContext } from "../tenancy/token.js";
 import type { BackgroundIndexer } from "../retrieval/search-provider.js";
-import type { BeirDataset } from "./beir.js";
+import type { BeirDataset, BeirDocument } from "./beir.js";
 import { evaluateRun } from "./metrics.js";
 
 /**
@@ -21,32 +21,56 @@ import { evaluateRun } from "./metrics.js";
 export interface EvaluatedSearch {
   search(
     tenant: TenantContext,
-    input: { query: string; alpha: number; limit: number; after: string | null; providers?: string[]; typoTolerance?: boolean },
+    input: { query: string; alpha: number; limit: number; after: string | null; providers?: string[]; typoTolerance?: boolean; fusion?: string },
   ): Promise<{
     hits: readonly { ref: { id: string } }[];
     pageInfo: { hasNextPage: boolean; endCursor: string | null };
-    /** "ERROR" and "TIMEOUT" count as failed providers */
-    providers: readonly { status: string }[];
+    /** "ERROR" and "TIMEOUT" count as failed providers; "SKIPPED" ones are named in the row */
+    providers: readonly { name: string; status: string }[];
   }>;
 }
 
 export interface IngestedCorpus {
   tenant: TenantContext;
-  /** conversation id → BEIR document id */
+  /** hit id (conversation, document chunk, knowledge base passage) → BEIR document id */
   documentIdOf: Map<string, string>;
+  /**
+   * Adds to documentIdOf the hits it cannot know before a search: a knowledge base's passages
+   * are stored, under ids of their own, only as the search retrieves them.
+   */
+  mapNewHits?: (ids: readonly string[]) => Promise<void>;
+}
+
+/**
+ * A fresh organization with its one user, the evaluator, for a corpus to be ingested into: its
+ * rows are nobody else's, so the search ranks the corpus alone and it can be deleted afterwards.
+ */
+export async function createEvaluationOrganization(database: Database, name: string, label: string): Promise<TenantContext> {
+  const organizationId = `eval-${name}-${randomUUID().slice(0, 8)}`;
+  const tenant: TenantContext = { organizationId, userId: "evaluator", teamIds: [], role: "member", userName: "Evaluator", userEmail: null };
+  await database.prisma.organization.create({ data: { id: organizationId, name: label } });
+  await database.prisma.user.create({ data: { organizationId, id: tenant.userId, name: "Evaluator" } });
+  return tenant;
 }
 
 /** Loads the corpus as conversations of a fresh organization, in batches. */
 export async function ingestCorpus(database: Database, dataset: BeirDataset, onProgress?: (done: number, total: number) => void): Promise<IngestedCorpus> {
-  const organizationId = `eval-${dataset.name}-${randomUUID().slice(0, 8)}`;
-  const tenant: TenantContext = { organizationId, userId: "evaluator", teamIds: [], role: "member", userName: null, userEmail: null };
-  await database.prisma.organization.create({ data: { id: organizationId, name: `Evaluation: ${dataset.name}` } });
-  await database.prisma.user.create({ data: { organizationId, id: tenant.userId, name: "Evaluator" } });
+  const tenant = await createEvaluationOrganization(database, dataset.name, `Evaluation: ${dataset.name}`);
+  const corpus: IngestedCorpus = { tenant, documentIdOf: new Map() };
+  await ingestConversations(database, corpus, dataset.corpus, onProgress);
+  return corpus;
+}
 
-  const documentIdOf = new Map<string, string>();
+/**
+ * Adds `documents` as conversations (title + one message) of the corpus's organization, in
+ * batches, and records which conversation is which BEIR document.
+ */
+export async function ingestConversations(database: Database, corpus: IngestedCorpus, documents: readonly BeirDocument[], onProgress?: (done: number, total: number) => void): Promise<void> {
+  const { tenant } = corpus;
+  const { organizationId } = tenant;
   const batchSize = 200;
-  for (let start = 0; start < dataset.corpus.length; start += batchSize) {
-    const batch = dataset.corpus.slice(start, start + batchSize);
+  for (let start = 0; start < documents.length; start += batchSize) {
+    const batch = documents.slice(start, start + batchSize);
     const created = await database.prisma.conversation.createManyAndReturn({
       data: batch.map((document) => ({ organizationId, userId: tenant.userId, title: document.title.trim() || document.id })),
       select: { id: true },
@@ -62,10 +86,9 @@ export async function ingestCorpus(database: Database, dataset: BeirDataset, onP
         tokenCount: Math.ceil(document.text.length / 4),
       })),
     });
-    batch.forEach((document, index) => documentIdOf.set(created[index]!.id, document.id));
-    onProgress?.(Math.min(start + batchSize, dataset.corpus.length), dataset.corpus.length);
+    batch.forEach((document, index) => corpus.documentIdOf.set(created[index]!.id, document.id));
+    onProgress?.(Math.min(start + batchSize, documents.length), documents.length);
   }
-  return { tenant, documentIdOf };
 }
 
 /** Embeds everything the ingestion queued. */
@@ -80,6 +103,11 @@ export interface EvaluationRow {
   recallAt100: number;
   queries: number;
   failedProviders: number;
+  /**
+   * Providers the search skipped for at least one query (e.g. SEMANTIC ones at alpha 1): what
+   * they hold could not be found in that run.
+   */
+  skippedProviders: string[];
   meanLatencyMs: number;
 }
 
@@ -96,6 +124,10 @@ export interface EvaluateOptions {
   typoTolerance?: boolean;
   /** The text searched for each query (its own, by default): the typo evaluation misspells it. */
   queryText?: (query: { id: string; text: string }) => string;
+  /** `SearchInput.fusion` (RRF, RELATIVE_SCORE, DISTRIBUTION_SCORE); the service's default when unset. */
+  fusion?: string;
+  /** Receives each query's ranking as scored (BEIR ids, a document once): the tests read it. */
+  onRanking?: (queryId: string, ranked: readonly string[]) => void;
 }
 
 /** Runs every query at one alpha and scores the fused ranking. */
@@ -110,6 +142,7 @@ export async function evaluateAlpha(
   const run = new Map<string, string[]>();
   const maxPages = Math.max(1, Math.min(options.maxPages ?? 1, 5));
   let failedProviders = 0;
+  const skippedProviders = new Set<string>();
   let totalMs = 0;
   for (const query of dataset.queries) {
     const started = performance.now();
@@ -124,8 +157,12 @@ export async function evaluateAlpha(
         after,
         ...(options.providers ? { providers: [...options.providers] } : {}),
         ...(options.typoTolerance !== undefined ? { typoTolerance: options.typoTolerance } : {}),
+        ...(options.fusion !== undefined ? { fusion: options.fusion } : {}),
       });
+      if (corpus.mapNewHits) await corpus.mapNewHits(result.hits.map((hit) => hit.ref.id).filter((id) => !corpus.documentIdOf.has(id)));
       failedProviders += result.providers.filter((report) => report.status === "ERROR" || report.status === "TIMEOUT").length;
+      // A provider left out of `providers` is reported SKIPPED too: only the ones asked for count.
+      for (const report of result.providers) if (report.status === "SKIPPED" && (!options.providers || options.providers.includes(report.name))) skippedProviders.add(report.name);
       for (const hit of result.hits) {
         // A document scores as its best hit: later hits of the same document add nothing.
         const documentId = corpus.documentIdOf.get(hit.ref.id) ?? hit.ref.id;
@@ -139,6 +176,7 @@ export async function evaluateAlpha(
     }
     totalMs += performance.now() - started;
     run.set(query.id, ranked.slice(0, 100));
+    options.onRanking?.(query.id, ranked.slice(0, 100));
   }
   const scores = evaluateRun(run, dataset.qrels, [10, 100]);
   return {
@@ -148,6 +186,7 @@ export async function evaluateAlpha(
     recallAt100: scores.recall[100]!,
     queries: scores.queryCount,
     failedProviders,
+    skippedProviders: [...skippedProviders].sort(),
     meanLatencyMs: totalMs / Math.max(1, dataset.queries.length),
   };
 }
