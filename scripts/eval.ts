@@ -56,6 +56,9 @@ import { createHighlightLoader } from "../subgraphs/search/highlights.js";
 import { comparePartitioned, FUSIONS, ingestPartitioned, parsePartition, type PartitionShare, type PartitionedCorpus, type PartitionedRow } from "../lib/evaluation/partitioned-evaluation.js";
 import { PlatformKnowledge } from "../subgraphs/knowledge-base/platform-knowledge.js";
 
+/** A row of a run at given alphas (every run but the partitioned one, whose rows may be at the default). */
+type AlphaRow = EvaluationRow & { alpha: number };
+
 runMain(async () => {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -83,8 +86,11 @@ runMain(async () => {
     : given[0]!;
   const as = values.as;
   if (as !== "conversations" && as !== "documents") throw new ConfigError("--as", `must be conversations or documents, got "${as}"`);
-  const alphas = values.alphas.split(",").map(Number);
-  if (alphas.some((alpha) => !(alpha >= 0 && alpha <= 1))) throw new ConfigError("--alphas", `must be numbers between 0 and 1, got "${values.alphas}"`);
+  // "default": no alpha in the search input, as a client that gives none (partitioned runs only).
+  const partitionAlphas = values.alphas.split(",").map((alpha) => (alpha.trim() === "default" ? null : Number(alpha)));
+  if (partitionAlphas.some((alpha) => alpha !== null && !(alpha >= 0 && alpha <= 1))) throw new ConfigError("--alphas", `must be numbers between 0 and 1 (or "default" with --partition), got "${values.alphas}"`);
+  if (partitionAlphas.includes(null) && values.partition === undefined) throw new ConfigError("--alphas", `"default" is for partitioned runs (--partition); give numbers between 0 and 1`);
+  const alphas = partitionAlphas.filter((alpha): alpha is number => alpha !== null);
 
   const partition = values.partition === undefined ? null : parseOption("--partition", () => parsePartition(values.partition!));
   const seed = Number(values.seed);
@@ -114,7 +120,7 @@ runMain(async () => {
     await migrate(database);
     await search.start?.();
     if (partition) {
-      await evaluatePartitioned({ database, config, search, dataset, shares: partition, seed, alphas, fusions, outDir: path.resolve(values.out) });
+      await evaluatePartitioned({ database, config, search, dataset, shares: partition, seed, alphas: partitionAlphas, fusions, outDir: path.resolve(values.out) });
       return;
     }
     const ingestBar = progressBar(as === "documents" ? "upload" : "ingest", dataset.corpus.length);
@@ -167,11 +173,11 @@ runMain(async () => {
     const outDir = path.resolve(values.out);
     fs.mkdirSync(outDir, { recursive: true });
     const base = path.join(outDir, `${dataset.name}-${dataset.split}-${as === "documents" ? "documents" : search.embedder.model.replace(/[^A-Za-z0-9.@-]+/g, "_")}`);
-    const rows: EvaluationRow[] = [];
+    const rows: AlphaRow[] = [];
     for (const alpha of alphas) {
       const label = alpha === 1 ? "keyword only (BM25)" : alpha === 0 ? `semantic only (${search.embedder.model})` : `hybrid α=${alpha}`;
       const bar = progressBar(label, dataset.queries.length);
-      rows.push(await evaluateAlpha(search.service, dataset, corpus, alpha, label, evaluate));
+      rows.push({ ...(await evaluateAlpha(search.service, dataset, corpus, alpha, label, evaluate)), alpha });
       bar.finish(`nDCG@10 ${rows.at(-1)!.ndcgAt10.toFixed(3)}`);
       // Written after every alpha: a long run that is stopped keeps what it has measured.
       writeResults(base, { dataset, as, chunks, database: database.kind, embedder: search.embedder.model, embedSeconds, rows, complete: rows.length === alphas.length });
@@ -199,7 +205,7 @@ interface Results {
   database: string;
   embedder: string;
   embedSeconds: number;
-  rows: EvaluationRow[];
+  rows: AlphaRow[];
   complete: boolean;
 }
 
@@ -242,10 +248,10 @@ async function evaluateTypos(service: Parameters<typeof evaluateAlpha>[0], datas
     ["misspelled, typo tolerance off", { typoTolerance: false, queryText: typed }],
     ["misspelled, typo tolerance on", { typoTolerance: true, queryText: typed }],
   ];
-  const rows: EvaluationRow[] = [];
+  const rows: AlphaRow[] = [];
   for (const [label, options] of runs) {
     const bar = progressBar(label, dataset.queries.length);
-    rows.push(await evaluateAlpha(service, dataset, corpus, 1, label, options));
+    rows.push({ ...(await evaluateAlpha(service, dataset, corpus, 1, label, options)), alpha: 1 });
     bar.finish(`nDCG@10 ${rows.at(-1)!.ndcgAt10.toFixed(3)}`);
   }
   const [writtenOff, writtenOn, typosOff, typosOn] = rows as [EvaluationRow, EvaluationRow, EvaluationRow, EvaluationRow];
@@ -327,7 +333,7 @@ async function evaluatePartitioned(run: {
   dataset: Awaited<ReturnType<typeof loadBeirDataset>>;
   shares: PartitionShare[];
   seed: number;
-  alphas: number[];
+  alphas: (number | null)[];
   fusions: (string | null)[];
   outDir: string;
 }): Promise<void> {
@@ -390,7 +396,7 @@ async function evaluatePartitioned(run: {
 
     const table = renderMarkdownTable(
       ["fusion", "alpha", "nDCG@10 partitioned", "nDCG@10 one provider", "recall@100 partitioned", "recall@100 one provider", "provider failures", "skipped (partitioned)", "mean latency (ms)"],
-      rows.map((row) => [row.fusion ?? "default", row.alpha.toFixed(2), row.partitioned.ndcgAt10.toFixed(3), row.oneProvider.ndcgAt10.toFixed(3), row.partitioned.recallAt100.toFixed(3), row.oneProvider.recallAt100.toFixed(3), row.partitioned.failedProviders + row.oneProvider.failedProviders, row.partitioned.skippedProviders.join(", ") || "none", `${row.partitioned.meanLatencyMs.toFixed(1)} / ${row.oneProvider.meanLatencyMs.toFixed(1)}`]),
+      rows.map((row) => [row.fusion ?? "default", row.alpha === null ? "default" : row.alpha.toFixed(2), row.partitioned.ndcgAt10.toFixed(3), row.oneProvider.ndcgAt10.toFixed(3), row.partitioned.recallAt100.toFixed(3), row.oneProvider.recallAt100.toFixed(3), row.partitioned.failedProviders + row.oneProvider.failedProviders, row.partitioned.skippedProviders.join(", ") || "none", `${row.partitioned.meanLatencyMs.toFixed(1)} / ${row.oneProvider.meanLatencyMs.toFixed(1)}`]),
     );
     const split = shares.map(({ partition, share }) => `${partition} ${share} (${sizes[partition]})`).join(", ");
     process.stdout.write(`\n${dataset.name} ${dataset.split}, ${dataset.queries.length} queries, ${dataset.corpus.length} documents split ${split}, seed ${seed}, ${database.kind}, ${((performance.now() - started) / 1000).toFixed(0)} s\n\n${table}\n`);

@@ -10,6 +10,7 @@
  * lib/ never imports from subgraphs/: the caller hands in the uploads (a user's upload, the
  * operator's platform knowledge base) and the search service.
  */
+import type { FusionMethod } from "../retrieval/fusion-method.js";
 import { mulberry32 } from "../demo-data/conversations.js";
 import type { Database } from "../database/connect.js";
 import type { BeirDataset, BeirDocument } from "./beir.js";
@@ -28,7 +29,7 @@ export const PROVIDERS_OF: Record<Partition, readonly string[]> = {
 };
 
 /** `--fusions` names → `SearchInput.fusion`. */
-export const FUSIONS: Record<string, string> = { rrf: "RRF", relative: "RELATIVE_SCORE", distribution: "DISTRIBUTION_SCORE" };
+export const FUSIONS: Record<string, FusionMethod> = { rrf: "RRF", relative: "RELATIVE_SCORE", distribution: "DISTRIBUTION_SCORE" };
 
 export interface PartitionShare {
   partition: Partition;
@@ -143,7 +144,8 @@ export async function ingestPartitioned(
 export interface PartitionedRow {
   /** `--fusions` name, or null for the service's default fusion */
   fusion: string | null;
-  alpha: number;
+  /** null: the deployment's default (no alpha in the input) */
+  alpha: number | null;
   partitioned: EvaluationRow;
   /** The same corpus, queries and alpha, all of it in one provider (conversations). */
   oneProvider: EvaluationRow;
@@ -159,14 +161,16 @@ export async function comparePartitioned(
   dataset: BeirDataset,
   partitioned: PartitionedCorpus,
   oneProvider: IngestedCorpus,
-  runs: { alphas: readonly number[]; fusions: readonly (string | null)[] },
+  runs: { alphas: readonly (number | null)[]; fusions: readonly (string | null)[] },
   options: { onRow?: (row: PartitionedRow) => void; evaluate?: Pick<EvaluateOptions, "onRanking"> } = {},
 ): Promise<PartitionedRow[]> {
   const rows: PartitionedRow[] = [];
   for (const fusion of runs.fusions) {
-    const fused = fusion === null ? {} : { fusion: FUSIONS[fusion] ?? fusion };
+    const method = fusion === null ? null : FUSIONS[fusion];
+    if (method === undefined) throw new Error(`unknown fusion "${fusion}": ${Object.keys(FUSIONS).join(", ")}`);
+    const fused = method === null ? {} : { fusion: method };
     for (const alpha of runs.alphas) {
-      const label = `${fusion ?? "default fusion"}, α=${alpha}`;
+      const label = `${fusion ?? "default fusion"}, ${alpha === null ? "default α" : `α=${alpha}`}`;
       const row: PartitionedRow = {
         fusion,
         alpha,

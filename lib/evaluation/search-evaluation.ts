@@ -12,6 +12,7 @@ import type { TenantContext } from "../tenancy/token.js";
 import type { BackgroundIndexer } from "../retrieval/search-provider.js";
 import type { BeirDataset, BeirDocument } from "./beir.js";
 import { evaluateRun } from "./metrics.js";
+import type { FusionMethod } from "../retrieval/fusion-method.js";
 
 /**
  * What the evaluation asks of the search it measures: one page of fused hits per call, with a
@@ -21,7 +22,7 @@ import { evaluateRun } from "./metrics.js";
 export interface EvaluatedSearch {
   search(
     tenant: TenantContext,
-    input: { query: string; alpha: number; limit: number; after: string | null; providers?: string[]; typoTolerance?: boolean; fusion?: string },
+    input: { query: string; alpha?: number | null; limit: number; after: string | null; providers?: string[]; typoTolerance?: boolean; fusion?: FusionMethod },
   ): Promise<{
     hits: readonly { ref: { id: string } }[];
     pageInfo: { hasNextPage: boolean; endCursor: string | null };
@@ -98,7 +99,8 @@ export async function indexCorpus(indexer: BackgroundIndexer, onProgress?: (done
 
 export interface EvaluationRow {
   label: string;
-  alpha: number;
+  /** null: the deployment's default */
+  alpha: number | null;
   ndcgAt10: number;
   recallAt100: number;
   queries: number;
@@ -124,8 +126,8 @@ export interface EvaluateOptions {
   typoTolerance?: boolean;
   /** The text searched for each query (its own, by default): the typo evaluation misspells it. */
   queryText?: (query: { id: string; text: string }) => string;
-  /** `SearchInput.fusion` (RRF, RELATIVE_SCORE, DISTRIBUTION_SCORE); the service's default when unset. */
-  fusion?: string;
+  /** `SearchInput.fusion`; the service's default when unset. */
+  fusion?: FusionMethod;
   /** Receives each query's ranking as scored (BEIR ids, a document once): the tests read it. */
   onRanking?: (queryId: string, ranked: readonly string[]) => void;
 }
@@ -135,7 +137,8 @@ export async function evaluateAlpha(
   service: EvaluatedSearch,
   dataset: BeirDataset,
   corpus: IngestedCorpus,
-  alpha: number,
+  /** null: the deployment's default alpha (no alpha in the input, as a client that gives none). */
+  alpha: number | null,
   label: string,
   options: EvaluateOptions = {},
 ): Promise<EvaluationRow> {
@@ -152,7 +155,7 @@ export async function evaluateAlpha(
     for (let page = 0; page < maxPages; page++) {
       const result = await service.search(corpus.tenant, {
         query: (options.queryText?.(query) ?? query.text).slice(0, 1_000),
-        alpha,
+        ...(alpha === null ? {} : { alpha }),
         limit: 100,
         after,
         ...(options.providers ? { providers: [...options.providers] } : {}),

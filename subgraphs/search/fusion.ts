@@ -29,6 +29,7 @@
  * and appending the deeper window's order after it (`stitchSegments`).
  */
 
+import { FUSION_METHODS, type FusionMethod } from "../../lib/retrieval/fusion-method.js";
 import type { EntityRef, ProviderHit, ProviderKind } from "../../lib/retrieval/search-provider.js";
 
 export type { EntityRef, ProviderKind };
@@ -44,9 +45,7 @@ export interface RankedList {
   hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes" | "group">[];
 }
 
-export type FusionMethod = "RRF" | "RELATIVE_SCORE" | "DISTRIBUTION_SCORE";
-
-export const FUSION_METHODS: readonly FusionMethod[] = ["RRF", "RELATIVE_SCORE", "DISTRIBUTION_SCORE"];
+export { FUSION_METHODS, type FusionMethod };
 
 /** What a search that names no method gets (SearchInput.fusion): the best on the demo's judged questions (test/integration/demo-judged-queries.test.ts: 19 of 20 against 14 for RRF) and the partitioned evaluation (docs/search.md). */
 export const DEFAULT_FUSION: FusionMethod = "DISTRIBUTION_SCORE";

@@ -147,7 +147,8 @@ describe("hits", () => {
     const long = membersOf("documents").find((id) => Number(id.slice("doc-".length)) % 5 === 0)!;
     expect(long).toBeDefined();
     const index = Number(long.slice("doc-".length));
-    const result = await search.service.search(partitioned.tenant, { query: `what about ${wordOf(index)}`, alpha: 0.5, limit: 100, providers: [...PROVIDERS_OF.documents] });
+    // Chunk by chunk (distinct off): several of the long document's chunks match.
+    const result = await search.service.search(partitioned.tenant, { query: `what about ${wordOf(index)}`, alpha: 0.5, limit: 100, distinct: false, providers: [...PROVIDERS_OF.documents] });
     const chunksOfLong = result.hits.filter((hit) => partitioned.documentIdOf.get(hit.ref.id) === long);
     expect(chunksOfLong.length).toBeGreaterThan(1);
     const ranked = rankings.get(`q-${index}`)!;
