@@ -204,7 +204,7 @@ describe("hybrid search", () => {
     const top = result.hits[0]!;
     expect(top.explanation.map((c) => c.provider).sort()).toEqual(["conversations.keyword", "conversations.semantic"]);
     expect(top.score).toBeCloseTo(top.explanation.reduce((sum, c) => sum + c.contribution, 0), 12);
-    // The default fusion (DISTRIBUTION_SCORE): each provider adds its weight times a normalized score.
+    // The default fusion (RELATIVE_SCORE): each provider adds its weight times a normalized score.
     for (const contribution of top.explanation) expect(contribution.contribution).toBeGreaterThan(0);
     for (const contribution of top.explanation) expect(contribution.contribution).toBeLessThanOrEqual(contribution.weight);
     // RRF, asked for: weight / (k + rank).
