@@ -45,6 +45,22 @@ export interface ProviderHit {
    * Unset: the hit is an item of its own.
    */
   group?: string;
+  /**
+   * How this one hit was ranked, when not as its provider ranks the rest: a provider that merges
+   * sources may pass on a hit one of our own rankings scored (the `knowledge-bases` provider's
+   * passages of the platform's documents, ranked by BM25 alone at alpha 1). Fusion then weighs the
+   * hit as a provider of that kind and normalizes its `nativeScore` with that scale's, so a
+   * platform passage and a conversation with the same BM25 score count the same. Unset: the
+   * provider's own kind and scale.
+   */
+  rankedAs?: HitRanking;
+}
+
+/** The kind and score scale a hit was ranked with (ProviderHit.rankedAs). */
+export interface HitRanking {
+  kind: ProviderKind;
+  /** As SearchProvider.scoreScale; unset: a scale of its own. */
+  scoreScale?: string;
 }
 
 export interface ProviderRequest {
@@ -71,6 +87,13 @@ export interface ProviderRequest {
    * off. Other providers ignore it.
    */
   typoTolerance?: boolean;
+  /**
+   * The balance this search gives our own rankings (0 semantic only, 1 keyword only): the
+   * caller's alpha, or the deployment's default for our embedder. A provider that ranks with both
+   * inside itself (the platform's documents, in `knowledge-bases`) weighs them so, as the search
+   * weighs the caller's own documents. Unset: the provider's own default.
+   */
+  alpha?: number;
   /** Told by a keyword provider which corrections it used found documents the caller can see ("did you mean"). */
   onCorrections?(corrections: readonly WordCorrection[]): void;
 }

@@ -13,7 +13,8 @@
  * platform's own. Those are reads: nothing on this path writes. The ranked chunks are then read
  * back in the caller's own scope, through the migration's `platform_read` policy.
  */
-import type { ProviderHit, SearchProvider } from "../../lib/retrieval/search-provider.js";
+import type { HitRanking, ProviderHit, SearchProvider } from "../../lib/retrieval/search-provider.js";
+import { providerWeight } from "../../lib/retrieval/fusion-method.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import type { DocumentStore } from "./document-store.js";
 import { PLATFORM_ORGANIZATION_ID, type KnowledgeBase } from "./knowledge-base-store.js";
@@ -44,12 +45,17 @@ export interface DocumentPassagesDependencies {
   providers: readonly SearchProvider[];
   /** Each provider's time budget. */
   timeoutMs: number;
+  /**
+   * The balance of keyword and semantic rankings when the asker gives none: the deployment's
+   * default alpha for its embedder (resolveDefaultAlpha), as the unified search weighs the
+   * caller's own documents. With the bundled models that is 1, keyword only (measured), and the
+   * semantic provider is not asked at all.
+   */
+  defaultAlpha: number;
 }
 
 /** RRF's k, as the unified search uses it. */
 const RRF_K = 60;
-/** Keyword and semantic rankings count alike here (the unified search's default alpha). */
-const ALPHA = 0.5;
 const MAX_WINDOW = 200;
 
 export class DocumentPassages {
@@ -59,13 +65,15 @@ export class DocumentPassages {
    * The caller's documents (`base` null), or one LOCAL knowledge base's documents that the
    * caller may see, as one source that never throws: a failing ranking is reported in its status.
    */
-  async ask(tenant: TenantContext, query: string, limit: number, base: KnowledgeBase | null, minScore: number): Promise<SourceAnswer> {
+  async ask(tenant: TenantContext, query: string, limit: number, base: KnowledgeBase | null, minScore: number, alpha = this.deps.defaultAlpha): Promise<SourceAnswer> {
     const started = performance.now();
     const ranker = base && isPlatformLocal(base) ? PLATFORM_TENANT : tenant;
     // Chunks outside the knowledge base are dropped after ranking, so a scoped query asks deeper.
     const window = Math.min(MAX_WINDOW, limit * (base ? 8 : 2));
+    // A ranking the balance gives no weight is not asked (alpha 1: no query is embedded).
+    const weighted = this.deps.providers.filter((provider) => providerWeight(provider.kind, alpha) > 0);
     const lists = await Promise.all(
-      this.deps.providers.map(async (provider) => {
+      weighted.map(async (provider) => {
         const signal = AbortSignal.timeout(this.deps.timeoutMs);
         try {
           const hits = await withDeadline(provider.search({ tenant: ranker, query, window, signal, timeoutMs: this.deps.timeoutMs }), signal);
@@ -75,7 +83,13 @@ export class DocumentPassages {
         }
       }),
     );
-    const fused = fuseByRank(lists.map(({ provider, hits }) => ({ weight: provider.kind === "KEYWORD" ? ALPHA : 1 - ALPHA, ids: hits.filter((hit) => hit.ref.typename === "DocumentChunk").map((hit) => hit.ref.id) })));
+    const chunkHits = lists.map(({ provider, hits }) => ({ provider, hits: hits.filter((hit) => hit.ref.typename === "DocumentChunk") }));
+    const fused = fuseByRank(chunkHits.map(({ provider, hits }) => ({ weight: providerWeight(provider.kind, alpha), ids: hits.map((hit) => hit.ref.id) })));
+    // Ranked by one provider alone, a passage keeps that provider's score and scale, so the
+    // unified search can weigh it against the same ranking's other hits (ProviderHit.rankedAs).
+    const [sole] = chunkHits.length === 1 ? chunkHits : [];
+    const nativeOf = sole ? new Map(sole.hits.map((hit) => [hit.ref.id, hit.nativeScore])) : null;
+    const ranking: HitRanking | null = sole ? { kind: sole.provider.kind, ...(sole.provider.scoreScale ? { scoreScale: sole.provider.scoreScale } : {}) } : null;
     // Scope-checked reads, as the caller: a chunk the caller may not see (or one deleted since) drops out here.
     const chunks = await this.deps.documents.findChunksByIds(tenant, fused.map((hit) => hit.id));
     const documents = await this.deps.documents.findByIds(tenant, [...new Set(chunks.map((chunk) => chunk.documentId))]);
@@ -91,6 +105,7 @@ export class DocumentPassages {
         score: hit.score,
         source: { documentId: document.id, chunkId: chunk.id, fileName: document.fileName, uri: null, headingPath: chunk.headingPath, page: chunk.page },
         knowledgeBase: base,
+        ...(ranking && nativeOf ? { ranking: { ...ranking, nativeScore: nativeOf.get(hit.id)! } } : {}),
       });
       if (passages.length >= limit) break;
     }

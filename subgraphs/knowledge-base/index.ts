@@ -12,6 +12,7 @@ import type { Database } from "../../lib/database/connect.js";
 import type { RequestContext, SubgraphDefinition } from "../../lib/graphql/subgraph-server.js";
 import { silentLogger, type Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
+import { resolveDefaultAlpha } from "../../lib/retrieval/embeddings/default-alpha.js";
 import { createEmbedder } from "../../lib/retrieval/embeddings/index.js";
 import { createVectorStore } from "../../lib/retrieval/vector-stores/index.js";
 import { DocumentPassages } from "./document-passages.js";
@@ -53,7 +54,7 @@ export function knowledgeBaseSubgraph({ database, config, logger = silentLogger,
   const { providers: documentProviders } = documentSearch({ database, embedder, vectorStore, logger: logger.child("knowledge-queries") });
   const log = new KnowledgeQueryLog(database, logger.child("knowledge-query-log"));
   const { remote, close: closeRemote } = remoteKnowledgeBasesFrom(config, knowledgeBases, embedder, logger.child("knowledge-queries"));
-  const documentPassages = new DocumentPassages({ documents, providers: documentProviders, timeoutMs: config.search.providerTimeoutMs });
+  const documentPassages = new DocumentPassages({ documents, providers: documentProviders, timeoutMs: config.search.providerTimeoutMs, defaultAlpha: resolveDefaultAlpha(embedder, config.search.defaultAlpha).alpha });
   const knowledge = new KnowledgeQueries({ knowledgeBases, documents: documentPassages, remote, log });
   const passages = new PassageStore(database.prisma);
   const organizationSettings = new OrganizationSettingsStore(database.prisma);

@@ -19,6 +19,7 @@ import { AwsBackendError, type AwsProviderStatus } from "../../lib/aws/errors.js
 import type { Config } from "../../lib/config.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
+import type { HitRanking } from "../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import type { KnowledgeBase, KnowledgeBaseStore } from "./knowledge-base-store.js";
 
@@ -38,6 +39,11 @@ export interface KnowledgePassage {
   score: number;
   source: PassageSourceInfo;
   knowledgeBase: KnowledgeBase | null;
+  /**
+   * How one of our own rankings scored it, when one alone ranked it (a LOCAL knowledge base's
+   * documents at alpha 1: BM25): the unified search weighs it as that ranking's hits.
+   */
+  ranking?: HitRanking & { nativeScore: number };
 }
 
 export interface SourceReport {

@@ -13,6 +13,7 @@ import type { Database } from "../../lib/database/connect.js";
 import { documentChunkingFor } from "../../lib/documents/chunk-document.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
+import { resolveDefaultAlpha } from "../../lib/retrieval/embeddings/default-alpha.js";
 import type { DomainSearch } from "../../lib/retrieval/search-provider.js";
 import type { VectorStore } from "../../lib/retrieval/vector-stores/vector-store.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
@@ -116,6 +117,8 @@ export function knowledgeBaseSearch({ database, config, embedder, vectorStore, l
     documents: new DocumentStore(database.prisma),
     providers: [new DocumentsKeywordProvider(database.prisma, collections), ...(vectorStore ? [new DocumentsSemanticProvider(embedder, vectorStore, database.prisma, collections)] : [])],
     timeoutMs: config.search.providerTimeoutMs,
+    // A search that gives its alpha passes it on (ProviderRequest.alpha); this is for one that does not.
+    defaultAlpha: resolveDefaultAlpha(embedder, config.search.defaultAlpha).alpha,
   });
   return {
     domain: "knowledge-bases",

@@ -11,9 +11,11 @@
  *   standard deviations (clamped to [0, 1]): the scale follows how the whole list spreads, so a
  *   list's best hit reaches 1 only when it stands out from the rest.
  *
- * Providers whose scores mean the same (SearchProvider.scoreScale: both keyword providers' BM25)
+ * Providers whose scores mean the same (SearchProvider.scoreScale: the keyword providers' BM25)
  * are normalized together, over all their hits, so a document's strong match is not made equal
- * to a conversation's weak one by normalizing each list to its own best.
+ * to a conversation's weak one by normalizing each list to its own best. A hit that one of our
+ * own rankings scored inside a provider that merges sources (ProviderHit.rankedAs: the platform's
+ * documents in `knowledge-bases`) joins that ranking's scale and weighs as its kind.
  *
  * w_p = alpha for keyword-kind providers and 1 - alpha for semantic-kind ones, times the
  * provider's own weight (see `providerWeight`). A list whose scores are all equal (one hit
@@ -29,7 +31,7 @@
  * and appending the deeper window's order after it (`stitchSegments`).
  */
 
-import { FUSION_METHODS, type FusionMethod } from "../../lib/retrieval/fusion-method.js";
+import { FUSION_METHODS, providerWeight, type FusionMethod } from "../../lib/retrieval/fusion-method.js";
 import type { EntityRef, ProviderHit, ProviderKind } from "../../lib/retrieval/search-provider.js";
 
 export type { EntityRef, ProviderKind };
@@ -41,11 +43,16 @@ export interface RankedList {
   weight: number;
   /** SearchProvider.scoreScale: lists of one scale are normalized together. */
   scale?: string;
+  /**
+   * What a hit ranked as another kind of provider (ProviderHit.rankedAs) weighs in this search,
+   * by kind. Unset: such a hit weighs `weight`, like the list's others.
+   */
+  kindWeights?: Readonly<Record<ProviderKind, number>>;
   /** Best first. Rank = index + 1. */
-  hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes" | "group">[];
+  hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes" | "group" | "rankedAs">[];
 }
 
-export { FUSION_METHODS, type FusionMethod };
+export { FUSION_METHODS, providerWeight, type FusionMethod };
 
 /**
  * What a search that names no method gets (SearchInput.fusion): the best measured. On the demo's
@@ -90,9 +97,6 @@ export interface FusedHit {
   moreMatches: EntityRef[];
 }
 
-export function providerWeight(kind: ProviderKind, alpha: number, ownWeight = 1): number {
-  return (kind === "KEYWORD" ? alpha : 1 - alpha) * ownWeight;
-}
 
 const refKey = (ref: EntityRef) => `${ref.typename}:${ref.id}`;
 
@@ -104,20 +108,32 @@ export function fuseRankedLists(lists: readonly RankedList[], options: FusionOpt
   type Entry = FusedHit & { members: Map<string, { ref: EntityRef; rank: number }> };
   const fused = new Map<string, Entry>();
   const windowed = (list: RankedList) => (options.window === undefined ? list.hits : list.hits.slice(0, options.window));
-  // One normalizer per score scale: lists that measure alike are normalized over all their scores together.
-  const scaleOf = (list: RankedList) => list.scale ?? `provider:${list.provider}`;
+  // One normalizer per score scale: hits that measure alike are normalized over all their scores
+  // together, whichever lists they came in. A hit ranked as another provider would rank it
+  // (rankedAs) measures as that ranking does, and weighs as its kind.
+  const scaleOf = (list: RankedList, hit: RankedList["hits"][number]) =>
+    hit.rankedAs ? (hit.rankedAs.scoreScale ?? `provider:${list.provider}:${hit.rankedAs.kind}`) : (list.scale ?? `provider:${list.provider}`);
+  const weightOf = (list: RankedList, hit: RankedList["hits"][number]) => (hit.rankedAs ? (list.kindWeights?.[hit.rankedAs.kind] ?? list.weight) : list.weight);
   const normalizers = new Map<string, (score: number) => number>();
   if (method !== "RRF") {
     const scoresByScale = new Map<string, number[]>();
-    for (const list of lists) if (list.weight > 0) (scoresByScale.get(scaleOf(list)) ?? scoresByScale.set(scaleOf(list), []).get(scaleOf(list))!).push(...windowed(list).map((hit) => hit.nativeScore));
+    for (const list of lists) {
+      if (list.weight <= 0) continue;
+      for (const hit of windowed(list)) {
+        if (weightOf(list, hit) <= 0) continue;
+        const scale = scaleOf(list, hit);
+        (scoresByScale.get(scale) ?? scoresByScale.set(scale, []).get(scale)!).push(hit.nativeScore);
+      }
+    }
     for (const [scale, scores] of scoresByScale) normalizers.set(scale, scoreNormalizer(scores, method));
   }
   for (const list of lists) {
     if (list.weight <= 0) continue;
     const seen = new Set<string>();
     const hits = windowed(list);
-    const normalize = normalizers.get(scaleOf(list)) ?? null;
     hits.forEach((hit, index) => {
+      const weight = weightOf(list, hit);
+      if (weight <= 0) return;
       const key = options.distinct && hit.group ? `group:${hit.group}` : refKey(hit.ref);
       const rank = index + 1;
       const entry: Entry = fused.get(key) ?? { key, ref: hit.ref, score: 0, bestRank: rank, contributions: [], moreMatches: [], members: new Map() };
@@ -127,10 +143,11 @@ export function fuseRankedLists(lists: readonly RankedList[], options: FusionOpt
       // A provider votes once per item: a group's later members, or an entity it returned twice, add no score.
       if (seen.has(key)) return;
       seen.add(key);
-      const contribution = normalize ? list.weight * normalize(hit.nativeScore) : list.weight / (k + rank);
+      const normalize = normalizers.get(scaleOf(list, hit));
+      const contribution = normalize ? weight * normalize(hit.nativeScore) : weight / (k + rank);
       entry.score += contribution;
       entry.bestRank = Math.min(entry.bestRank, rank);
-      entry.contributions.push({ provider: list.provider, rank, weight: list.weight, contribution, nativeScore: hit.nativeScore });
+      entry.contributions.push({ provider: list.provider, rank, weight, contribution, nativeScore: hit.nativeScore });
     });
   }
   return [...fused.values()]

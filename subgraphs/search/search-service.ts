@@ -327,10 +327,10 @@ export class SearchService {
         // One span per provider call (when the request is traced); its attributes name the provider, never the query.
         // Everything a provider's answer depends on beyond the caller and the query's text: a
         // call is shared only with a search that asked exactly the same.
-        const request = { window, filter: filterIdentity(input.filter), typoTolerance: input.typoTolerance };
+        const request = { window, filter: filterIdentity(input.filter), typoTolerance: input.typoTolerance, alpha: input.alpha };
         const { outcome, shared } = await this.sharedCalls.run(provider.name, tenant, input.query, request, () =>
           withSpan(`search.provider ${provider.name}`, { "search.provider.name": provider.name, "search.provider.kind": provider.kind }, async (span) => {
-            const called = await this.callProvider(provider, tenant, input.query, window, input.filter, input.typoTolerance);
+            const called = await this.callProvider(provider, tenant, input.query, window, input.filter, input.typoTolerance, input.alpha);
             span?.setAttributes({ "search.provider.status": called.report.status, "search.provider.hits": called.report.returned });
             if (called.report.status === "ERROR" || called.report.status === "TIMEOUT") span?.setStatus({ code: SpanStatusCode.ERROR, message: called.report.status });
             return called;
@@ -342,7 +342,10 @@ export class SearchService {
         corrections.push(...outcome.corrections);
         if (outcome.transientSkip) selfSkipped = true;
         reports.push({ name: provider.name, kind: provider.kind, ...outcome.report });
-        if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits, ...(provider.scoreScale ? { scale: provider.scoreScale } : {}) });
+        // A hit one of our own rankings scored inside this provider (rankedAs) weighs as that
+        // ranking's kind at this search's alpha (the caller's, or the default for our embedder).
+        const kindWeights = multiplier === undefined ? undefined : { KEYWORD: providerWeight("KEYWORD", input.alpha, multiplier), SEMANTIC: providerWeight("SEMANTIC", input.alpha, multiplier) };
+        if (outcome.hits) lists.push({ provider: provider.name, kind: provider.kind, weight, hits: outcome.hits, ...(provider.scoreScale ? { scale: provider.scoreScale } : {}), ...(kindWeights ? { kindWeights } : {}) });
       }),
     );
     // Lists and reports in registry order, whatever order the providers finished in.
@@ -352,7 +355,7 @@ export class SearchService {
     return { reports, lists, selfSkipped, corrections, someListFull: lists.some((list) => list.hits.length >= window) };
   }
 
-  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number, filter: SearchFilter, typoTolerance: boolean): Promise<CallOutcome> {
+  private async callProvider(provider: SearchProvider, tenant: TenantContext, query: string, window: number, filter: SearchFilter, typoTolerance: boolean, alpha: number): Promise<CallOutcome> {
     const corrections: WordCorrection[] = [];
     const typos: Pick<ProviderRequest, "typoTolerance" | "onCorrections"> = { typoTolerance, onCorrections: (found) => void corrections.push(...found) };
     const started = performance.now();
@@ -362,7 +365,7 @@ export class SearchService {
       timer = setTimeout(() => resolve("timeout"), this.options.providerTimeoutMs);
     });
     try {
-      const outcome = await Promise.race([provider.search({ tenant, query, window, signal: controller.signal, timeoutMs: this.options.providerTimeoutMs, ...(filter.kinds || filterFieldsSet(filter).length > 0 ? { filter } : {}), ...typos }), timeout]);
+      const outcome = await Promise.race([provider.search({ tenant, query, window, alpha, signal: controller.signal, timeoutMs: this.options.providerTimeoutMs, ...(filter.kinds || filterFieldsSet(filter).length > 0 ? { filter } : {}), ...typos }), timeout]);
       const tookMs = performance.now() - started;
       if (outcome === "timeout") {
         controller.abort();

@@ -21,6 +21,8 @@ import { closeWorkerPools } from "../../lib/workers/pool.js";
 import { platformKnowledgeCommand } from "../../scripts/platform-kb.js";
 import { DocumentIngestion, knowledgeBaseSubgraph, PlatformKnowledge } from "../../subgraphs/knowledge-base/index.js";
 import { PassageStore } from "../../subgraphs/knowledge-base/passage-store.js";
+import { PLATFORM_TENANT } from "../../subgraphs/knowledge-base/document-passages.js";
+import { DocumentsKeywordProvider } from "../../subgraphs/knowledge-base/search/keyword-provider.js";
 import { documentSearch, knowledgeBaseSearch } from "../../subgraphs/knowledge-base/search.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { graphql } from "../support/graphql.js";
@@ -198,6 +200,20 @@ describe("reading a platform LOCAL knowledge base", () => {
       // The same platform passage, kept apart per organization: neither loads the other's row.
       expect(found.acme).not.toEqual(found.globex);
       expect(await passages.findByIds(gus, found.acme!)).toEqual([]);
+
+      // Ranked by BM25 alone (this embedder's measured default alpha is 1, and alpha 1 given),
+      // a passage keeps the very score documents.keyword gives its chunk as the platform ranks
+      // it, and says so, so the search weighs it on the keyword providers' scale.
+      const [bm25] = await new DocumentsKeywordProvider(db.database.prisma).search({ tenant: PLATFORM_TENANT, query: "refunds for annual plans", window: 10, signal: new AbortController().signal });
+      for (const alpha of [undefined, 1]) {
+        const [hit] = await domain.providers[0]!.search({ tenant: ada, query: "refunds for annual plans", window: 10, signal: new AbortController().signal, ...(alpha === undefined ? {} : { alpha }) });
+        expect(hit).toMatchObject({ rankedAs: { kind: "KEYWORD", scoreScale: "okapi-bm25" }, group: `Document:${platformDocumentId}` });
+        expect(hit!.nativeScore).toBe(bm25!.nativeScore);
+      }
+      // Ranked by both (a hybrid alpha), its score is the knowledge base's own fusion: no rankedAs.
+      const [hybrid] = await domain.providers[0]!.search({ tenant: ada, query: "refunds for annual plans", window: 10, signal: new AbortController().signal, alpha: 0.5 });
+      expect(hybrid!.rankedAs).toBeUndefined();
+      expect(hybrid!.nativeScore).toBeLessThanOrEqual(1);
     } finally {
       await domain.close?.();
     }

@@ -197,3 +197,43 @@ describe("score scales", () => {
     }
   });
 });
+
+describe("hits ranked as another provider would rank them (ProviderHit.rankedAs)", () => {
+  // The knowledge-bases provider (SEMANTIC, weighed as at 0.5 by default) passes on passages of the
+  // platform's documents that our BM25 alone ranked: they join the BM25 scale and weigh as keyword hits.
+  const conversations: RankedList = { ...scored("conversations.keyword", "KEYWORD", 1, [["orders", 12.0], ["payments", 8.0], ["carts", 2.0]]), scale: "okapi-bm25" };
+  const passages = (rankedAs: boolean): RankedList => ({
+    provider: "knowledge-bases",
+    kind: "SEMANTIC",
+    weight: 0.5,
+    kindWeights: { KEYWORD: 1, SEMANTIC: 0 },
+    hits: [
+      { ref: { typename: "KnowledgeBasePassage", id: "runbook" }, nativeScore: 11.0, ...(rankedAs ? { rankedAs: { kind: "KEYWORD" as const, scoreScale: "okapi-bm25" } } : {}) },
+      { ref: { typename: "KnowledgeBasePassage", id: "faq" }, nativeScore: 3.0, ...(rankedAs ? { rankedAs: { kind: "KEYWORD" as const, scoreScale: "okapi-bm25" } } : {}) },
+    ],
+  });
+
+  it("normalizes them with that scale's other hits and weighs them as that kind: one order of raw BM25 scores", () => {
+    for (const method of ["RELATIVE_SCORE", "DISTRIBUTION_SCORE"] as const) {
+      const fused = fuseRankedLists([conversations, passages(true)], { k: 60, method });
+      expect(fused.map((hit) => hit.ref.id)).toEqual(["orders", "runbook", "payments", "faq", "carts"]);
+      const normalize = scoreNormalizer([12.0, 8.0, 2.0, 11.0, 3.0], method);
+      const runbook = fused.find((hit) => hit.ref.id === "runbook")!;
+      expect(runbook.score).toBeCloseTo(normalize(11.0), 12);
+      expect(runbook.contributions).toEqual([expect.objectContaining({ provider: "knowledge-bases", weight: 1 })]);
+    }
+  });
+
+  it("without rankedAs the provider's own scale and weight apply, as before: its best passage counts half", () => {
+    const fused = fuseRankedLists([conversations, passages(false)], { k: 60, method: "RELATIVE_SCORE" });
+    expect(fused.find((hit) => hit.ref.id === "runbook")!.score).toBeCloseTo(0.5, 12);
+    expect(fused.map((hit) => hit.ref.id).slice(0, 2)).toEqual(["orders", "payments"]);
+  });
+
+  it("drops a hit whose kind this search gives no weight, and RRF weighs by its kind too", () => {
+    const semanticOnly = { ...passages(true), kindWeights: { KEYWORD: 0, SEMANTIC: 1 } };
+    expect(fuseRankedLists([conversations, semanticOnly], { k: 60, method: "RELATIVE_SCORE" }).map((hit) => hit.ref.id)).toEqual(["orders", "payments", "carts"]);
+    const rrf = fuseRankedLists([passages(true)], { k: 60, method: "RRF" });
+    expect(rrf[0]!.score).toBeCloseTo(1 / 61, 12);
+  });
+});

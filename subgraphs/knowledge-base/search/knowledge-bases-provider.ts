@@ -70,12 +70,12 @@ export class KnowledgeBasesProvider implements SearchProvider {
     this.lists = new BriefCache({ ttlMs: options.listTtlMs ?? 5_000 });
   }
 
-  async search({ tenant, query, window, signal, filter = NO_FILTER }: ProviderRequest): Promise<ProviderHit[]> {
+  async search({ tenant, query, window, signal, filter = NO_FILTER, alpha }: ProviderRequest): Promise<ProviderHit[]> {
     const bases = (await this.queryable(tenant)).filter((base) => selectedBy(base, filter) && (this.documents !== null || !isPlatformLocal(base)));
     if (bases.length === 0) return [];
     const perBase = Math.min(MAX_PER_KNOWLEDGE_BASE, window);
     const answers = await Promise.all(
-      bases.map((base) => (isPlatformLocal(base) ? this.documents!.ask(tenant, query, perBase, base, 0) : this.remote.ask(tenant, base, query, perBase, 0, signal))),
+      bases.map((base) => (isPlatformLocal(base) ? this.documents!.ask(tenant, query, perBase, base, 0, alpha) : this.remote.ask(tenant, base, query, perBase, 0, signal))),
     );
     const failed = answers.filter((answer) => answer.report.status !== "OK");
     for (const { report } of failed) this.logger.warn(`knowledge base ${report.knowledgeBase?.id} left out of a search: ${report.status} ${report.error ?? ""}`);
@@ -84,24 +84,39 @@ export class KnowledgeBasesProvider implements SearchProvider {
     }
 
     const rows = answers.flatMap(({ passages }) =>
-      passages.map((passage) => ({ knowledgeBaseId: passage.knowledgeBase!.id, text: passage.text, uri: passage.source.uri, page: passage.source.page, score: passage.score })),
+      passages.map((passage) => ({ knowledgeBaseId: passage.knowledgeBase!.id, text: passage.text, uri: passage.source.uri, page: passage.source.page, score: passage.score, ranking: passage.ranking, documentId: passage.source.documentId })),
     );
     if (rows.length === 0) return [];
     const ids = await this.passages.upsert(tenant, rows);
-    const scoreOf = new Map<string, number>();
+    const passageOf = new Map<string, (typeof rows)[number]>();
     const attributesOf = new Map<string, HitAttributes>();
     const baseOf = new Map(bases.map((base) => [base.id, base]));
-    rows.forEach((row, index) => attributesOf.set(ids[index]!, { knowledgeBaseId: row.knowledgeBaseId, category: baseOf.get(row.knowledgeBaseId)?.category ?? null }));
+    rows.forEach((row, index) => {
+      attributesOf.set(ids[index]!, { knowledgeBaseId: row.knowledgeBaseId, category: baseOf.get(row.knowledgeBaseId)?.category ?? null });
+      if (!passageOf.has(ids[index]!)) passageOf.set(ids[index]!, row);
+    });
     let offset = 0;
     const lists = answers.map(({ passages }) => {
       const listIds = ids.slice(offset, offset + passages.length);
-      passages.forEach((passage, index) => scoreOf.has(listIds[index]!) || scoreOf.set(listIds[index]!, passage.score));
       offset += passages.length;
       return { weight: 1, ids: listIds };
     });
+    // A platform passage that our BM25 alone ranked keeps its BM25 score and says so (rankedAs):
+    // the search then weighs it against the caller's conversations and documents on one scale.
     return fuseByRank(lists)
       .slice(0, window)
-      .map((hit) => ({ ref: { typename: "KnowledgeBasePassage", id: hit.id }, nativeScore: scoreOf.get(hit.id) ?? 0, attributes: attributesOf.get(hit.id)! }));
+      .map((hit) => {
+        const row = passageOf.get(hit.id);
+        const ranking = row?.ranking;
+        return {
+          ref: { typename: "KnowledgeBasePassage", id: hit.id },
+          nativeScore: ranking ? ranking.nativeScore : (row?.score ?? 0),
+          attributes: attributesOf.get(hit.id)!,
+          // A platform document's passages are one item of a distinct page, as the caller's documents' chunks are.
+          ...(row?.documentId ? { group: `Document:${row.documentId}` } : {}),
+          ...(ranking ? { rankedAs: { kind: ranking.kind, ...(ranking.scoreScale ? { scoreScale: ranking.scoreScale } : {}) } } : {}),
+        };
+      });
   }
 
   /** The knowledge bases this provider asks for the caller, reused for a few seconds per (organization, teams). */
