@@ -25,6 +25,12 @@
  * (conversations.keyword, nothing embedded), with that many passages; prints citation recall@k
  * (share of answers citing a relevant document) and writes <dataset>-<split>-answers.json.
  *
+ * `--floor 300 [--seed 7]` measures the relevance floor instead (lib/evaluation/relevance-floor.ts):
+ * 300 queries asked of the corpus without their relevant documents, every query of the whole
+ * corpus, keyword only; prints, by floor, how often a top hit passes with nothing relevant left
+ * (false positives) and how often a relevant top hit falls below (misses). Writes
+ * <dataset>-<split>-relevance-floor.json.
+ *
  * `--partition conversations=0.4,documents=0.4,knowledge-base=0.2 [--seed 7] [--fusions rrf,relative,distribution]`
  * measures the promise of one search over many sources instead: the corpus split at random
  * (seeded) across conversations, uploaded documents and a platform LOCAL knowledge base of one
@@ -41,7 +47,7 @@ import { loadBeirDataset } from "../lib/evaluation/beir.js";
 import { BEIR_DATASETS_URL, DEFAULT_DATASETS_DIRECTORY, fetchBeirDataset } from "../lib/evaluation/beir-download.js";
 import { renderMarkdownTable } from "../lib/evaluation/markdown-table.js";
 import { DOCUMENT_PROVIDERS, documentStatuses, ingestAsDocuments, mapChunksToDocuments, mapPassagesToDocuments } from "../lib/evaluation/document-evaluation.js";
-import { evaluateAlpha, indexCorpus, ingestCorpus, type EvaluateOptions, type EvaluationRow, type IngestedCorpus } from "../lib/evaluation/search-evaluation.js";
+import { createEvaluationOrganization, evaluateAlpha, indexCorpus, ingestConversations, ingestCorpus, type EvaluateOptions, type EvaluationRow, type IngestedCorpus } from "../lib/evaluation/search-evaluation.js";
 import { renderLinePlot } from "../lib/evaluation/svg-plot.js";
 import { misspell } from "../lib/evaluation/typos.js";
 import { createLogger } from "../lib/logger.js";
@@ -54,6 +60,7 @@ import { NoResultCache } from "../lib/cache/result-cache.js";
 import { evaluateAnswers, type AnswerEvaluationRow, type EvaluatedAnswers } from "../lib/evaluation/answer-evaluation.js";
 import { createHighlightLoader } from "../subgraphs/search/highlights.js";
 import { comparePartitioned, FUSIONS, ingestPartitioned, parsePartition, type PartitionShare, type PartitionedCorpus, type PartitionedRow } from "../lib/evaluation/partitioned-evaluation.js";
+import { floorTable, holdOut, sampleFloor, type RelevanceSearch } from "../lib/evaluation/relevance-floor.js";
 import { PlatformKnowledge } from "../subgraphs/knowledge-base/platform-knowledge.js";
 
 /** A row of a run at given alphas (every run but the partitioned one, whose rows may be at the default). */
@@ -77,6 +84,7 @@ runMain(async () => {
       partition: { type: "string" },
       seed: { type: "string", default: "7" },
       fusions: { type: "string" },
+      floor: { type: "string" },
     },
   });
   const given = [values.dataset, values.path ?? positionals[0]].filter((value) => value !== undefined);
@@ -98,7 +106,7 @@ runMain(async () => {
   const fusions = values.fusions === undefined ? [null] : values.fusions.split(",").map((name) => name.trim());
   for (const fusion of fusions) if (fusion !== null && !(fusion in FUSIONS)) throw new ConfigError("--fusions", `must be among ${Object.keys(FUSIONS).join(", ")}, got "${fusion}"`);
   if (values.fusions !== undefined && !partition) throw new ConfigError("--fusions", "compares fusions in a partitioned run: add --partition");
-  if (partition && (values.typos !== undefined || values.answers !== undefined || values.as !== "conversations")) throw new ConfigError("--partition", "is a run of its own: leave out --as, --typos and --answers");
+  if (partition && (values.typos !== undefined || values.answers !== undefined || values.floor !== undefined || values.as !== "conversations")) throw new ConfigError("--partition", "is a run of its own: leave out --as, --typos, --answers and --floor");
 
   // Provider timeouts are for interactive traffic; an evaluation wants every provider's answer.
   const config = loadConfig({ ...process.env, SEARCH_INDEXER: "false", SEARCH_PROVIDER_TIMEOUT_MS: "60000" });
@@ -145,6 +153,12 @@ runMain(async () => {
     if (values.typos !== undefined) {
       if (as !== "conversations") throw new ConfigError("--typos", "measures the conversations keyword provider: leave out --as documents");
       await evaluateTypos(search.service, dataset, corpus, Number(values.typos), path.resolve(values.out), database.kind);
+      return;
+    }
+
+    if (values.floor !== undefined) {
+      if (as !== "conversations") throw new ConfigError("--floor", "measures the keyword relevance of conversations: leave out --as documents");
+      await evaluateFloor(search.service, database, dataset, corpus, values.floor, seed, path.resolve(values.out));
       return;
     }
 
@@ -237,6 +251,57 @@ function writeResults(base: string, results: Results): void {
  * Keyword only (alpha 1): the typo tolerance acts on keyword providers, and the semantic ones
  * would blur what it changes. Prints the table and writes <dataset>-<split>-typos.json.
  */
+/**
+ * The relevance floor (lib/evaluation/relevance-floor.ts): `count` queries asked of the corpus
+ * without their relevant documents (false positives) and every query of the whole corpus
+ * (misses), keyword only; prints both rates by floor and writes <dataset>-<split>-relevance-floor.json.
+ */
+async function evaluateFloor(service: RelevanceSearch, database: Database, dataset: Awaited<ReturnType<typeof loadBeirDataset>>, whole: IngestedCorpus, countText: string, seed: number, outDir: string): Promise<void> {
+  const count = Number(countText);
+  if (!Number.isInteger(count) || count < 1 || count > dataset.queries.length) throw new ConfigError("--floor", `must be a number of queries from 1 to ${dataset.queries.length}, got "${countText}"`);
+  const providers = ["conversations.keyword"];
+  const held = holdOut(dataset, count, seed);
+  const reduced: IngestedCorpus = { tenant: await createEvaluationOrganization(database, `${dataset.name}-held-out`, `Evaluation (held out): ${dataset.name}`), documentIdOf: new Map() };
+  try {
+    const ingestBar = progressBar("ingest without the held-out queries' relevant documents", held.corpus.length);
+    await ingestConversations(database, reduced, held.corpus, (done) => ingestBar.update(done));
+    ingestBar.finish(`${held.corpus.length} documents (${held.removed} removed)`);
+    const heldBar = progressBar("held-out queries", held.queries.length);
+    const heldOut = await sampleFloor(service, reduced.tenant, held.queries, reduced.documentIdOf, dataset, providers, (done) => heldBar.update(done));
+    heldBar.finish("");
+    const wholeBar = progressBar("every query, whole corpus", dataset.queries.length);
+    const sampled = await sampleFloor(service, whole.tenant, dataset.queries, whole.documentIdOf, dataset, providers, (done) => wholeBar.update(done));
+    wholeBar.finish("");
+    const floors = Array.from({ length: 15 }, (_, index) => Math.round((0.15 + index * 0.05) * 100) / 100);
+    const rows = floorTable(heldOut, sampled, floors);
+    const relevantTop = sampled.filter((sample) => sample.topRelevant).length;
+    const base = path.join(outDir, `${dataset.name}-${dataset.split}-relevance-floor`);
+    fs.mkdirSync(outDir, { recursive: true });
+    fs.writeFileSync(
+      `${base}.json`,
+      `${JSON.stringify({ dataset: dataset.name, split: dataset.split, documents: dataset.corpus.length, seed, heldOutQueries: held.queries.length, removedDocuments: held.removed, queries: sampled.length, relevantTop, database: database.kind, providers, rows, heldOut, whole: sampled }, null, 2)}
+`,
+    );
+    const table = renderMarkdownTable(
+      ["floor", "false positives (held-out queries whose top hit passes)", "misses (relevant top hits below it)"],
+      rows.map((row) => [row.floor.toFixed(2), row.falsePositives.toFixed(3), row.misses.toFixed(3)]),
+    );
+    process.stdout.write(
+      `
+${dataset.name} ${dataset.split}, keyword only: ${held.queries.length} queries (seed ${seed}) asked without their ${held.removed} relevant documents; ` +
+        `${sampled.length} queries of the whole corpus, ${relevantTop} with a relevant first hit; ${database.kind}
+
+${table}
+`,
+    );
+    process.stderr.write(`
+wrote ${path.relative(process.cwd(), base)}.json
+`);
+  } finally {
+    if (database.kind === "postgres") await database.prisma.organization.delete({ where: { id: reduced.tenant.organizationId } }).catch(() => undefined);
+  }
+}
+
 async function evaluateTypos(service: Parameters<typeof evaluateAlpha>[0], dataset: Awaited<ReturnType<typeof loadBeirDataset>>, corpus: IngestedCorpus, seed: number, outDir: string, databaseKind: string): Promise<void> {
   if (!Number.isInteger(seed)) throw new ConfigError("--typos", "must be an integer seed, e.g. --typos 20");
   const misspelled = new Map(dataset.queries.map((query, index) => [query.id, misspell(query.text, seed * 100_003 + index)]));

@@ -26,9 +26,25 @@ export interface JudgedOutcome {
   firstHit: string;
 }
 
-export function loadDemoJudgedQueries(): JudgedQuery[] {
+/** A question the data holds nothing about: its search should say nothing matched well (SearchResult.weakMatches). */
+export interface OutsideQuery {
+  query: string;
+  why: string;
+  /** Set when the default relevance floor calls its matches strong today: why. */
+  miss?: string;
+}
+
+function readDemoJudgements(): { queries: JudgedQuery[]; outside: OutsideQuery[] } {
   const file = besideModule("./demo-judged-queries.json", import.meta.url);
-  return (JSON.parse(fs.readFileSync(file, "utf8")) as { queries: JudgedQuery[] }).queries;
+  return JSON.parse(fs.readFileSync(file, "utf8")) as { queries: JudgedQuery[]; outside: OutsideQuery[] };
+}
+
+export function loadDemoJudgedQueries(): JudgedQuery[] {
+  return readDemoJudgements().queries;
+}
+
+export function loadDemoOutsideQueries(): OutsideQuery[] {
+  return readDemoJudgements().outside;
 }
 
 export function describeItem(item: JudgedItem | undefined): string {

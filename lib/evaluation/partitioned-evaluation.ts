@@ -59,12 +59,7 @@ export function parsePartition(spec: string): PartitionShare[] {
  * before it, so the sizes add up to the corpus and each is within one document of its share.
  */
 export function partitionCorpus<T>(documents: readonly T[], shares: readonly PartitionShare[], seed: number): Map<Partition, T[]> {
-  const random = mulberry32(seed);
-  const shuffled = [...documents];
-  for (let index = shuffled.length - 1; index > 0; index--) {
-    const other = Math.floor(random() * (index + 1));
-    [shuffled[index], shuffled[other]] = [shuffled[other]!, shuffled[index]!];
-  }
+  const shuffled = seededShuffle(documents, seed);
   const parts = new Map<Partition, T[]>();
   let cumulative = 0;
   let start = 0;
@@ -75,6 +70,17 @@ export function partitionCorpus<T>(documents: readonly T[], shares: readonly Par
     start = end;
   });
   return parts;
+}
+
+/** A copy of `items` in an order that depends only on `seed` (Fisher-Yates driven by mulberry32). */
+export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
+  const random = mulberry32(seed);
+  const shuffled = [...items];
+  for (let index = shuffled.length - 1; index > 0; index--) {
+    const other = Math.floor(random() * (index + 1));
+    [shuffled[index], shuffled[other]] = [shuffled[other]!, shuffled[index]!];
+  }
+  return shuffled;
 }
 
 /** What the evaluation needs of the product to upload files: a user's upload, and the platform operator's. */

@@ -44,6 +44,50 @@ export function bm25PostingScoreSql(weight: Prisma.Sql, tf: Prisma.Sql, length: 
   return Prisma.sql`${weight} * ${tf} / (${tf} + ${BM25_K1 * (1 - BM25_B)}::float8 + ${lengthFactor}::float8 * ${length})`;
 }
 
+/** A term's idf as the statements compute it (bm25TermWeightSql divided by k1 + 1). */
+export function bm25Idf(df: number, documents: number): number {
+  return Math.log(1 + (Math.max(documents, df) - df + 0.5) / (df + 0.5));
+}
+
+/**
+ * What a query asks for, in BM25 points: the most a text can score for it, each of its words
+ * repeated without end ((k1 + 1) · idf each, the bound of BM25's term-frequency saturation), so
+ * a hit's score divided by it reads 0 to 1 whatever the query and the collection
+ * (`bm25Relevance`): the idf-weighted mean of how saturated each query word is in the hit,
+ * tf / (tf + k1 · (1 − b + b · len / avglen)). A word that occurs once in a text of average
+ * length is saturated to 1 / (1 + k1) = 0.45, three times to 0.71; a word the text lacks, 0.
+ * Repeating one word of the query cannot make up for another's absence, as a plain share of the
+ * summed idfs (where one word's saturation may reach 2.2 times its idf) would let it.
+ *
+ * - A word of the query found in the collection counts its idf.
+ * - A word found nowhere counts the idf of a term in no document, the most a word can weigh: a
+ *   query about something the collection does not hold ("refund timing" where nothing mentions
+ *   refunds) then covers little, however well its other words match.
+ * - A misspelled word that typo tolerance corrected counts as its best correction (boost · idf),
+ *   what the search looked for in its place, instead of as a word found nowhere.
+ *
+ * `terms` are the query's own lexemes with their document frequencies (0 for none), as the
+ * statement counted them; `corrections` the corrections it found in documents.
+ */
+export function queryInformation(terms: readonly { df: number }[], corrections: readonly { typed: string; boost: number; documents: number }[], documents: number): number {
+  const bestCorrection = new Map<string, number>();
+  for (const correction of corrections) {
+    const weight = correction.boost * bm25Idf(correction.documents, documents);
+    bestCorrection.set(correction.typed, Math.max(bestCorrection.get(correction.typed) ?? 0, weight));
+  }
+  const absent = terms.filter((term) => !(term.df > 0)).length;
+  let information = terms.reduce((sum, term) => sum + (term.df > 0 ? bm25Idf(term.df, documents) : 0), 0);
+  information += Math.max(0, absent - bestCorrection.size) * bm25Idf(0, documents);
+  for (const weight of bestCorrection.values()) information += weight;
+  return (BM25_K1 + 1) * information;
+}
+
+/** A hit's score as a share of what its query asks for (queryInformation), within 0..1; undefined when the query asks for nothing. */
+export function bm25Relevance(score: number, information: number): number | undefined {
+  if (!(information > 0) || !Number.isFinite(score)) return undefined;
+  return Math.min(1, Math.max(0, score / information));
+}
+
 export interface CommonTermFrequenciesOptions {
   /** How long a collection's terms are kept, from the first one remembered (then all are counted again). */
   ttlMs: number;

@@ -54,6 +54,12 @@ export interface ProviderHit {
    * provider's own kind and scale.
    */
   rankedAs?: HitRanking;
+  /**
+   * How much of the query the hit covers, 0 to 1, comparable across queries (unlike
+   * `nativeScore`): the keyword providers' BM25 score as a share of what the query asks for
+   * (lib/retrieval/bm25.ts, queryInformation). Unset: the provider does not measure it.
+   */
+  relevance?: number;
 }
 
 /** The kind and score scale a hit was ranked with (ProviderHit.rankedAs). */

@@ -90,6 +90,9 @@ export class DocumentPassages {
     const [sole] = chunkHits.length === 1 ? chunkHits : [];
     const nativeOf = sole ? new Map(sole.hits.map((hit) => [hit.ref.id, hit.nativeScore])) : null;
     const ranking: HitRanking | null = sole ? { kind: sole.provider.kind, ...(sole.provider.scoreScale ? { scoreScale: sole.provider.scoreScale } : {}) } : null;
+    // How much of the query a chunk covers, from whichever ranking measures it (the keyword one).
+    const relevanceOf = new Map<string, number>();
+    for (const { hits } of chunkHits) for (const hit of hits) if (hit.relevance !== undefined) relevanceOf.set(hit.ref.id, Math.max(hit.relevance, relevanceOf.get(hit.ref.id) ?? 0));
     // Scope-checked reads, as the caller: a chunk the caller may not see (or one deleted since) drops out here.
     const chunks = await this.deps.documents.findChunksByIds(tenant, fused.map((hit) => hit.id));
     const documents = await this.deps.documents.findByIds(tenant, [...new Set(chunks.map((chunk) => chunk.documentId))]);
@@ -106,6 +109,7 @@ export class DocumentPassages {
         source: { documentId: document.id, chunkId: chunk.id, fileName: document.fileName, uri: null, headingPath: chunk.headingPath, page: chunk.page },
         knowledgeBase: base,
         ...(ranking && nativeOf ? { ranking: { ...ranking, nativeScore: nativeOf.get(hit.id)! } } : {}),
+        ...(relevanceOf.has(hit.id) ? { relevance: relevanceOf.get(hit.id)! } : {}),
       });
       if (passages.length >= limit) break;
     }

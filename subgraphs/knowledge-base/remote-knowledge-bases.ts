@@ -44,6 +44,8 @@ export interface KnowledgePassage {
    * documents at alpha 1: BM25): the unified search weighs it as that ranking's hits.
    */
   ranking?: HitRanking & { nativeScore: number };
+  /** How much of the query it covers, 0 to 1 (ProviderHit.relevance), when a ranking of ours measured it. */
+  relevance?: number;
 }
 
 export interface SourceReport {

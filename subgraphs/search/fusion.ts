@@ -49,7 +49,7 @@ export interface RankedList {
    */
   kindWeights?: Readonly<Record<ProviderKind, number>>;
   /** Best first. Rank = index + 1. */
-  hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes" | "group" | "rankedAs">[];
+  hits: Pick<ProviderHit, "ref" | "nativeScore" | "attributes" | "group" | "rankedAs" | "relevance">[];
 }
 
 export { FUSION_METHODS, providerWeight, type FusionMethod };
@@ -95,6 +95,8 @@ export interface FusedHit {
   contributions: Contribution[];
   /** The group's other members any provider returned, best rank first (distinct only; else empty). */
   moreMatches: EntityRef[];
+  /** The best ProviderHit.relevance any of its hits carried (0 to 1); unset when none measured it. */
+  relevance?: number;
 }
 
 
@@ -138,6 +140,7 @@ export function fuseRankedLists(lists: readonly RankedList[], options: FusionOpt
       const rank = index + 1;
       const entry: Entry = fused.get(key) ?? { key, ref: hit.ref, score: 0, bestRank: rank, contributions: [], moreMatches: [], members: new Map() };
       fused.set(key, entry);
+      if (hit.relevance !== undefined && Number.isFinite(hit.relevance)) entry.relevance = Math.max(entry.relevance ?? 0, Math.min(1, Math.max(0, hit.relevance)));
       const member = entry.members.get(refKey(hit.ref));
       if (!member || rank < member.rank) entry.members.set(refKey(hit.ref), { ref: hit.ref, rank });
       // A provider votes once per item: a group's later members, or an entity it returned twice, add no score.

@@ -32,6 +32,15 @@ export const MAX_WINDOW = 1_000;
  * (fusion.ts), which two hits cannot show, and RRF sums ranks that a shallow window cuts off.
  */
 export const MIN_WINDOW = 40;
+/**
+ * The relevance (ProviderHit.relevance: the share of what the query asks for that a hit's BM25
+ * covers) below which a hit is a weak match, when the search names none (SearchInput.relevanceFloor).
+ * Chosen by measurement (npm run eval -- --floor, docs/search.md "Relevance floor"): on SciFact,
+ * where it balances the two errors (3 in 10 unanswerable queries pass it, 3 in 10 relevant top hits
+ * fall below it), and on the demo, where all 20 judged questions pass it and the questions it does
+ * not hold fall below it (test/integration/demo-judged-queries.test.ts).
+ */
+export const DEFAULT_RELEVANCE_FLOOR = 0.4;
 /** Windows at least double from MIN_WINDOW to MAX_WINDOW, so a genuine cursor never holds more segments than this. */
 const MAX_SEGMENTS = 12;
 
@@ -48,6 +57,8 @@ export interface SearchInput {
   distinct?: boolean | null;
   rrfK?: number | null;
   minScore?: number | null;
+  /** The relevance below which hits count as weak matches (SearchResultData.weakMatches); default DEFAULT_RELEVANCE_FLOOR. */
+  relevanceFloor?: number | null;
   filter?: SearchFilterInput | null;
   /** Expand misspelled words and suggest a corrected query (default true). */
   typoTolerance?: boolean | null;
@@ -78,6 +89,8 @@ export interface SearchHitData {
   explanation: Contribution[];
   /** The hit's group's other members (a document's other matching chunks), best first; absent in pages cached before it existed. */
   moreMatches?: EntityRef[];
+  /** How much of the query it covers, 0 to 1 (ProviderHit.relevance, the best of its hits); null when no provider measured it. */
+  relevance?: number | null;
 }
 
 export interface SearchResultData {
@@ -98,6 +111,14 @@ export interface SearchResultData {
    * when nothing was corrected (absent in pages cached before it existed).
    */
   corrections?: QueryCorrection[];
+  /**
+   * Whether nothing matched well: no hit of the fused list (every page of it, not this page only)
+   * reaches the relevance floor, and every hit's relevance was measured (an empty list included).
+   * Absent in pages cached before it existed.
+   */
+  weakMatches?: boolean;
+  /** The floor `weakMatches` was judged by. */
+  relevanceFloor?: number;
 }
 
 interface NormalizedInput {
@@ -110,6 +131,7 @@ interface NormalizedInput {
   distinct: boolean;
   rrfK: number;
   minScore: number | null;
+  relevanceFloor: number;
   filter: SearchFilter;
   typoTolerance: boolean;
   latency: ProviderLatency | null;
@@ -282,7 +304,7 @@ export class SearchService {
     const queryCorrected = input.typoTolerance ? queryCorrections(input.query, corrections) : [];
     const result: SearchResultData = {
       query: input.query,
-      hits: page.map((hit) => ({ score: hit.score, ref: hit.ref, explanation: hit.contributions, moreMatches: hit.moreMatches })),
+      hits: page.map((hit) => ({ score: hit.score, ref: hit.ref, explanation: hit.contributions, moreMatches: hit.moreMatches, relevance: hit.relevance ?? null })),
       pageInfo: {
         hasNextPage,
         hasPreviousPage: input.offset > 0,
@@ -295,6 +317,8 @@ export class SearchService {
       ...(facets ? { facets } : {}),
       suggestion: suggestQuery(input.query, queryCorrected),
       corrections: queryCorrected,
+      weakMatches: fused.every((hit) => hit.relevance !== undefined && hit.relevance < input.relevanceFloor),
+      relevanceFloor: input.relevanceFloor,
     };
     // A degraded answer (a provider failed or timed out) is not cached: the next request may do better.
     // So is one where a provider skipped itself (breaker open, budget spent): that passes too.
@@ -403,6 +427,8 @@ export class SearchService {
     if (!Number.isInteger(rrfK) || rrfK < 1) throw badUserInput("input.rrfK", `must be at least 1, got ${rrfK}`);
     const minScore = raw.minScore ?? null;
     if (minScore !== null && !Number.isFinite(minScore)) throw badUserInput("input.minScore", `must be a finite number, got ${minScore}`);
+    const relevanceFloor = raw.relevanceFloor ?? DEFAULT_RELEVANCE_FLOOR;
+    if (!Number.isFinite(relevanceFloor) || relevanceFloor < 0 || relevanceFloor > 1) throw badUserInput("input.relevanceFloor", `must be between 0 and 1, got ${relevanceFloor}`);
     const typoTolerance = raw.typoTolerance ?? true;
 
     const known = [...this.providers.keys()];
@@ -470,7 +496,7 @@ export class SearchService {
     const current = segments.at(-1)?.window ?? 0;
     if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
-    return { query, alpha, alphaIsDefault, limit, fusion, distinct, rrfK, minScore, filter, typoTolerance, latency, multipliers, listHash, offset, segments };
+    return { query, alpha, alphaIsDefault, limit, fusion, distinct, rrfK, minScore, relevanceFloor, filter, typoTolerance, latency, multipliers, listHash, offset, segments };
   }
 
   /**
@@ -494,7 +520,8 @@ export class SearchService {
   private cacheKey(tenant: TenantContext, input: NormalizedInput, withFacets: boolean): string {
     const scope = [tenant.organizationId, tenant.userId, [...tenant.teamIds].sort()];
     // The filter is in listHash; pages with facets are kept apart so pages without stay small.
-    const page = [input.listHash, input.query, input.offset, input.limit, input.segments.map((s) => [s.window, s.start]), withFacets];
+    // The floor changes weakMatches only, not the list: it is the page's, not the cursor's.
+    const page = [input.listHash, input.query, input.offset, input.limit, input.segments.map((s) => [s.window, s.start]), withFacets, input.relevanceFloor];
     return `search:v1:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
   }
 

@@ -1,14 +1,15 @@
 /**
  * The demo organization's judged questions (lib/evaluation/demo-judged-queries.json) at default
  * settings: no alpha, no fusion method, no weights, as the web app and a first GraphQL query ask.
- * Each must put first what a person would open. Through the search service with every provider
+ * Each must put first what a person would open, and none may be called a weak match; questions
+ * the demo holds nothing about must be (SearchResult.weakMatches). Through the search service with every provider
  * of the one-process stack (the keyword ones answer at the default alpha), on the seeded demo.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { NoResultCache } from "../../lib/cache/result-cache.js";
 import { loadConfig } from "../../lib/config.js";
 import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../../lib/demo-data/organization.js";
-import { judgeFirstHits, loadDemoJudgedQueries, type JudgedItem } from "../../lib/evaluation/judged-queries.js";
+import { judgeFirstHits, loadDemoJudgedQueries, loadDemoOutsideQueries, type JudgedItem } from "../../lib/evaluation/judged-queries.js";
 import { silentLogger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
@@ -66,5 +67,16 @@ describe("judged demo questions at default settings", () => {
     // Exactly the misses the data names: a fixed one is a test to update, a new one a failure.
     expect(missed.map((outcome) => outcome.query)).toEqual(queries.filter((judged) => judged.miss).map((judged) => judged.query));
     expect(missed.length).toBeLessThanOrEqual(1);
+  }, 120_000);
+
+  it("says nothing matched well for the questions the demo holds nothing about, and never for the judged ones", async () => {
+    const weak = async (query: string) => (await search.service.search(tenant, { query, limit: 1 })).weakMatches;
+    for (const judged of loadDemoJudgedQueries()) expect([judged.query, await weak(judged.query)]).toEqual([judged.query, false]);
+    const outside = loadDemoOutsideQueries();
+    const strongAnyway: string[] = [];
+    for (const question of outside) if (!(await weak(question.query))) strongAnyway.push(question.query);
+    // Exactly the misses the data names, as above.
+    expect(strongAnyway).toEqual(outside.filter((question) => question.miss).map((question) => question.query));
+    expect(outside.length - strongAnyway.length).toBeGreaterThanOrEqual(4);
   }, 120_000);
 });

@@ -30,7 +30,7 @@
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
-import { BM25_SCORE_SCALE, bm25PostingScoreSql, bm25TermWeightSql, CommonTermFrequencies, NONE_KNOWN, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
+import { BM25_SCORE_SCALE, bm25PostingScoreSql, bm25Relevance, bm25TermWeightSql, queryInformation, CommonTermFrequencies, NONE_KNOWN, type KnownTermFrequencies } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { conversationFilterSql, hasConversationFilter } from "./conversation-filter.js";
@@ -136,7 +136,7 @@ export class ConversationsKeywordProvider implements SearchProvider {
     const { hits, counted, corrections } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined, filter, typoTolerance);
     if (keeping) this.commonTerms.remember(organizationId, counted);
     if (corrections.length > 0) onCorrections?.(corrections);
-    return hits.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score, ...(row.attributes ? { attributes: row.attributes } : {}) }));
+    return hits.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score, ...(row.attributes ? { attributes: row.attributes } : {}), ...(row.relevance !== undefined ? { relevance: row.relevance } : {}) }));
   }
 
   private collectionStatistics(db: TenantReader, organizationId: string): Promise<CollectionStatistics> {
@@ -173,7 +173,7 @@ export async function scorePostings(
   reportFromDf = Number.MAX_SAFE_INTEGER,
   filter: SearchFilter = NO_FILTER,
   typoTolerance = false,
-): Promise<{ hits: { id: string; score: number; attributes: HitAttributes | undefined }[]; counted: { term: string; df: number }[]; corrections: WordCorrection[] }> {
+): Promise<{ hits: { id: string; score: number; attributes: HitAttributes | undefined; relevance?: number }[]; counted: { term: string; df: number }[]; corrections: WordCorrection[] }> {
   const filtered = hasConversationFilter(filter);
   const weight = bm25TermWeightSql(Prisma.raw("t.df"), collection.documents);
   const postingScore = bm25PostingScoreSql(Prisma.raw("t.weight"), Prisma.raw("p.tf"), Prisma.raw("p.document_length"), collection.averageLength);
@@ -218,11 +218,13 @@ export async function scorePostings(
     FROM ranked r LEFT JOIN conversations c ON c.organization_id = ${organizationId} AND c.id = r.conversation_id
     UNION ALL
     SELECT NULL, df, term, was_counted AND df >= ${reportFromDf}::float8, typed, word, boost, NULL, NULL, NULL FROM counted
-    WHERE (was_counted AND df >= ${reportFromDf}::float8) OR (typed IS NOT NULL AND df > 0)`,
+    WHERE typed IS NULL OR df > 0`,
   );
-  const hits: { id: string; score: number; attributes: HitAttributes | undefined }[] = [];
+  const hits: { id: string; score: number; attributes: HitAttributes | undefined; relevance?: number }[] = [];
   const counted: { term: string; df: number }[] = [];
   const corrections: WordCorrection[] = [];
+  // The query's own lexemes (found or not) with their dfs: what the query asks for (relevance).
+  const queryTerms: { df: number }[] = [];
   for (const row of rows) {
     if (row.id !== null) {
       hits.push({ id: row.id, score: Number(row.score), attributes: conversationAttributes(row) });
@@ -230,9 +232,15 @@ export async function scorePostings(
     }
     if (row.counted) counted.push({ term: row.term!, df: Number(row.score) });
     if (row.typed !== null) corrections.push({ typed: row.typed, word: row.word!, term: row.term!, boost: Number(row.boost), documents: Number(row.score) });
+    else queryTerms.push({ df: Number(row.score) });
   }
   // ranked's order, restated: UNION ALL promises none. Lowercase hex uuids compare as PostgreSQL orders uuids.
   hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const information = queryInformation(queryTerms, corrections, collection.documents);
+  for (const hit of hits) {
+    const relevance = bm25Relevance(hit.score, information);
+    if (relevance !== undefined) hit.relevance = relevance;
+  }
   return { hits, counted, corrections };
 }
 

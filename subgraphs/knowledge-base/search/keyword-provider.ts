@@ -26,7 +26,7 @@
  */
 import { Prisma, type PrismaClient } from "../../../generated/prisma/client.js";
 import { queryPrepared, withTenantReads, type TenantReader } from "../../../lib/database/tenant-reads.js";
-import { BM25_SCORE_SCALE, bm25PostingScoreSql, bm25TermWeightSql } from "../../../lib/retrieval/bm25.js";
+import { BM25_SCORE_SCALE, bm25PostingScoreSql, bm25Relevance, bm25TermWeightSql, queryInformation } from "../../../lib/retrieval/bm25.js";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { NO_FILTER, type FilterField, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { DOCUMENT_ATTRIBUTE_COLUMNS, DOCUMENT_ATTRIBUTE_COLUMN_COUNT, documentChunkHit, documentFilterSql, hasDocumentFilter, type DocumentAttributeRow } from "./document-filter.js";
@@ -96,7 +96,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
       WITH not_ready AS MATERIALIZED (
         SELECT id FROM documents WHERE organization_id = ${organizationId} AND status <> 'READY'
       ),
-      terms AS MATERIALIZED (
+      query_terms AS MATERIALIZED (
         SELECT t.term, ${weight} * t.boost AS weight, t.typed, t.word, t.boost, f.df
         FROM (${queryTermsSql(organizationId, query, typoTolerance)}) t
         CROSS JOIN LATERAL (
@@ -105,7 +105,9 @@ export class DocumentsKeywordProvider implements SearchProvider {
             AND (p.owner_id = ${userId} OR p.team_id = ANY(${teamIds}::text[]))
             AND p.document_id NOT IN (SELECT id FROM not_ready)
         ) f
-        WHERE f.df > 0
+      ),
+      terms AS MATERIALIZED (
+        SELECT * FROM query_terms WHERE df > 0
       ),
       ranked AS (
         SELECT p.chunk_id, sum(${postingScore}) AS score
@@ -123,16 +125,23 @@ export class DocumentsKeywordProvider implements SearchProvider {
       LEFT JOIN document_chunks c ON c.organization_id = ${organizationId} AND c.id = r.chunk_id
       LEFT JOIN documents d ON d.organization_id = c.organization_id AND d.id = c.document_id
       UNION ALL
-      SELECT NULL, df, term, typed, word, boost, ${Prisma.raw(Array(DOCUMENT_ATTRIBUTE_COLUMN_COUNT).fill("NULL").join(", "))} FROM terms WHERE typed IS NOT NULL`,
+      SELECT NULL, df, term, typed, word, boost, ${Prisma.raw(Array(DOCUMENT_ATTRIBUTE_COLUMN_COUNT).fill("NULL").join(", "))} FROM query_terms WHERE typed IS NULL OR df > 0`,
     );
     const hits: ProviderHit[] = [];
     const corrections: WordCorrection[] = [];
+    // The query's own lexemes (found or not) with their dfs: what the query asks for (relevance).
+    const queryTerms: { df: number }[] = [];
     for (const row of rows) {
-      if (row.id !== null) {
-        hits.push(documentChunkHit(row.id, Number(row.score), row));
-      } else corrections.push({ typed: row.typed!, word: row.word!, term: row.term!, boost: Number(row.boost), documents: Number(row.score) });
+      if (row.id !== null) hits.push(documentChunkHit(row.id, Number(row.score), row));
+      else if (row.typed !== null) corrections.push({ typed: row.typed, word: row.word!, term: row.term!, boost: Number(row.boost), documents: Number(row.score) });
+      else queryTerms.push({ df: Number(row.score) });
     }
     if (corrections.length > 0) onCorrections?.(corrections);
+    const information = queryInformation(queryTerms, corrections, collection.chunks);
+    for (const hit of hits) {
+      const relevance = bm25Relevance(hit.nativeScore, information);
+      if (relevance !== undefined) hit.relevance = relevance;
+    }
     // ranked's order, restated: UNION ALL promises none.
     return hits.sort((a, b) => b.nativeScore - a.nativeScore || (a.ref.id < b.ref.id ? -1 : a.ref.id > b.ref.id ? 1 : 0));
   }

@@ -84,7 +84,7 @@ export class KnowledgeBasesProvider implements SearchProvider {
     }
 
     const rows = answers.flatMap(({ passages }) =>
-      passages.map((passage) => ({ knowledgeBaseId: passage.knowledgeBase!.id, text: passage.text, uri: passage.source.uri, page: passage.source.page, score: passage.score, ranking: passage.ranking, documentId: passage.source.documentId })),
+      passages.map((passage) => ({ knowledgeBaseId: passage.knowledgeBase!.id, text: passage.text, uri: passage.source.uri, page: passage.source.page, score: passage.score, ranking: passage.ranking, relevance: passage.relevance, documentId: passage.source.documentId })),
     );
     if (rows.length === 0) return [];
     const ids = await this.passages.upsert(tenant, rows);
@@ -114,6 +114,7 @@ export class KnowledgeBasesProvider implements SearchProvider {
           attributes: attributesOf.get(hit.id)!,
           // A platform document's passages are one item of a distinct page, as the caller's documents' chunks are.
           ...(row?.documentId ? { group: `Document:${row.documentId}` } : {}),
+          ...(row?.relevance !== undefined ? { relevance: row.relevance } : {}),
           ...(ranking ? { rankedAs: { kind: ranking.kind, ...(ranking.scoreScale ? { scoreScale: ranking.scoreScale } : {}) } } : {}),
         };
       });
