@@ -69,6 +69,11 @@ export interface HitRanking {
   scoreScale?: string;
 }
 
+/** One string per ranking (kind and scale), "" for a provider's own: hits of one key form one ranked list. */
+export function rankingKey(ranking: HitRanking | undefined): string {
+  return ranking ? `${ranking.kind}\u0000${ranking.scoreScale ?? ""}` : "";
+}
+
 export interface ProviderRequest {
   tenant: TenantContext;
   query: string;

@@ -1,8 +1,11 @@
 /**
  * Documents as one source of passages: the documents domain's providers (keyword and semantic,
- * from ./search.ts) ranked and fused with weighted RRF, then read back under the caller's access
- * scope. The agent-facing knowledge queries (knowledge-queries.ts) ask the caller's documents or
- * one LOCAL knowledge base's here, and the unified search's `knowledge-bases` provider asks the
+ * from ./search.ts) ranked and fused with weighted RRF at the asker's alpha (the deployment's
+ * default for its embedder when none is given), then read back under the caller's access scope.
+ * Each passage also keeps the score and scale of each provider that ranked it
+ * (KnowledgePassage.rankings), so the unified search can weigh it against the same rankings' hits.
+ * The agent-facing knowledge queries (knowledge-queries.ts) ask the caller's documents or one
+ * LOCAL knowledge base's here, and the unified search's `knowledge-bases` provider asks the
  * platform's LOCAL knowledge bases here, so a knowledge base answers the same whoever asks.
  *
  * A platform LOCAL knowledge base's documents belong to the platform organization (the
@@ -85,11 +88,12 @@ export class DocumentPassages {
     );
     const chunkHits = lists.map(({ provider, hits }) => ({ provider, hits: hits.filter((hit) => hit.ref.typename === "DocumentChunk") }));
     const fused = fuseByRank(chunkHits.map(({ provider, hits }) => ({ weight: providerWeight(provider.kind, alpha), ids: hits.map((hit) => hit.ref.id) })));
-    // Ranked by one provider alone, a passage keeps that provider's score and scale, so the
-    // unified search can weigh it against the same ranking's other hits (ProviderHit.rankedAs).
-    const [sole] = chunkHits.length === 1 ? chunkHits : [];
-    const nativeOf = sole ? new Map(sole.hits.map((hit) => [hit.ref.id, hit.nativeScore])) : null;
-    const ranking: HitRanking | null = sole ? { kind: sole.provider.kind, ...(sole.provider.scoreScale ? { scoreScale: sole.provider.scoreScale } : {}) } : null;
+    // Each provider's own score for a passage, with its kind and scale, so the unified search can
+    // weigh it against the same ranking's other hits (ProviderHit.rankedAs).
+    const legs = chunkHits.map(({ provider, hits }) => ({
+      ranking: { kind: provider.kind, ...(provider.scoreScale ? { scoreScale: provider.scoreScale } : {}) } satisfies HitRanking,
+      scoreOf: new Map(hits.map((hit) => [hit.ref.id, hit.nativeScore])),
+    }));
     // How much of the query a chunk covers, from whichever ranking measures it (the keyword one).
     const relevanceOf = new Map<string, number>();
     for (const { hits } of chunkHits) for (const hit of hits) if (hit.relevance !== undefined) relevanceOf.set(hit.ref.id, Math.max(hit.relevance, relevanceOf.get(hit.ref.id) ?? 0));
@@ -108,7 +112,7 @@ export class DocumentPassages {
         score: hit.score,
         source: { documentId: document.id, chunkId: chunk.id, fileName: document.fileName, uri: null, headingPath: chunk.headingPath, page: chunk.page },
         knowledgeBase: base,
-        ...(ranking && nativeOf ? { ranking: { ...ranking, nativeScore: nativeOf.get(hit.id)! } } : {}),
+        rankings: legs.filter((leg) => leg.scoreOf.has(hit.id)).map((leg) => ({ ...leg.ranking, nativeScore: leg.scoreOf.get(hit.id)! })),
         ...(relevanceOf.has(hit.id) ? { relevance: relevanceOf.get(hit.id)! } : {}),
       });
       if (passages.length >= limit) break;

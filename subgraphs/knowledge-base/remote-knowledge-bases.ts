@@ -40,10 +40,11 @@ export interface KnowledgePassage {
   source: PassageSourceInfo;
   knowledgeBase: KnowledgeBase | null;
   /**
-   * How one of our own rankings scored it, when one alone ranked it (a LOCAL knowledge base's
-   * documents at alpha 1: BM25): the unified search weighs it as that ranking's hits.
+   * How each of our own rankings that found it scored it (a LOCAL knowledge base's documents: BM25,
+   * and vectors below alpha 1), so the unified search weighs it as those rankings' hits. Unset for
+   * a remote knowledge base's passages, which have one score of their own.
    */
-  ranking?: HitRanking & { nativeScore: number };
+  rankings?: (HitRanking & { nativeScore: number })[];
   /** How much of the query it covers, 0 to 1 (ProviderHit.relevance), when a ranking of ours measured it. */
   relevance?: number;
 }

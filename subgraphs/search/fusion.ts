@@ -13,9 +13,10 @@
  *
  * Providers whose scores mean the same (SearchProvider.scoreScale: the keyword providers' BM25)
  * are normalized together, over all their hits, so a document's strong match is not made equal
- * to a conversation's weak one by normalizing each list to its own best. A hit that one of our
- * own rankings scored inside a provider that merges sources (ProviderHit.rankedAs: the platform's
- * documents in `knowledge-bases`) joins that ranking's scale and weighs as its kind.
+ * to a conversation's weak one by normalizing each list to its own best. Hits that one of our own
+ * rankings scored inside a provider that merges sources (ProviderHit.rankedAs: the platform's
+ * documents in `knowledge-bases`) fuse as that ranking's list: its scale, its kind's weight
+ * (`rankingsOf`).
  *
  * w_p = alpha for keyword-kind providers and 1 - alpha for semantic-kind ones, times the
  * provider's own weight (see `providerWeight`). A list whose scores are all equal (one hit
@@ -32,7 +33,7 @@
  */
 
 import { FUSION_METHODS, providerWeight, type FusionMethod } from "../../lib/retrieval/fusion-method.js";
-import type { EntityRef, ProviderHit, ProviderKind } from "../../lib/retrieval/search-provider.js";
+import { rankingKey, type EntityRef, type ProviderHit, type ProviderKind } from "../../lib/retrieval/search-provider.js";
 
 export type { EntityRef, ProviderKind };
 
@@ -59,7 +60,7 @@ export { FUSION_METHODS, providerWeight, type FusionMethod };
  * judged questions (test/integration/demo-judged-queries.test.ts) RELATIVE_SCORE and
  * DISTRIBUTION_SCORE put what a person would open first for 19 of 20, RRF for 14; on SciFact split
  * across conversations, documents and a knowledge base (npm run eval -- --partition, docs/search.md)
- * RELATIVE_SCORE scores 0.604 nDCG@10 at the default alpha, DISTRIBUTION_SCORE 0.502, RRF 0.487.
+ * RELATIVE_SCORE scores 0.696 nDCG@10 at the default alpha (0.698 in one index), DISTRIBUTION_SCORE 0.572, RRF 0.549.
  */
 export const DEFAULT_FUSION: FusionMethod = "RELATIVE_SCORE";
 
@@ -110,32 +111,22 @@ export function fuseRankedLists(lists: readonly RankedList[], options: FusionOpt
   type Entry = FusedHit & { members: Map<string, { ref: EntityRef; rank: number }> };
   const fused = new Map<string, Entry>();
   const windowed = (list: RankedList) => (options.window === undefined ? list.hits : list.hits.slice(0, options.window));
-  // One normalizer per score scale: hits that measure alike are normalized over all their scores
-  // together, whichever lists they came in. A hit ranked as another provider would rank it
-  // (rankedAs) measures as that ranking does, and weighs as its kind.
-  const scaleOf = (list: RankedList, hit: RankedList["hits"][number]) =>
-    hit.rankedAs ? (hit.rankedAs.scoreScale ?? `provider:${list.provider}:${hit.rankedAs.kind}`) : (list.scale ?? `provider:${list.provider}`);
-  const weightOf = (list: RankedList, hit: RankedList["hits"][number]) => (hit.rankedAs ? (list.kindWeights?.[hit.rankedAs.kind] ?? list.weight) : list.weight);
+  // A provider's hits ranked by several rankings (rankedAs) fuse as one list per ranking.
+  const rankings = lists.flatMap(rankingsOf);
+  // One normalizer per score scale: lists that measure alike are normalized over all their scores together.
+  const scaleOf = (list: RankedList) => list.scale ?? `provider:${list.provider}`;
   const normalizers = new Map<string, (score: number) => number>();
   if (method !== "RRF") {
     const scoresByScale = new Map<string, number[]>();
-    for (const list of lists) {
-      if (list.weight <= 0) continue;
-      for (const hit of windowed(list)) {
-        if (weightOf(list, hit) <= 0) continue;
-        const scale = scaleOf(list, hit);
-        (scoresByScale.get(scale) ?? scoresByScale.set(scale, []).get(scale)!).push(hit.nativeScore);
-      }
-    }
+    for (const list of rankings) if (list.weight > 0) (scoresByScale.get(scaleOf(list)) ?? scoresByScale.set(scaleOf(list), []).get(scaleOf(list))!).push(...windowed(list).map((hit) => hit.nativeScore));
     for (const [scale, scores] of scoresByScale) normalizers.set(scale, scoreNormalizer(scores, method));
   }
-  for (const list of lists) {
+  for (const list of rankings) {
     if (list.weight <= 0) continue;
     const seen = new Set<string>();
     const hits = windowed(list);
+    const normalize = normalizers.get(scaleOf(list)) ?? null;
     hits.forEach((hit, index) => {
-      const weight = weightOf(list, hit);
-      if (weight <= 0) return;
       const key = options.distinct && hit.group ? `group:${hit.group}` : refKey(hit.ref);
       const rank = index + 1;
       const entry: Entry = fused.get(key) ?? { key, ref: hit.ref, score: 0, bestRank: rank, contributions: [], moreMatches: [], members: new Map() };
@@ -146,11 +137,10 @@ export function fuseRankedLists(lists: readonly RankedList[], options: FusionOpt
       // A provider votes once per item: a group's later members, or an entity it returned twice, add no score.
       if (seen.has(key)) return;
       seen.add(key);
-      const normalize = normalizers.get(scaleOf(list, hit));
-      const contribution = normalize ? weight * normalize(hit.nativeScore) : weight / (k + rank);
+      const contribution = normalize ? list.weight * normalize(hit.nativeScore) : list.weight / (k + rank);
       entry.score += contribution;
       entry.bestRank = Math.min(entry.bestRank, rank);
-      entry.contributions.push({ provider: list.provider, rank, weight, contribution, nativeScore: hit.nativeScore });
+      entry.contributions.push({ provider: list.provider, rank, weight: list.weight, contribution, nativeScore: hit.nativeScore });
     });
   }
   return [...fused.values()]
@@ -160,6 +150,43 @@ export function fuseRankedLists(lists: readonly RankedList[], options: FusionOpt
       return { ...entry, ref: shown!.ref, moreMatches: others.map((other) => other.ref) };
     })
     .sort(compareFused);
+}
+
+/**
+ * A provider's list as the rankings it holds: hits that one of our own rankings scored inside a
+ * provider that merges sources (ProviderHit.rankedAs: the platform's documents in
+ * `knowledge-bases`, by BM25 and by vectors) form a list per ranking, in the provider's order,
+ * with that ranking's kind, weight (RankedList.kindWeights) and scale, and vote on their own, as
+ * the caller's own documents' keyword and semantic providers do. The provider's other hits stay
+ * its list. A list without such hits is returned as it is.
+ */
+export function rankingsOf(list: RankedList): RankedList[] {
+  if (!list.hits.some((hit) => hit.rankedAs)) return [list];
+  const byRanking = new Map<string, RankedList>();
+  for (const hit of list.hits) {
+    const ranking = hit.rankedAs;
+    const key = rankingKey(ranking);
+    let sub = byRanking.get(key);
+    if (!sub) {
+      sub = ranking
+        ? { provider: list.provider, kind: ranking.kind, weight: list.kindWeights?.[ranking.kind] ?? list.weight, scale: ranking.scoreScale ?? `provider:${list.provider}:${ranking.kind}`, hits: [] }
+        : { ...list, hits: [] };
+      byRanking.set(key, sub);
+    }
+    sub.hits.push(hit);
+  }
+  return [...byRanking.values()];
+}
+
+/** A provider's answer cut to `window` hits per ranking it holds (see rankingsOf): what fusion reads of it. */
+export function firstOfEachRanking<T extends Pick<ProviderHit, "rankedAs">>(hits: readonly T[], window: number): T[] {
+  const taken = new Map<string, number>();
+  return hits.filter((hit) => {
+    const key = rankingKey(hit.rankedAs);
+    const count = taken.get(key) ?? 0;
+    taken.set(key, count + 1);
+    return count < window;
+  });
 }
 
 /** The score a list gives when it cannot tell its hits apart (all scores equal, or one hit). */

@@ -9,7 +9,7 @@ import { badUserInput } from "../../lib/graphql/errors.js";
 import { decodeCursor, encodeCursor, MAX_PAGE_SIZE, type PageInfo } from "../../lib/graphql/pagination.js";
 import type { Logger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import { DEFAULT_FUSION, FUSION_METHODS, providerWeight, stitchSegments, type Contribution, type EntityRef, type FusionMethod, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
+import { DEFAULT_FUSION, FUSION_METHODS, firstOfEachRanking, providerWeight, stitchSegments, type Contribution, type EntityRef, type FusionMethod, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
 import { SpanStatusCode, withSpan } from "../../lib/observability/tracing.js";
 import { SearchProviderSkippedError, type ProviderHit, type ProviderLatency, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
@@ -395,7 +395,7 @@ export class SearchService {
         controller.abort();
         return { report: { status: "TIMEOUT", tookMs, returned: 0, error: `no answer within ${this.options.providerTimeoutMs} ms` }, hits: null, keep: false, corrections };
       }
-      const hits = outcome.slice(0, window);
+      const hits = firstOfEachRanking(outcome, window);
       return { report: { status: "OK", tookMs, returned: hits.length, error: null }, hits, keep: true, corrections };
     } catch (error) {
       if (error instanceof SearchProviderSkippedError) {

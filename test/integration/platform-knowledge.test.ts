@@ -210,10 +210,16 @@ describe("reading a platform LOCAL knowledge base", () => {
         expect(hit).toMatchObject({ rankedAs: { kind: "KEYWORD", scoreScale: "okapi-bm25" }, group: `Document:${platformDocumentId}` });
         expect(hit!.nativeScore).toBe(bm25!.nativeScore);
       }
-      // Ranked by both (a hybrid alpha), its score is the knowledge base's own fusion: no rankedAs.
-      const [hybrid] = await domain.providers[0]!.search({ tenant: ada, query: "refunds for annual plans", window: 10, signal: new AbortController().signal, alpha: 0.5 });
-      expect(hybrid!.rankedAs).toBeUndefined();
-      expect(hybrid!.nativeScore).toBeLessThanOrEqual(1);
+      // Ranked by both (a hybrid alpha), the passage comes once per ranking, each with its own
+      // score and scale: BM25 as above, and the vector store's similarity for this embedder.
+      const hybrid = await domain.providers[0]!.search({ tenant: ada, query: "refunds for annual plans", window: 10, signal: new AbortController().signal, alpha: 0.5 });
+      expect(hybrid.map((hit) => [hit.rankedAs?.kind, hit.rankedAs?.scoreScale])).toEqual([
+        ["KEYWORD", "okapi-bm25"],
+        ["SEMANTIC", `similarity:pgvector:${embedder.model}`],
+      ]);
+      expect(new Set(hybrid.map((hit) => hit.ref.id)).size).toBe(1);
+      expect(hybrid[0]!.nativeScore).toBe(bm25!.nativeScore);
+      expect(hybrid.every((hit) => hit.relevance === hybrid[0]!.relevance && hit.relevance! > 0)).toBe(true);
     } finally {
       await domain.close?.();
     }

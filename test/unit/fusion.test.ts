@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { FUSION_METHODS, fuseRankedLists, providerWeight, scoreNormalizer, stitchSegments, type RankedList } from "../../subgraphs/search/fusion.js";
+import { firstOfEachRanking, FUSION_METHODS, fuseRankedLists, providerWeight, rankingsOf, scoreNormalizer, stitchSegments, type RankedList } from "../../subgraphs/search/fusion.js";
 
 const ref = (id: string) => ({ typename: "Conversation", id });
 const list = (provider: string, kind: "KEYWORD" | "SEMANTIC", weight: number, ids: string[]): RankedList => ({
@@ -228,6 +228,31 @@ describe("hits ranked as another provider would rank them (ProviderHit.rankedAs)
     const fused = fuseRankedLists([conversations, passages(false)], { k: 60, method: "RELATIVE_SCORE" });
     expect(fused.find((hit) => hit.ref.id === "runbook")!.score).toBeCloseTo(0.5, 12);
     expect(fused.map((hit) => hit.ref.id).slice(0, 2)).toEqual(["orders", "payments"]);
+  });
+
+  it("fuses a provider's several rankings as lists of their own: one vote each, ranks within each", () => {
+    const both: RankedList = {
+      provider: "knowledge-bases",
+      kind: "SEMANTIC",
+      weight: 0.5,
+      kindWeights: { KEYWORD: 0.5, SEMANTIC: 0.5 },
+      hits: [
+        { ref: { typename: "KnowledgeBasePassage", id: "runbook" }, nativeScore: 11.0, rankedAs: { kind: "KEYWORD", scoreScale: "okapi-bm25" } },
+        { ref: { typename: "KnowledgeBasePassage", id: "faq" }, nativeScore: 3.0, rankedAs: { kind: "KEYWORD", scoreScale: "okapi-bm25" } },
+        { ref: { typename: "KnowledgeBasePassage", id: "faq" }, nativeScore: 0.9, rankedAs: { kind: "SEMANTIC", scoreScale: "similarity:pgvector:m" } },
+        { ref: { typename: "KnowledgeBasePassage", id: "runbook" }, nativeScore: 0.4, rankedAs: { kind: "SEMANTIC", scoreScale: "similarity:pgvector:m" } },
+      ],
+    };
+    expect(rankingsOf(both).map((list) => [list.kind, list.scale, list.weight, list.hits.map((hit) => hit.ref.id)])).toEqual([
+      ["KEYWORD", "okapi-bm25", 0.5, ["runbook", "faq"]],
+      ["SEMANTIC", "similarity:pgvector:m", 0.5, ["faq", "runbook"]],
+    ]);
+    const rrf = fuseRankedLists([both], { k: 60, method: "RRF" });
+    // Each passage: first in one ranking, second in the other.
+    for (const hit of rrf) expect(hit.score).toBeCloseTo(0.5 / 61 + 0.5 / 62, 12);
+    expect(rrf[0]!.contributions.map((contribution) => contribution.rank).sort()).toEqual([1, 2]);
+    // Cut per ranking: two of each when asked for two.
+    expect(firstOfEachRanking([...both.hits, ...both.hits], 2)).toEqual(both.hits);
   });
 
   it("drops a hit whose kind this search gives no weight, and RRF weighs by its kind too", () => {

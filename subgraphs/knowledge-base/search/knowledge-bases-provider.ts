@@ -26,7 +26,7 @@
  */
 import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import type { Logger } from "../../../lib/logger.js";
-import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/retrieval/search-provider.js";
+import { rankingKey, type HitRanking, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../../lib/retrieval/search-provider.js";
 import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import type { KnowledgeBase, KnowledgeBaseStore } from "../knowledge-base-store.js";
@@ -84,7 +84,7 @@ export class KnowledgeBasesProvider implements SearchProvider {
     }
 
     const rows = answers.flatMap(({ passages }) =>
-      passages.map((passage) => ({ knowledgeBaseId: passage.knowledgeBase!.id, text: passage.text, uri: passage.source.uri, page: passage.source.page, score: passage.score, ranking: passage.ranking, relevance: passage.relevance, documentId: passage.source.documentId })),
+      passages.map((passage) => ({ knowledgeBaseId: passage.knowledgeBase!.id, text: passage.text, uri: passage.source.uri, page: passage.source.page, score: passage.score, relevance: passage.relevance, documentId: passage.source.documentId })),
     );
     if (rows.length === 0) return [];
     const ids = await this.passages.upsert(tenant, rows);
@@ -95,29 +95,49 @@ export class KnowledgeBasesProvider implements SearchProvider {
       attributesOf.set(ids[index]!, { knowledgeBaseId: row.knowledgeBaseId, category: baseOf.get(row.knowledgeBaseId)?.category ?? null });
       if (!passageOf.has(ids[index]!)) passageOf.set(ids[index]!, row);
     });
+    const hitOf = (id: string, nativeScore: number, rankedAs?: HitRanking): ProviderHit => {
+      const row = passageOf.get(id)!;
+      return {
+        ref: { typename: "KnowledgeBasePassage", id },
+        nativeScore,
+        attributes: attributesOf.get(id)!,
+        // A platform document's passages are one item of a distinct page, as the caller's documents' chunks are.
+        ...(row.documentId ? { group: `Document:${row.documentId}` } : {}),
+        ...(row.relevance !== undefined ? { relevance: row.relevance } : {}),
+        ...(rankedAs ? { rankedAs } : {}),
+      };
+    };
+    // Remote knowledge bases' passages: merged by rank, each with its own score.
     let offset = 0;
-    const lists = answers.map(({ passages }) => {
+    const remoteLists: { weight: number; ids: string[] }[] = [];
+    // Platform passages: one list per ranking of ours (BM25; vectors below alpha 1), each passage
+    // with that ranking's own score, so the search weighs them as it weighs the caller's
+    // conversations and documents (ProviderHit.rankedAs, fusion.ts rankingsOf).
+    const ours = new Map<string, { ranking: HitRanking; scored: { id: string; nativeScore: number }[] }>();
+    answers.forEach(({ passages }) => {
       const listIds = ids.slice(offset, offset + passages.length);
       offset += passages.length;
-      return { weight: 1, ids: listIds };
-    });
-    // A platform passage that our BM25 alone ranked keeps its BM25 score and says so (rankedAs):
-    // the search then weighs it against the caller's conversations and documents on one scale.
-    return fuseByRank(lists)
-      .slice(0, window)
-      .map((hit) => {
-        const row = passageOf.get(hit.id);
-        const ranking = row?.ranking;
-        return {
-          ref: { typename: "KnowledgeBasePassage", id: hit.id },
-          nativeScore: ranking ? ranking.nativeScore : (row?.score ?? 0),
-          attributes: attributesOf.get(hit.id)!,
-          // A platform document's passages are one item of a distinct page, as the caller's documents' chunks are.
-          ...(row?.documentId ? { group: `Document:${row.documentId}` } : {}),
-          ...(row?.relevance !== undefined ? { relevance: row.relevance } : {}),
-          ...(ranking ? { rankedAs: { kind: ranking.kind, ...(ranking.scoreScale ? { scoreScale: ranking.scoreScale } : {}) } } : {}),
-        };
+      if (!passages.some((passage) => passage.rankings)) {
+        remoteLists.push({ weight: 1, ids: listIds });
+        return;
+      }
+      passages.forEach((passage, index) => {
+        for (const { nativeScore, ...ranking } of passage.rankings ?? []) {
+          const key = rankingKey(ranking);
+          const entry = ours.get(key) ?? ours.set(key, { ranking, scored: [] }).get(key)!;
+          entry.scored.push({ id: listIds[index]!, nativeScore });
+        }
       });
+    });
+    const hits = fuseByRank(remoteLists)
+      .slice(0, window)
+      .map((hit) => hitOf(hit.id, passageOf.get(hit.id)?.score ?? 0));
+    for (const { ranking, scored } of ours.values()) {
+      // Best first, one entry per passage (two knowledge bases never share one: ids hash the base).
+      scored.sort((a, b) => b.nativeScore - a.nativeScore || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      hits.push(...scored.slice(0, window).map(({ id, nativeScore }) => hitOf(id, nativeScore, ranking)));
+    }
+    return hits;
   }
 
   /** The knowledge bases this provider asks for the caller, reused for a few seconds per (organization, teams). */
