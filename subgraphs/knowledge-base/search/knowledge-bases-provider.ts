@@ -2,10 +2,12 @@
  * `knowledge-bases`: the unified search's provider over every BEDROCK and S3VECTORS knowledge
  * base the caller may query (the platform's, the organization's, their teams'), and the
  * platform's LOCAL ones (its curated documents, ranked as document-passages.ts ranks any
- * knowledge base's documents), asked side by
- * side under the provider's deadline and merged by rank (weighted RRF with equal weights: one
- * Bedrock score and one cosine similarity are not on the same scale, but first place is first
- * place). Its hits are `KnowledgeBasePassage` entities, stored as they are retrieved
+ * knowledge base's documents), asked side by side under the provider's deadline. Remote
+ * knowledge bases' passages are merged by rank (weighted RRF with equal weights: one Bedrock
+ * score and one cosine similarity are not on the same scale, but first place is first place).
+ * The platform's passages come as one list per ranking of ours that found them (BM25, and
+ * vectors below alpha 1), each hit with that ranking's score (ProviderHit.rankedAs), so the
+ * unified search weighs them exactly as the caller's own documents. Its hits are `KnowledgeBasePassage` entities, stored as they are retrieved
  * (passage-store.ts) so the gateway can load them from this subgraph like any other item.
  *
  * The organization's own LOCAL knowledge bases are not asked here: their documents are the
