@@ -80,6 +80,8 @@ export interface FusionOptions {
 
 export interface Contribution {
   provider: string;
+  /** The side of alpha it counted on: the provider's kind, or the kind of the ranking of ours that scored the hit (rankedAs). */
+  kind: ProviderKind;
   rank: number;
   weight: number;
   /** weight / (k + rank) for RRF; weight × the normalized native score for the others */
@@ -140,7 +142,7 @@ export function fuseRankedLists(lists: readonly RankedList[], options: FusionOpt
       const contribution = normalize ? list.weight * normalize(hit.nativeScore) : list.weight / (k + rank);
       entry.score += contribution;
       entry.bestRank = Math.min(entry.bestRank, rank);
-      entry.contributions.push({ provider: list.provider, rank, weight: list.weight, contribution, nativeScore: hit.nativeScore });
+      entry.contributions.push({ provider: list.provider, kind: list.kind, rank, weight: list.weight, contribution, nativeScore: hit.nativeScore });
     });
   }
   return [...fused.values()]

@@ -522,7 +522,8 @@ export class SearchService {
     // The filter is in listHash; pages with facets are kept apart so pages without stay small.
     // The floor changes weakMatches only, not the list: it is the page's, not the cursor's.
     const page = [input.listHash, input.query, input.offset, input.limit, input.segments.map((s) => [s.window, s.start]), withFacets, input.relevanceFloor];
-    return `search:v1:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
+    // v2: hits carry relevance and contributions their kind; pages stored before are never read.
+    return `search:v2:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
   }
 
   private log(tenant: TenantContext, input: NormalizedInput, result: SearchResultData) {

@@ -17,8 +17,8 @@ describe("fuseRankedLists", () => {
     expect(byId.b!.score).toBeCloseTo(0.7 / 62, 12);
     expect(byId.c!.score).toBeCloseTo(0.7 / 63 + 0.3 / 61, 12);
     expect(byId.c!.contributions).toEqual([
-      { provider: "kw", rank: 3, weight: 0.7, contribution: 0.7 / 63, nativeScore: 98 },
-      { provider: "sem", rank: 1, weight: 0.3, contribution: 0.3 / 61, nativeScore: 100 },
+      { provider: "kw", kind: "KEYWORD", rank: 3, weight: 0.7, contribution: 0.7 / 63, nativeScore: 98 },
+      { provider: "sem", kind: "SEMANTIC", rank: 1, weight: 0.3, contribution: 0.3 / 61, nativeScore: 100 },
     ]);
     expect(fused.map((hit) => hit.ref.id)).toEqual(["a", "c", "b"]);
   });
@@ -250,7 +250,9 @@ describe("hits ranked as another provider would rank them (ProviderHit.rankedAs)
     const rrf = fuseRankedLists([both], { k: 60, method: "RRF" });
     // Each passage: first in one ranking, second in the other.
     for (const hit of rrf) expect(hit.score).toBeCloseTo(0.5 / 61 + 0.5 / 62, 12);
-    expect(rrf[0]!.contributions.map((contribution) => contribution.rank).sort()).toEqual([1, 2]);
+    // A tie, broken by key: faq, second by BM25 and first by vectors.
+    expect(rrf[0]!.ref.id).toBe("faq");
+    expect(rrf[0]!.contributions.map((contribution) => [contribution.kind, contribution.rank])).toEqual([["KEYWORD", 2], ["SEMANTIC", 1]]);
     // Cut per ranking: two of each when asked for two.
     expect(firstOfEachRanking([...both.hits, ...both.hits], 2)).toEqual(both.hits);
   });

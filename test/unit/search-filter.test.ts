@@ -95,7 +95,7 @@ describe("facets", () => {
     moreMatches: [],
     score: 1,
     bestRank: 1,
-    contributions: providers.map((provider) => ({ provider, rank: 1, weight: 1, contribution: 1, nativeScore: 1 })),
+    contributions: providers.map((provider) => ({ provider, kind: "KEYWORD" as const, rank: 1, weight: 1, contribution: 1, nativeScore: 1 })),
   });
 
   it("counts kinds, providers, months, categories and knowledge bases from the hits' attributes", () => {
