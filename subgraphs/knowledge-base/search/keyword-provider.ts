@@ -96,7 +96,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
       WITH not_ready AS MATERIALIZED (
         SELECT id FROM documents WHERE organization_id = ${organizationId} AND status <> 'READY'
       ),
-      query_terms AS MATERIALIZED (
+      asked_terms AS MATERIALIZED (
         SELECT t.term, ${weight} * t.boost AS weight, t.typed, t.word, t.boost, f.df
         FROM (${queryTermsSql(organizationId, query, typoTolerance)}) t
         CROSS JOIN LATERAL (
@@ -107,7 +107,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
         ) f
       ),
       terms AS MATERIALIZED (
-        SELECT * FROM query_terms WHERE df > 0
+        SELECT * FROM asked_terms WHERE df > 0
       ),
       ranked AS (
         SELECT p.chunk_id, sum(${postingScore}) AS score
@@ -125,7 +125,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
       LEFT JOIN document_chunks c ON c.organization_id = ${organizationId} AND c.id = r.chunk_id
       LEFT JOIN documents d ON d.organization_id = c.organization_id AND d.id = c.document_id
       UNION ALL
-      SELECT NULL, df, term, typed, word, boost, ${Prisma.raw(Array(DOCUMENT_ATTRIBUTE_COLUMN_COUNT).fill("NULL").join(", "))} FROM query_terms WHERE typed IS NULL OR df > 0`,
+      SELECT NULL, df, term, typed, word, boost, ${Prisma.raw(Array(DOCUMENT_ATTRIBUTE_COLUMN_COUNT).fill("NULL").join(", "))} FROM asked_terms WHERE typed IS NULL OR df > 0`,
     );
     const hits: ProviderHit[] = [];
     const corrections: WordCorrection[] = [];
