@@ -102,7 +102,6 @@ export interface FusedHit {
   relevance?: number;
 }
 
-
 const refKey = (ref: EntityRef) => `${ref.typename}:${ref.id}`;
 
 /** Fuses ranked lists, each cut to its first `window` hits. Providers with weight 0 contribute nothing. */
