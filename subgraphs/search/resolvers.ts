@@ -22,7 +22,7 @@ import type { ChunkPlace } from "../knowledge-base/index.js";
 import { selectsProvidedField } from "./provided-fields.js";
 import { highlightQuery, validateHighlightLimit, type HighlightRequest } from "./highlights.js";
 import type { HighlightPassage } from "../../lib/retrieval/highlights.js";
-import { DEFAULT_RELEVANCE_FLOOR, type SearchHitData, type SearchInput, type SearchResultData, type SearchService } from "./search-service.js";
+import type { SearchHitData, SearchInput, SearchResultData, SearchService } from "./search-service.js";
 import type { EntityRef } from "../../lib/retrieval/search-provider.js";
 import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, type SaveSearchInput } from "./saved-search-input.js";
 import type { SavedSearch, SavedSearchPageCursor, SavedSearchStore } from "./saved-search-store.js";
@@ -210,10 +210,6 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
   },
   SearchResult: {
     hits: (result: SearchResultData) => withQuery(result.hits, highlightQuery(result)),
-    corrections: (result: SearchResultData) => result.corrections ?? [],
-    // Pages cached before these existed (SEARCH_CACHE_TTL_SECONDS at most) say nothing was judged weak.
-    weakMatches: (result: SearchResultData) => result.weakMatches ?? false,
-    relevanceFloor: (result: SearchResultData) => result.relevanceFloor ?? DEFAULT_RELEVANCE_FLOOR,
   },
   SearchHit: {
     /** Batched over the page (highlights.ts); a hit whose entity is gone has none. */
@@ -229,7 +225,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     },
     /** The same references as `item`, answered the same way (the loaders batch them with the page's items). */
     moreMatches(hit: SearchHitData, _args: unknown, context: SearchContext, info: GraphQLResolveInfo) {
-      return Promise.all((hit.moreMatches ?? []).map((ref) => searchItem(ref, context, info)));
+      return Promise.all(hit.moreMatches.map((ref) => searchItem(ref, context, info)));
     },
   },
   ...answerResolvers.types,

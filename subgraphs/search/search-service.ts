@@ -87,10 +87,10 @@ export interface SearchHitData {
   score: number;
   ref: EntityRef;
   explanation: Contribution[];
-  /** The hit's group's other members (a document's other matching chunks), best first; absent in pages cached before it existed. */
-  moreMatches?: EntityRef[];
+  /** The hit's group's other members (a document's other matching chunks), best first. */
+  moreMatches: EntityRef[];
   /** How much of the query it covers, 0 to 1 (ProviderHit.relevance, the best of its hits); null when no provider measured it. */
-  relevance?: number | null;
+  relevance: number | null;
 }
 
 export interface SearchResultData {
@@ -108,17 +108,16 @@ export interface SearchResultData {
   /**
    * What typo tolerance searched for the query's misspelled words (typo-tolerance.ts): a hit
    * found through "deadlock" for "deadlcok" has "deadlock" marked in its highlights too. Empty
-   * when nothing was corrected (absent in pages cached before it existed).
+   * when nothing was corrected.
    */
-  corrections?: QueryCorrection[];
+  corrections: QueryCorrection[];
   /**
    * Whether nothing matched well: no hit of the fused list (every page of it, not this page only)
    * reaches the relevance floor, and every hit's relevance was measured (an empty list included).
-   * Absent in pages cached before it existed.
    */
-  weakMatches?: boolean;
+  weakMatches: boolean;
   /** The floor `weakMatches` was judged by. */
-  relevanceFloor?: number;
+  relevanceFloor: number;
 }
 
 interface NormalizedInput {
@@ -269,11 +268,11 @@ export class SearchService {
       const stored = JSON.parse(cached) as SearchResultData;
       let hits = stored.hits;
       if (this.options.liveEntities && hits.length > 0) {
-        const live = await this.options.liveEntities(tenant, hits.flatMap((hit) => [hit.ref, ...(hit.moreMatches ?? [])]));
+        const live = await this.options.liveEntities(tenant, hits.flatMap((hit) => [hit.ref, ...hit.moreMatches]));
         const isLive = (ref: EntityRef) => live.has(`${ref.typename}:${ref.id}`);
-        hits = hits.filter((hit) => isLive(hit.ref)).map((hit) => (hit.moreMatches ? { ...hit, moreMatches: hit.moreMatches.filter(isLive) } : hit));
+        hits = hits.filter((hit) => isLive(hit.ref)).map((hit) => ({ ...hit, moreMatches: hit.moreMatches.filter(isLive) }));
       }
-      const result = { ...stored, query: input.query, suggestion: stored.suggestion ?? null, hits, cached: true, tookMs: performance.now() - startedAt };
+      const result = { ...stored, query: input.query, hits, cached: true, tookMs: performance.now() - startedAt };
       this.log(tenant, input, result);
       return result;
     }
@@ -522,7 +521,8 @@ export class SearchService {
     // The filter is in listHash; pages with facets are kept apart so pages without stay small.
     // The floor changes weakMatches only, not the list: it is the page's, not the cursor's.
     const page = [input.listHash, input.query, input.offset, input.limit, input.segments.map((s) => [s.window, s.start]), withFacets, input.relevanceFloor];
-    // v2: hits carry relevance and contributions their kind; pages stored before are never read.
+    // v2: hits carry relevance and contributions their kind; pages stored before are never read,
+    // so every field of a stored page is there (SearchResultData has no optional field for old pages).
     return `search:v2:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
   }
 
