@@ -47,11 +47,11 @@ export interface ProviderHit {
   group?: string;
   /**
    * How this one hit was ranked, when not as its provider ranks the rest: a provider that merges
-   * sources may pass on a hit one of our own rankings scored (the `knowledge-bases` provider's
-   * passages of the platform's documents, ranked by BM25 alone at alpha 1). Fusion then weighs the
-   * hit as a provider of that kind and normalizes its `nativeScore` with that scale's, so a
-   * platform passage and a conversation with the same BM25 score count the same. Unset: the
-   * provider's own kind and scale.
+   * sources may pass on hits one of our own rankings scored (the `knowledge-bases` provider's
+   * passages of the platform's documents, by BM25 and, below alpha 1, by vectors: the same passage
+   * once per ranking). Fusion makes each ranking a list of its own, of that kind and scale
+   * (subgraphs/search/fusion.ts, rankingsOf), so a platform passage and a conversation with the
+   * same BM25 score count the same. Unset: the provider's own kind and scale.
    */
   rankedAs?: HitRanking;
   /**

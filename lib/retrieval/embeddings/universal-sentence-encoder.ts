@@ -101,9 +101,9 @@ export class UniversalSentenceEncoderEmbedder implements Embedder {
    * 809 queries, score fusion) hybrid reaches 0.709 at alpha 0.75 and 0.703 at 0.9 against 0.698
    * for BM25 alone, and falls to 0.635 at 0.5 (docs/evaluation/scifact-train-universal-sentence-
    * encoder-lite.json). +0.011 on one corpus (not tested for significance) is not worth what it
-   * costs on the CPU this model runs on: a model call per search (mean 29 → 222 ms in that run) and every text embedded
-   * at 1.7 per second on 2 cores, starting with the demo at start-up. A deployment that wants it
-   * sets SEARCH_DEFAULT_ALPHA=0.75.
+   * costs on the CPU this model runs on: a model call per search (mean 29 → 222 ms in that run)
+   * and every text embedded at 1.7 per second on 2 cores, starting with the demo at start-up. A
+   * deployment that wants it sets SEARCH_DEFAULT_ALPHA=0.75.
    */
   readonly defaultAlpha: EmbedderAlpha = {
     alpha: 1,

@@ -29,7 +29,7 @@
 import { BriefCache } from "../../../lib/cache/brief-cache.js";
 import type { Logger } from "../../../lib/logger.js";
 import { rankingKey, type HitRanking, type ProviderHit, type ProviderRequest, type SearchProvider } from "../../../lib/retrieval/search-provider.js";
-import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
+import { NO_FILTER, type FilterField, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import type { TenantContext } from "../../../lib/tenancy/token.js";
 import type { KnowledgeBase, KnowledgeBaseStore } from "../knowledge-base-store.js";
 import { fuseByRank, isPlatformLocal, type DocumentPassages } from "../document-passages.js";
@@ -90,19 +90,16 @@ export class KnowledgeBasesProvider implements SearchProvider {
     );
     if (rows.length === 0) return [];
     const ids = await this.passages.upsert(tenant, rows);
+    // A passage's id hashes its knowledge base and text: the first row of an id stands for all of them.
     const passageOf = new Map<string, (typeof rows)[number]>();
-    const attributesOf = new Map<string, HitAttributes>();
+    rows.forEach((row, index) => passageOf.has(ids[index]!) || passageOf.set(ids[index]!, row));
     const baseOf = new Map(bases.map((base) => [base.id, base]));
-    rows.forEach((row, index) => {
-      attributesOf.set(ids[index]!, { knowledgeBaseId: row.knowledgeBaseId, category: baseOf.get(row.knowledgeBaseId)?.category ?? null });
-      if (!passageOf.has(ids[index]!)) passageOf.set(ids[index]!, row);
-    });
     const hitOf = (id: string, nativeScore: number, rankedAs?: HitRanking): ProviderHit => {
       const row = passageOf.get(id)!;
       return {
         ref: { typename: "KnowledgeBasePassage", id },
         nativeScore,
-        attributes: attributesOf.get(id)!,
+        attributes: { knowledgeBaseId: row.knowledgeBaseId, category: baseOf.get(row.knowledgeBaseId)?.category ?? null },
         // A platform document's passages are one item of a distinct page, as the caller's documents' chunks are.
         ...(row.documentId ? { group: `Document:${row.documentId}` } : {}),
         ...(row.relevance !== undefined ? { relevance: row.relevance } : {}),
