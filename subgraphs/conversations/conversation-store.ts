@@ -15,6 +15,13 @@ import type { TenantContext } from "../../lib/tenancy/token.js";
 
 export type { Conversation, Message };
 
+/** A person of an organization as the users table records them (the `sub` of their token is the id). */
+export interface Person {
+  id: string;
+  name: string | null;
+  email: string | null;
+}
+
 export interface NewMessage {
   role: MessageRole;
   content: string;
@@ -60,6 +67,19 @@ export class ConversationStore {
     return this.loaded(tenant, (db) =>
       db.conversation.findMany({
         where: { id: { in: [...ids] }, organizationId: tenant.organizationId, deletedAt: null },
+      }),
+    );
+  }
+
+  /**
+   * The people of the tenant's organization among `ids` (conversation owners, document owners):
+   * one SQL statement however many ids. Ids of no recorded person are simply absent.
+   */
+  findUsersByIds(tenant: TenantContext, ids: readonly string[]): Promise<Person[]> {
+    return this.loaded(tenant, (db) =>
+      db.user.findMany({
+        where: { id: { in: [...ids] }, organizationId: tenant.organizationId },
+        select: { id: true, name: true, email: true },
       }),
     );
   }

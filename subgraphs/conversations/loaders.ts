@@ -6,14 +6,19 @@
 import DataLoader from "dataloader";
 import { isUuid } from "../../lib/graphql/pagination.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import type { Conversation, ConversationStore, Message, MessagePageRequest } from "./conversation-store.js";
+import type { Conversation, ConversationStore, Message, MessagePageRequest, Person } from "./conversation-store.js";
 
 export interface ConversationLoaders {
   /** Conversation by id: all ids asked for in one tick (e.g. 50 `_entities` references) become one SQL query. */
   conversationById: DataLoader<string, Conversation | null>;
   /** A page of a conversation's messages: the pages asked for in one tick become one SQL query. */
   messagePage: DataLoader<MessagePageRequest, Message[], string>;
+  /** A person by id (the owners of a page of hits or documents): one SQL query per tick; null when none is recorded. */
+  personById: DataLoader<string, Person | null>;
 }
+
+/** A user id is a token's `sub`: bounded so a forged reference cannot make a large statement. */
+const MAX_USER_ID_LENGTH = 200;
 
 export function createConversationLoaders(store: ConversationStore, tenant: TenantContext): ConversationLoaders {
   return {
@@ -32,5 +37,14 @@ export function createConversationLoaders(store: ConversationStore, tenant: Tena
       cacheKeyFn: (request) => `${request.conversationId}:${request.take}:${request.afterPosition}`,
       maxBatchSize: 500,
     }),
+    personById: new DataLoader<string, Person | null>(
+      async (ids) => {
+        const valid = ids.filter((id) => typeof id === "string" && id.length > 0 && id.length <= MAX_USER_ID_LENGTH);
+        const rows = valid.length > 0 ? await store.findUsersByIds(tenant, valid) : [];
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        return ids.map((id) => byId.get(id) ?? null);
+      },
+      { maxBatchSize: 1000 },
+    ),
   };
 }

@@ -10,7 +10,7 @@ import { resolveEntityReferences } from "../../lib/graphql/entity-references.js"
 import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize } from "../../lib/graphql/pagination.js";
 import type { RequestContext } from "../../lib/graphql/subgraph-server.js";
 import { countTokensOfEach } from "../../lib/text/token-count.js";
-import type { Conversation, ConversationPageCursor, ConversationStore, Message, NewMessage } from "./conversation-store.js";
+import type { Conversation, ConversationPageCursor, ConversationStore, Message, NewMessage, Person } from "./conversation-store.js";
 import type { ConversationLoaders } from "./loaders.js";
 import type { MessageRole } from "../../generated/prisma/enums.js";
 
@@ -32,6 +32,14 @@ interface MessageInput {
   tokenCount?: number | null;
 }
 
+
+/** What a person is called on screen: their recorded name, else their email's local part, else their id. */
+export function displayName(id: string, person: Person | null): string {
+  const name = person?.name?.trim();
+  if (name) return name;
+  const local = person?.email?.split("@")[0]?.trim();
+  return local || id;
+}
 
 const conversationCursor = (row: Conversation) => encodeCursor("c", [row.createdAt.toISOString(), row.id]);
 const messageCursor = (row: Message) => encodeCursor("m", [row.position]);
@@ -167,6 +175,19 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
     },
   },
 
+  User: {
+    /** Any string id is a user: one the organization has no record of shows its id as its name (schema). */
+    __resolveReference(reference: { id?: unknown }, context: ConversationsContext) {
+      if (typeof reference.id !== "string") throw badUserInput("id", `must be a user id string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
+      context.requireTenant();
+      return { id: reference.id };
+    },
+    async name(user: { id: string }, _args: unknown, context: ConversationsContext) {
+      const person = await context.loaders().personById.load(user.id);
+      return displayName(user.id, person);
+    },
+  },
+
   Conversation: {
     /**
      * A reference without a string id is malformed: BAD_USER_INPUT on that reference alone (see
@@ -180,6 +201,7 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
       return context.loaders().conversationById.load(reference.id);
     },
     ownerId: (conversation: Conversation) => conversation.userId,
+    owner: (conversation: Conversation) => ({ id: conversation.userId }),
     async messages(conversation: Conversation, args: { first?: number | null; after?: string | null }, context) {
       context.requireTenant();
       const first = validatePageSize(args.first, "first", 50);

@@ -91,6 +91,7 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
       return context.loaders().documentById.load(reference.id);
     },
     sharedWithTeamId: (document: Document) => document.teamId,
+    owner: (document: Document) => ({ id: document.ownerId }),
     knowledgeBase: (document: Document, _args: unknown, context: KnowledgeBaseContext) =>
       document.knowledgeBaseId ? context.knowledgeBaseLoaders().knowledgeBaseById.load(document.knowledgeBaseId) : null,
     progress: (document: Document) => ({ indexedChunks: document.chunksIndexed, totalChunks: document.chunksTotal ?? 0 }),

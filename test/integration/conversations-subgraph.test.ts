@@ -228,6 +228,26 @@ describe("batching", () => {
     expect(entities.slice(50)).toEqual([null, null]);
   });
 
+  it("names owners in one SQL statement, and shows only the id of another organization's user", async () => {
+    const owner = await tokenFor("org-people-a", "ann");
+    await tokenFor("org-people-b", "bea").then((token) => create(token, "Bea's notes"));
+    for (let i = 0; i < 5; i++) await create(owner, `Ann ${i}`);
+    const representations = ["ann", "bea", "nobody", "x".repeat(500)].map((id) => ({ __typename: "User", id }));
+    db.database.statements.reset();
+    const response = await graphql(subgraph.url, `query($r: [_Any!]!) { _entities(representations: $r) { ... on User { id name } } }`, { r: representations }, { token: owner });
+    expect(response.errors).toBeUndefined();
+    expect(db.database.statements.count).toBe(1);
+    expect(response.data!._entities).toEqual([
+      { id: "ann", name: "ann name" },
+      { id: "bea", name: "bea" },
+      { id: "nobody", name: "nobody" },
+      { id: "x".repeat(500), name: "x".repeat(500) },
+    ]);
+    const page = await graphql(subgraph.url, `{ conversations(first: 10) { nodes { owner { id name } } } }`, {}, { token: owner });
+    expect(page.errors).toBeUndefined();
+    expect(new Set(page.data!.conversations.nodes.map((node: { owner: { name: string } }) => node.owner.name))).toEqual(new Set(["ann name"]));
+  });
+
   it("loads the first page of messages of 20 conversations with one SQL statement", async () => {
     const owner = await tokenFor("org-batch-messages", "mo");
     for (let i = 0; i < 20; i++) await create(owner, `Chat ${i}`, [{ role: "USER", content: `question ${i}`, tokenCount: 2 }, { role: "ASSISTANT", content: `answer ${i}`, tokenCount: 2 }]);
