@@ -9,7 +9,7 @@ import { badUserInput } from "../../lib/graphql/errors.js";
 import { decodeCursor, encodeCursor, MAX_PAGE_SIZE, type PageInfo } from "../../lib/graphql/pagination.js";
 import type { Logger } from "../../lib/logger.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import { DEFAULT_FUSION, FUSION_METHODS, firstOfEachRanking, providerWeight, stitchSegments, type Contribution, type EntityRef, type FusionMethod, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
+import { DEFAULT_FUSION, FUSION_METHODS, firstOfEachRanking, type FusedHit, providerWeight, stitchSegments, type Contribution, type EntityRef, type FusionMethod, type ProviderKind, type RankedList, type Segment } from "./fusion.js";
 import { toPlainText } from "./plain-text.js";
 import { SpanStatusCode, withSpan } from "../../lib/observability/tracing.js";
 import { SearchProviderSkippedError, type ProviderHit, type ProviderLatency, type ProviderRequest, type SearchProvider } from "../../lib/retrieval/search-provider.js";
@@ -41,6 +41,14 @@ export const MIN_WINDOW = 40;
  * not hold fall below it (test/integration/demo-judged-queries.test.ts).
  */
 export const DEFAULT_RELEVANCE_FLOOR = 0.4;
+/**
+ * How many of the best candidates a NEWEST search orders by date (SearchInput.sort): each
+ * provider's window, and the fused list's length at most. One fixed window, so every page of it
+ * is cut from the same list.
+ */
+export const NEWEST_CANDIDATES = 100;
+export const SEARCH_SORTS = ["RELEVANCE", "NEWEST"] as const;
+export type SearchSort = (typeof SEARCH_SORTS)[number];
 /** Windows at least double from MIN_WINDOW to MAX_WINDOW, so a genuine cursor never holds more segments than this. */
 const MAX_SEGMENTS = 12;
 
@@ -64,6 +72,8 @@ export interface SearchInput {
   typoTolerance?: boolean | null;
   /** Only ask providers of this latency (LOCAL: the page a client shows before the `@defer`red full one). */
   latency?: ProviderLatency | null;
+  /** RELEVANCE (default) or NEWEST: the best NEWEST_CANDIDATES, newest first. */
+  sort?: SearchSort | null;
 }
 
 /** What the caller asked for beyond the page itself (the resolver knows from the selection). */
@@ -134,6 +144,7 @@ interface NormalizedInput {
   filter: SearchFilter;
   typoTolerance: boolean;
   latency: ProviderLatency | null;
+  sort: SearchSort;
   /** Effective weight multiplier per provider; absent = not asked. */
   multipliers: Map<string, number>;
   /** Hash of everything that defines the result list (not the page): cursors carry it. */
@@ -282,22 +293,25 @@ export class SearchService {
     // paging does) until the page is full or the lists run out; the cursor records it.
     let asked = await this.askProviders(tenant, input);
     let fused = stitchSegments(asked.lists, input.segments, { method: input.fusion, distinct: input.distinct, k: input.rrfK, minScore: input.minScore });
-    while (input.distinct && fused.length < input.offset + input.limit && asked.someListFull && input.segments.at(-1)!.window < MAX_WINDOW) {
+    while (input.sort === "RELEVANCE" && input.distinct && fused.length < input.offset + input.limit && asked.someListFull && input.segments.at(-1)!.window < MAX_WINDOW) {
       input.segments = deepened(input.segments, input.offset);
       asked = await this.askProviders(tenant, input);
       fused = stitchSegments(asked.lists, input.segments, { method: input.fusion, distinct: input.distinct, k: input.rrfK, minScore: input.minScore });
     }
     const { reports, lists, selfSkipped, corrections, someListFull } = asked;
     const window = input.segments.at(-1)!.window;
-    let facets: SearchFacetsData | undefined;
-    if (withFacets) {
-      // A hit's attributes from whichever provider returned them (the same item, the same values).
-      const attributes = new Map<string, HitAttributes>();
+    // A hit's attributes from whichever provider returned them (the same item, the same values).
+    const attributes = new Map<string, HitAttributes>();
+    if (withFacets || input.sort === "NEWEST") {
       for (const list of lists) for (const hit of list.hits) if (hit.attributes) attributes.set(`${hit.ref.typename}:${hit.ref.id}`, { ...hit.attributes, ...attributes.get(`${hit.ref.typename}:${hit.ref.id}`) });
-      facets = computeFacets(fused, (hit) => attributes.get(`${hit.ref.typename}:${hit.ref.id}`));
     }
+    const attributesOf = (hit: FusedHit) => attributes.get(`${hit.ref.typename}:${hit.ref.id}`);
+    const facets: SearchFacetsData | undefined = withFacets ? computeFacets(fused, attributesOf) : undefined;
+    if (input.sort === "NEWEST") fused = newestFirst(fused.slice(0, NEWEST_CANDIDATES), attributesOf);
     const page = fused.slice(input.offset, input.offset + input.limit);
-    const hasNextPage = fused.length > input.offset + input.limit || (someListFull && window < MAX_WINDOW && page.length === input.limit);
+    // A NEWEST list is its one window's best candidates: it ends where they do.
+    const mayDeepen = input.sort === "RELEVANCE" && someListFull && window < MAX_WINDOW && page.length === input.limit;
+    const hasNextPage = fused.length > input.offset + input.limit || mayDeepen;
     const cursorAt = (position: number) => encodeCursor("s", [input.listHash, position, input.segments.map((segment) => [segment.window, segment.start])]);
 
     const queryCorrected = input.typoTolerance ? queryCorrections(input.query, corrections) : [];
@@ -429,6 +443,8 @@ export class SearchService {
     const relevanceFloor = raw.relevanceFloor ?? DEFAULT_RELEVANCE_FLOOR;
     if (!Number.isFinite(relevanceFloor) || relevanceFloor < 0 || relevanceFloor > 1) throw badUserInput("input.relevanceFloor", `must be between 0 and 1, got ${relevanceFloor}`);
     const typoTolerance = raw.typoTolerance ?? true;
+    const sort = raw.sort ?? "RELEVANCE";
+    if (!SEARCH_SORTS.includes(sort)) throw badUserInput("input.sort", `must be one of ${SEARCH_SORTS.join(", ")}, got ${JSON.stringify(sort)}`);
 
     const known = [...this.providers.keys()];
     const unknown = (name: string) => `unknown provider "${name}"; available: ${known.join(", ")}`;
@@ -461,7 +477,7 @@ export class SearchService {
     const listHash = createHash("sha256")
       // Whether alpha was the default matters beyond its value: the default weighs providers with
       // models of their own at 0.5 whatever it is (weightOf), so "default 1" and "alpha 1" differ.
-      .update(JSON.stringify([query, alpha, alphaIsDefault, fusion, distinct, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter), typoTolerance]))
+      .update(JSON.stringify([query, alpha, alphaIsDefault, fusion, distinct, rrfK, minScore, [...multipliers.entries()].sort(), filterIdentity(filter), typoTolerance, sort]))
       .digest("base64url")
       .slice(0, 16);
 
@@ -490,12 +506,14 @@ export class SearchService {
       offset = cursor.position;
       segments = cursor.segments;
     }
+    // A NEWEST list is always cut from one window of its best candidates, whatever the page.
+    if (sort === "NEWEST") segments = [{ window: NEWEST_CANDIDATES, start: 0 }];
     // Deepen the window when this page needs it, at least doubling it, so a long paging session uses few windows.
     const needed = Math.min(Math.max(MIN_WINDOW, 2 * (offset + limit)), MAX_WINDOW);
     const current = segments.at(-1)?.window ?? 0;
-    if (needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
+    if (sort === "RELEVANCE" && needed > current) segments = [...segments, { window: Math.min(MAX_WINDOW, Math.max(needed, current * 2)), start: offset }];
 
-    return { query, alpha, alphaIsDefault, limit, fusion, distinct, rrfK, minScore, relevanceFloor, filter, typoTolerance, latency, multipliers, listHash, offset, segments };
+    return { query, alpha, alphaIsDefault, limit, fusion, distinct, rrfK, minScore, relevanceFloor, filter, typoTolerance, latency, sort, multipliers, listHash, offset, segments };
   }
 
   /**
@@ -586,6 +604,18 @@ const LOOKS_LIKE_SQL_OR_STACK = /\b(select|insert|update|delete|from|where|join|
 
 function isDatabaseError(error: unknown): boolean {
   return error instanceof Error && (error.name.startsWith("PrismaClient") || /prisma|\$queryRaw/i.test(error.message));
+}
+
+/**
+ * Candidates newest first by creation time (ISO strings compare as instants); those without a
+ * date after every dated one, each group keeping its fused (relevance) order: the sort is stable.
+ */
+function newestFirst(candidates: FusedHit[], attributesOf: (hit: FusedHit) => HitAttributes | undefined): FusedHit[] {
+  const created = (hit: FusedHit) => attributesOf(hit)?.createdAt ?? null;
+  return candidates
+    .map((hit, rank) => ({ hit, rank, at: created(hit) }))
+    .sort((a, b) => (a.at === b.at ? a.rank - b.rank : a.at === null ? 1 : b.at === null ? -1 : a.at < b.at ? 1 : -1))
+    .map(({ hit }) => hit);
 }
 
 /**
