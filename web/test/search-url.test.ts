@@ -5,7 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_FILTER_VALUES, NO_FILTERS, readUrlSearch, saveInputOf, searchInputOf, urlSearchOfSaved, writeUrlSearch, type UrlSearch } from "../src/search/search-url";
+import { facetInputsOf, MAX_FILTER_VALUES, NO_FILTERS, readUrlSearch, saveInputOf, searchInputOf, urlSearchOfSaved, writeUrlSearch, type UrlSearch } from "../src/search/search-url";
+import { alphaForMode, modeOfAlpha, SEARCH_MODES } from "../src/search/search-modes";
 
 const read = (query: string) => readUrlSearch(new URLSearchParams(query));
 
@@ -23,6 +24,7 @@ const anySearch = fc.record({
     knowledgeBases: fc.uniqueArray(value, { maxLength: 4 }),
   }),
   exact: fc.boolean(),
+  sort: fc.constantFrom("relevance", "newest" as const),
 });
 
 describe("the search page's URL", () => {
@@ -32,6 +34,7 @@ describe("the search page's URL", () => {
       alpha: 0.25,
       filters: { kinds: ["CONVERSATION", "DOCUMENT_CHUNK"], providers: ["web.serper"], month: "2026-10", categories: ["runbooks"], knowledgeBases: ["kb_1"] },
       exact: false,
+      sort: "relevance",
     });
     // Only "1" turns typo tolerance off: anything else a link may carry leaves it on.
     expect(["exact=1", "exact=true", "exact=0", "exact="].map((query) => read(`q=x&${query}`).exact)).toEqual([true, false, false, false]);
@@ -48,8 +51,8 @@ describe("the search page's URL", () => {
   });
 
   it("leaves out what it does not need: an empty search is an empty URL", () => {
-    expect(writeUrlSearch({ query: "", alpha: null, filters: NO_FILTERS, exact: false }).toString()).toBe("");
-    expect(read("")).toEqual({ query: "", alpha: null, filters: NO_FILTERS, exact: false });
+    expect(writeUrlSearch({ query: "", alpha: null, filters: NO_FILTERS, exact: false, sort: "relevance" }).toString()).toBe("");
+    expect(read("")).toEqual({ query: "", alpha: null, filters: NO_FILTERS, exact: false, sort: "relevance" });
   });
 
   it.each(["-0.1", "1.5", "NaN", "Infinity", "1e0", "0x1", " 0.5", "0.5abc", "", "½", "0." + "5".repeat(40)])("ignores alpha=%j", (alpha) => {
@@ -118,7 +121,8 @@ describe("a saved search and the search page", () => {
   it("saves the page's search and opens the saved search as the same page, for any search the page can make (property)", () => {
     fc.assert(
       fc.property(anySearch, fc.integer({ min: 0, max: 20 }), (page, step) => {
-        const search = { ...(page as UrlSearch), alpha: page.alpha ?? step / 20 };
+        // A saved search keeps no order: it opens best first.
+        const search = { ...(page as UrlSearch), alpha: page.alpha ?? step / 20, sort: "relevance" as const };
         const input = saveInputOf(search);
         expect(input).not.toHaveProperty("limit");
         // What SavedSearch answers for it (the server's normalization aside: sorting, lowercase sites).
@@ -138,10 +142,60 @@ describe("a saved search and the search page", () => {
       filter: { kinds: ["CONVERSATION" as const], created: { from: "2026-10-01T00:00:00.000Z", to: "2026-10-15T00:00:00.000Z" }, sites: ["example.com"], owner: null, updated: null },
     };
     const { search, unshown } = urlSearchOfSaved(saved);
-    expect(search).toEqual({ query: "deadlock", alpha: 0.5, filters: { ...NO_FILTERS, kinds: ["CONVERSATION"] }, exact: true });
+    expect(search).toEqual({ query: "deadlock", alpha: 0.5, filters: { ...NO_FILTERS, kinds: ["CONVERSATION"] }, exact: true, sort: "relevance" });
     expect(unshown).toEqual(["created", "sites"]);
     // A whole UTC month, as the month facet sets it, is the page's month, however the server spells the instants.
     const month = urlSearchOfSaved({ ...saved, filter: { created: { from: "2026-10-01T00:00:00Z", to: "2026-10-31T23:59:59.999Z" } } });
     expect(month).toEqual({ search: { ...search, filters: { ...NO_FILTERS, month: "2026-10" } }, unshown: [] });
+  });
+
+  it("orders by newest only when asked, and never saves the order", () => {
+    const search = read("q=deadlock&sort=newest");
+    expect(search.sort).toBe("newest");
+    expect(searchInputOf(search).sort).toBe("NEWEST");
+    expect(saveInputOf(search)).not.toHaveProperty("sort");
+    expect(["sort=oldest", "sort=NEWEST", "sort="].map((query) => read(`q=x&${query}`).sort)).toEqual(["relevance", "relevance", "relevance"]);
+  });
+});
+
+describe("widening facets (disjunctive within a group, conjunctive across)", () => {
+  it("asks nothing more for a search without selections", () => {
+    expect(facetInputsOf(read("q=deadlock"))).toEqual({});
+  });
+
+  it("counts each group with a selection by the search without that group's selection, every other group kept", () => {
+    const inputs = facetInputsOf(read("q=deadlock&kind=CONVERSATION&kind=DOCUMENT_CHUNK&category=runbooks&month=2026-10&sort=newest&exact=1"));
+    expect(Object.keys(inputs).sort()).toEqual(["categories", "kinds", "month"]);
+    expect(inputs.kinds!.filter).toEqual({ created: { from: "2026-10-01T00:00:00.000Z", to: "2026-10-31T23:59:59.999Z" }, categories: ["runbooks"] });
+    expect(inputs.categories!.filter).toEqual({ kinds: ["CONVERSATION", "DOCUMENT_CHUNK"], created: { from: "2026-10-01T00:00:00.000Z", to: "2026-10-31T23:59:59.999Z" } });
+    expect(inputs.month!.filter).toEqual({ kinds: ["CONVERSATION", "DOCUMENT_CHUNK"], categories: ["runbooks"] });
+    // Counts do not depend on the order, and keep the words as typed.
+    for (const input of Object.values(inputs)) {
+      expect(input).not.toHaveProperty("sort");
+      expect(input.typoTolerance).toBe(false);
+      expect(input.query).toBe("deadlock");
+    }
+  });
+
+  it("drops the providers selection for the source group only", () => {
+    const inputs = facetInputsOf(read("q=x&provider=documents.keyword&kind=DOCUMENT_CHUNK"));
+    expect(inputs.providers).not.toHaveProperty("providers");
+    expect(inputs.providers!.filter).toEqual({ kinds: ["DOCUMENT_CHUNK"] });
+    expect(inputs.kinds!.providers).toEqual(["documents.keyword"]);
+    expect(inputs.kinds).not.toHaveProperty("filter");
+  });
+});
+
+describe("search modes in words", () => {
+  it("names the three alphas, and nothing else", () => {
+    expect(SEARCH_MODES.map((mode) => [mode.label, mode.alpha])).toEqual([["Exact words", 1], ["Balanced", 0.5], ["By meaning", 0]]);
+    expect(modeOfAlpha(0.5)?.id).toBe("balanced");
+    expect(modeOfAlpha(0.35)).toBeNull();
+  });
+
+  it("leaves the alpha to the deployment when the mode chosen is its default", () => {
+    expect(alphaForMode(SEARCH_MODES[0]!, 1)).toBeNull();
+    expect(alphaForMode(SEARCH_MODES[1]!, 1)).toBe(0.5);
+    expect(alphaForMode(SEARCH_MODES[0]!, null)).toBe(1);
   });
 });

@@ -8,6 +8,8 @@
  * for each further page. A conversation that does not exist, was deleted or belongs to another
  * organization is null: the page says so, the same in all three cases, as the API does.
  */
+import { BackToResults } from "../components/BackToResults";
+import { PersonName } from "../components/PersonName";
 import { gql } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
 import { useEffect, useMemo } from "react";
@@ -26,7 +28,7 @@ interface ConversationViewData {
   conversation: {
     id: string;
     title: string;
-    ownerId: string;
+    owner: { id: string; name: string };
     createdAt: string;
     updatedAt: string;
     messageCount: number;
@@ -48,7 +50,10 @@ const CONVERSATION_VIEW = gql`
     conversation(id: $id) {
       id
       title
-      ownerId
+      owner {
+        id
+        name
+      }
       createdAt
       updatedAt
       messageCount
@@ -130,11 +135,14 @@ export default function ConversationPage() {
 
   return (
     <section aria-labelledby="page-title" className="conversation-view">
+      <BackToResults />
       <h1 id="page-title">{conversation.title}</h1>
       <dl className="conversation-meta">
         <div>
           <dt>Owner</dt>
-          <dd>{conversation.ownerId}</dd>
+          <dd>
+            <PersonName person={conversation.owner} />
+          </dd>
         </div>
         <div>
           <dt>Started</dt>

@@ -11,6 +11,8 @@
  * A document that does not exist, was deleted or is not the caller's to see is null: the page
  * says so, the same in all three cases, as the API does.
  */
+import { BackToResults } from "../components/BackToResults";
+import { PersonName } from "../components/PersonName";
 import { gql } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
 import { useEffect, useMemo } from "react";
@@ -33,7 +35,7 @@ interface DocumentViewData {
     mediaType: string;
     format: string;
     category: string | null;
-    ownerId: string;
+    owner: { id: string; name: string };
     sizeBytes: number;
     status: DocumentStatus;
     failureReason: string | null;
@@ -62,7 +64,10 @@ const DOCUMENT_VIEW = gql`
       mediaType
       format
       category
-      ownerId
+      owner {
+        id
+        name
+      }
       sizeBytes
       status
       failureReason
@@ -161,6 +166,7 @@ export default function DocumentPage() {
       <p className="breadcrumb">
         <Link to="/documents">Documents</Link>
       </p>
+      <BackToResults />
       <h1 id="page-title">{doc.fileName}</h1>
       <dl className="document-meta">
         <div>
@@ -186,7 +192,9 @@ export default function DocumentPage() {
         </div>
         <div>
           <dt>Owner</dt>
-          <dd>{doc.ownerId}</dd>
+          <dd>
+            <PersonName person={doc.owner} />
+          </dd>
         </div>
         <div>
           <dt>Uploaded</dt>

@@ -1,26 +1,33 @@
 /**
- * The search page (`/`): a search box with suggestions as you type, results with highlighted
- * passages and a link to where each lives, facet filters, the keyword/meaning balance (alpha),
- * how each provider did, "did you mean", and more results as the list scrolls. The URL holds the
- * query and filters (search-url.ts), so a search can be shared and reloaded.
+ * The search page (`/`): a search box with suggestions and results as you type, results with
+ * highlighted passages, who and when, and a link to where each lives; facet filters that widen
+ * within a group and narrow across groups; the search mode in words ("Exact words", "Balanced",
+ * "By meaning") and the order (best match, newest); "did you mean"; and more results as the list
+ * scrolls. How each source did, timings and the alpha are behind "Search details". The URL holds
+ * the query, filters, mode and order (search-url.ts), so a search can be shared and reloaded, and
+ * coming back from a hit restores the list where it was (pages loaded and scroll position).
  *
  * Operations: `SearchPageStreamed` (the LOCAL providers' page first, every provider's page
- * deferred), `SearchPageNext` (later pages), `SearchBoxSuggestions` (as the user types) and
- * `SearchPageDefaultAlpha` (the alpha a search without one uses, fetched as the page opens). Files: web/src/search/.
+ * deferred), `SearchPageNext` (later pages), `SearchPageWideningFacets` (the counts of groups
+ * with a selection), `SearchBoxSuggestions` (as the user types) and `SearchPageDefaultAlpha`
+ * (the alpha a search without one uses, fetched as the page opens). Files: web/src/search/.
  */
-import { startTransition, useCallback, useEffect, useMemo, useOptimistic, useRef } from "react";
-import { Link, useSearchParams } from "react-router";
+import { startTransition, useCallback, useEffect, useId, useMemo, useOptimistic, useRef } from "react";
+import { Link, useLocation, useSearchParams } from "react-router";
 import { useApolloClient, useQuery } from "@apollo/client/react";
 import { AlsoSearched } from "../components/AlsoSearched";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
+import { useWideningFacets } from "../search/disjunctive-facets";
 import { FacetSidebar } from "../search/FacetSidebar";
 import { DEFAULT_ALPHA, type SearchResultPage } from "../search/operations";
-import { ProviderChips } from "../search/ProviderChips";
 import { SearchBox } from "../search/SearchBox";
+import { SearchDetails, SourceNotices } from "../search/SearchDetails";
 import { SearchHitCard } from "../search/SearchHitCard";
-import { NO_FILTERS, readUrlSearch, searchInputOf, writeUrlSearch, type ListFilter, type UrlSearch } from "../search/search-url";
+import { SearchModeControl } from "../search/SearchModeControl";
+import { useRestoredScroll } from "../search/restore-scroll";
+import { NO_FILTERS, readUrlSearch, searchInputOf, writeUrlSearch, type ListFilter, type ResultOrder, type UrlSearch } from "../search/search-url";
 import { startSearch, useSearchResults, type SearchResults } from "../search/useSearchResults";
 import "./SearchPage.css";
 
@@ -32,23 +39,46 @@ export function SearchPage() {
   // The slider's default alpha, asked for as the page opens rather than when the first search
   // mounts the slider: otherwise it goes out beside that search, and on the embedded database
   // (one connection) its statements wait in line with the search's. The slider reads it from the cache.
-  useQuery(DEFAULT_ALPHA, { errorPolicy: "all" });
+  const { data: defaults } = useQuery(DEFAULT_ALPHA, { errorPolicy: "all" });
+  const defaultAlpha = defaults?.searchIndexStatus?.defaultAlpha.alpha ?? null;
 
   // Every change is a history entry, so back and forward walk the searches made.
-  const go = useCallback((next: UrlSearch) => setParams(writeUrlSearch(next)), [setParams]);
+  const go = useCallback((next: UrlSearch, options?: { replace: boolean }) => setParams(writeUrlSearch(next), options), [setParams]);
   const client = useApolloClient();
+  // A new query starts without the facet filters of the previous one (its facets were counted
+  // for another query), and with typo tolerance back on; the mode and order chosen stay.
+  const nextSearch = useCallback(
+    (query: string): UrlSearch => {
+      const same = query === search.query;
+      return { query, alpha: search.alpha, filters: same ? search.filters : NO_FILTERS, exact: same && search.exact, sort: search.sort };
+    },
+    [search],
+  );
   const onSearch = useCallback(
     (query: string) => {
-      // A new query starts without the facet filters of the previous one (its facets were
-      // counted for another query), and with typo tolerance back on; the alpha chosen stays.
-      const same = query === search.query;
-      const next: UrlSearch = { query, alpha: search.alpha, filters: same ? search.filters : NO_FILTERS, exact: same && search.exact };
+      const next = nextSearch(query);
       // The request leaves now; the page joins it once it has rendered for the new URL.
       startSearch(client, searchInputOf(next));
       go(next);
     },
-    [client, go, search],
+    [client, go, nextSearch],
   );
+  // Results while typing: the first pause of a typing adds a history entry, the later ones
+  // replace it, so back goes to the search before the typing, not to each pause in it.
+  const typedQuery = useRef<string | null>(null);
+  const onType = useCallback(
+    (query: string) => {
+      const next = nextSearch(query);
+      startSearch(client, searchInputOf(next));
+      const continuing = typedQuery.current !== null && typedQuery.current === search.query;
+      typedQuery.current = query;
+      go(next, { replace: continuing });
+    },
+    [client, go, nextSearch, search.query],
+  );
+  const facets = useWideningFacets(input ? search : null, results.page?.facets ?? null);
+  const location = useLocation();
+  useRestoredScroll(location.key, Boolean(search.query) && !results.loading && results.hits.length > 0);
   // React Router applies a new URL in a transition, and a controlled checkbox shows its state
   // prop: without an optimistic copy, a ticked facet springs back unticked until that transition
   // commits (hundreds of ms on a busy machine), which reads as "the click did nothing".
@@ -70,14 +100,14 @@ export function SearchPage() {
   return (
     <section aria-labelledby="page-title" className="search-page">
       <h1 id="page-title">Search</h1>
-      <SearchBox query={search.query} onSearch={onSearch} />
+      <SearchBox query={search.query} onSearch={onSearch} onType={onType} />
       <p role="status" className="search-status">
         {statusText(search.query, results)}
       </p>
       {search.query ? (
         <div className="search-layout">
           <FacetSidebar
-            facets={results.page?.facets ?? null}
+            facets={facets}
             filters={filters}
             onToggle={onToggle}
             onMonth={(month) => goFilters({ ...filters, month })}
@@ -88,11 +118,20 @@ export function SearchPage() {
               Results
             </h2>
             <div className="search-controls">
-              <AlphaSlider alpha={search.alpha} onChange={(alpha) => go({ ...search, alpha })} />
+              <SearchModeControl alpha={search.alpha} onChange={(alpha) => go({ ...search, alpha })} meaningAvailable={Boolean(results.page?.providers.some((provider) => provider.kind === "SEMANTIC"))} />
+              <OrderControl order={search.sort} onChange={(sort) => go({ ...search, sort })} />
               <SaveSearchButton search={search} />
             </div>
-            {results.page ? <ProviderChips providers={results.page.providers} /> : null}
+            {results.page ? <SourceNotices providers={results.page.providers} /> : null}
+            {results.page ? (
+              <SearchDetails providers={results.page.providers} alpha={{ value: search.alpha ?? defaultAlpha, isDefault: search.alpha === null }} facetWindow={results.page.facets?.window ?? null}>
+                <AlphaSlider alpha={search.alpha} onChange={(alpha) => go({ ...search, alpha })} />
+              </SearchDetails>
+            ) : null}
             <CorrectionNotice search={search} suggestion={results.first?.suggestion ?? null} corrections={results.first?.corrections ?? []} />
+            {results.first?.weakMatches && results.hits.length > 0 ? (
+              <p className="weak-matches">Nothing matched “{search.query}” well. These are the closest results; try other words.</p>
+            ) : null}
             {results.error ? <ErrorMessage error={results.error} onRetry={results.retry} /> : null}
             <ResultList query={search.query} results={results} />
           </div>
@@ -144,6 +183,20 @@ function CorrectionNotice({ search, suggestion, corrections }: { search: UrlSear
   );
 }
 
+/** Best match or newest first: the API's `sort` (the best candidates, newest first). */
+function OrderControl({ order, onChange }: { order: ResultOrder; onChange(order: ResultOrder): void }) {
+  const id = useId();
+  return (
+    <div className="search-order">
+      <label htmlFor={id}>Sort by</label>
+      <select id={id} value={order} onChange={(event) => onChange(event.target.value === "newest" ? "newest" : "relevance")}>
+        <option value="relevance">Best match</option>
+        <option value="newest">Newest</option>
+      </select>
+    </div>
+  );
+}
+
 /** What the live region says: screen readers hear when results arrive, stream in and grow. */
 function statusText(query: string, results: SearchResults): string {
   if (!query) return "";
@@ -178,7 +231,7 @@ function ResultList({ query, results }: { query: string; results: SearchResults 
     return results.error ? null : (
       <div className="search-zero card">
         <p>Nothing matched “{query}”.</p>
-        <p className="hint">Try other words, fewer filters, or move the balance toward meaning to find related text.</p>
+        <p className="hint">Try other words, fewer filters, or the “By meaning” mode to find related text.</p>
       </div>
     );
   }

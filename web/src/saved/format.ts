@@ -1,13 +1,7 @@
 import { KIND_LABELS } from "../search/FacetSidebar";
 import { urlSearchOfSaved, writeUrlSearch, type SavedSearchSettings } from "../search/search-url";
 
-/** Dates as a person reads them, in their own locale and time zone. */
-const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
-
-export function formatDateTime(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : DATE_TIME.format(date);
-}
+export { formatDateTime } from "../dates";
 
 /** The search page's address for a saved search: `/?q=…&alpha=…` and the filters the page can hold. */
 export function searchPageHref(saved: SavedSearchSettings): string {

@@ -1,4 +1,5 @@
 /**
+ * For developers, in the search details: any mix of the search modes (SearchModeControl.tsx).
  * Alpha: the balance between keyword providers (weight alpha) and semantic ones (1 - alpha).
  * Until a person moves it, searches give no alpha and the deployment's default applies
  * (`searchIndexStatus.defaultAlpha`); the slider then shows that default. A moved slider
@@ -30,7 +31,7 @@ export function AlphaSlider({ alpha, onChange }: { alpha: number | null; onChang
   return (
     <div className="alpha-slider">
       <label htmlFor={id}>
-        Keyword ↔ meaning balance (alpha): <output htmlFor={id}>{description}</output>
+        Custom mix, keyword weight (alpha): <output htmlFor={id}>{description}</output>
       </label>
       <div className="alpha-row">
         <span className="hint" aria-hidden="true">

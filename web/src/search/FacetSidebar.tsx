@@ -1,12 +1,16 @@
 /**
- * Facet filters: what the results hold by kind, provider, creation month, category and knowledge
+ * Facet filters: what the results hold by type, source, creation month, category and knowledge
  * base, with counts, as checkboxes (a month is a radio button: `filter.created` is one range).
- * Ticking one narrows the search (`SearchInput.filter` or `providers`). The counts are over the
- * fused candidate window the page was cut from (`SearchFacets.window`), not over everything.
+ * Within a group, ticking another value widens the search (values of a group are OR'ed, and the
+ * group's counts are those of the search without its own selection: disjunctive-facets.ts);
+ * across groups, selections narrow it. The counts are over the best candidates the page was cut
+ * from (`SearchFacets.window`, said in the search details), not over everything.
  */
 import { useId } from "react";
 import { skipToken, useQuery } from "@apollo/client/react";
+import { formatMonth } from "../dates";
 import { KNOWLEDGE_BASE_NAMES, type SearchFacets, type SearchItemKind } from "./operations";
+import { sourceLabel } from "./source-labels";
 import type { ListFilter, SearchFilters } from "./search-url";
 
 export const KIND_LABELS: Record<SearchItemKind, string> = {
@@ -66,7 +70,7 @@ export function FacetSidebar({ facets, filters, onToggle, onMonth, onClear }: Fa
     filters.kinds,
     (value) => KIND_LABELS[value as SearchItemKind] ?? value,
   );
-  const providers = withSelected((facets?.providers ?? []).map((facet) => ({ value: facet.provider, label: facet.provider, count: facet.count })), filters.providers);
+  const providers = withSelected((facets?.providers ?? []).map((facet) => ({ value: facet.provider, label: sourceLabel(facet.provider), count: facet.count })), filters.providers, sourceLabel);
   const categories = withSelected((facets?.categories ?? []).map((facet) => ({ value: facet.value, label: facet.value, count: facet.count })), filters.categories);
   // The facet counts knowledge bases by id: their names, when the caller may list them.
   const anyKnowledgeBase = (facets?.knowledgeBases.length ?? 0) + filters.knowledgeBases.length > 0;
@@ -78,26 +82,25 @@ export function FacetSidebar({ facets, filters, onToggle, onMonth, onClear }: Fa
     knowledgeBaseName,
   );
   const months = withSelected(
-    (facets?.months ?? []).map((facet) => ({ value: facet.month, label: facet.month, count: facet.count })),
+    (facets?.months ?? []).map((facet) => ({ value: facet.month, label: formatMonth(facet.month), count: facet.count })),
     filters.month ? [filters.month] : [],
+    formatMonth,
   );
 
   return (
     <aside className="facets" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>Filter results</h2>
-      <p className="hint">
-        {facets ? `Counts are over the ${facets.window} best candidates the providers returned (the fused window), not over everything you can see.` : "Counts appear with the results."}
-      </p>
+      {facets ? null : <p className="hint">Counts appear with the results.</p>}
       {anySelected ? (
         <button type="button" onClick={onClear}>
           Clear filters
         </button>
       ) : null}
-      <CheckboxFacet legend="Kind" options={kinds} selected={filters.kinds} onToggle={(value, selected) => onToggle("kinds", value, selected)} />
-      <CheckboxFacet legend="Provider" options={providers} selected={filters.providers} onToggle={(value, selected) => onToggle("providers", value, selected)} />
+      <CheckboxFacet legend="Type" options={kinds} selected={filters.kinds} onToggle={(value, selected) => onToggle("kinds", value, selected)} />
+      <CheckboxFacet legend="Source" options={providers} selected={filters.providers} onToggle={(value, selected) => onToggle("providers", value, selected)} />
       {months.length ? (
         <fieldset className="facet">
-          <legend>Created (month, UTC)</legend>
+          <legend>Created</legend>
           <ul>
             <li>
               <input type="radio" id={`${id}-month-any`} name={`${id}-month`} checked={filters.month === null} onChange={() => onMonth(null)} />

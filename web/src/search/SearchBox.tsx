@@ -3,7 +3,9 @@
  * as you type (`searchSuggestions`, asked 150 ms after the last keystroke) in an ARIA 1.2
  * combobox: the input is the combobox, the suggestions a listbox it controls; ArrowDown/ArrowUp
  * move the active option (`aria-activedescendant`, focus stays in the box), Enter picks it (or
- * searches what was typed when none is active), Escape closes the list.
+ * searches what was typed when none is active), Escape closes the list. Results follow the
+ * typing too: `onType` gets what was typed once the typing rests (TYPE_SEARCH_DELAY_MS), so a
+ * search runs without Enter, and not at every keystroke.
  */
 import { useEffect, useId, useRef, useState } from "react";
 import { useApolloClient } from "@apollo/client/react";
@@ -12,6 +14,13 @@ import { SEARCH_SUGGESTIONS, type SearchSuggestion, type SuggestionSource } from
 
 const SUGGESTION_DELAY_MS = 150;
 const SUGGESTION_LIMIT = 8;
+/**
+ * How long typing rests before its results are asked: longer than the gap between a typist's
+ * keystrokes (about 100-200 ms), so a word typed in one go is one search, not one per letter.
+ */
+export const TYPE_SEARCH_DELAY_MS = 300;
+/** Shorter text is not searched as it is typed (one letter matches everything). */
+const TYPE_SEARCH_MIN_LENGTH = 2;
 
 const SOURCE_LABELS: Record<SuggestionSource, string> = {
   MY_QUERY: "Your search",
@@ -24,9 +33,11 @@ export interface SearchBoxProps {
   /** The query the page shows (from the URL): the box follows it on back/forward. */
   query: string;
   onSearch(query: string): void;
+  /** What was typed, once typing rests: the page shows its results without a history entry per pause. */
+  onType?(query: string): void;
 }
 
-export function SearchBox({ query, onSearch }: SearchBoxProps) {
+export function SearchBox({ query, onSearch, onType }: SearchBoxProps) {
   const client = useApolloClient();
   const [draft, setDraft] = useState(query);
   const [suggestions, setSuggestions] = useState<SearchSuggestion[]>([]);
@@ -38,7 +49,25 @@ export function SearchBox({ query, onSearch }: SearchBoxProps) {
   const listboxId = useId();
   const optionId = (index: number) => `${listboxId}-option-${index}`;
 
-  useEffect(() => setDraft(query), [query]);
+  // What onType last searched: when the page's query becomes it, the box already holds it, and
+  // perhaps more typed since, which setting the draft back to the query would throw away.
+  const typedSearch = useRef<string | null>(null);
+  useEffect(() => {
+    if (query === typedSearch.current) return;
+    typedSearch.current = null;
+    setDraft(query);
+  }, [query]);
+  const type = useRef(onType);
+  type.current = onType;
+  useEffect(() => {
+    const text = draft.trim();
+    if (!type.current || text.length < TYPE_SEARCH_MIN_LENGTH || text === query) return;
+    const timer = window.setTimeout(() => {
+      typedSearch.current = text;
+      type.current?.(text);
+    }, TYPE_SEARCH_DELAY_MS);
+    return () => window.clearTimeout(timer);
+  }, [draft, query]);
 
   function close() {
     setOpen(false);

@@ -5,7 +5,9 @@
  */
 import { Link } from "react-router";
 import { Highlight } from "../components/Highlight";
-import type { SearchHit, SearchItem } from "./operations";
+import { PersonName } from "../components/PersonName";
+import { formatDate } from "../dates";
+import type { Person, SearchHit, SearchItem } from "./operations";
 
 type KindName = SearchItem["__typename"];
 
@@ -21,6 +23,12 @@ const KINDS: Record<KindName, { label: string; icon: string }> = {
   SlackMessage: { label: "Slack", icon: "M6 1 4 15M12 1l-2 14M1 5h14M1 11h14" },
   LinkedInPost: { label: "LinkedIn", icon: "M2 2h12v12H2zM5 7v5M5 4.5v.5M8 12V7M8 9c0-2 3-2.5 3 0v3" },
 };
+
+/** Told to the page a hit opens: it offers "Back to results" as the browser's back (BackToResults.tsx). */
+const FROM_RESULTS = { fromResults: true };
+
+/** Who said a quoted message, as a person would put it. */
+const ROLE_WORDS: Record<string, string> = { USER: "Question", ASSISTANT: "Answer", SYSTEM: "Instructions", TOOL: "Tool output" };
 
 function KindIcon({ path }: { path: string }) {
   return (
@@ -52,13 +60,13 @@ function Title({ hit, query }: { hit: SearchHit & { item: SearchItem }; query: s
   switch (item.__typename) {
     case "Conversation": {
       const messageId = hit.highlights?.find((highlight) => highlight.messageId)?.messageId;
-      return <Link to={withQuery(`/conversations/${encodeURIComponent(item.id)}`, { message: messageId, q: query })}>{item.title}</Link>;
+      return <Link state={FROM_RESULTS} to={withQuery(`/conversations/${encodeURIComponent(item.id)}`, { message: messageId, q: query })}>{item.title}</Link>;
     }
     case "DocumentChunk": {
       const where = [item.headingPath.join(" › "), item.page !== null ? `page ${item.page}` : ""].filter(Boolean).join(", ");
       return (
         <>
-          <Link to={withQuery(`/documents/${encodeURIComponent(item.document.id)}`, { chunk: item.id, q: query })}>{item.document.fileName}</Link>
+          <Link state={FROM_RESULTS} to={withQuery(`/documents/${encodeURIComponent(item.document.id)}`, { chunk: item.id, q: query })}>{item.document.fileName}</Link>
           {where ? <span className="hit-where"> — {where}</span> : null}
         </>
       );
@@ -118,6 +126,40 @@ function Title({ hit, query }: { hit: SearchHit & { item: SearchItem }; query: s
   }
 }
 
+/** Who and when, as the item knows them: the owner or author and the date that tells its age. */
+function metaOf(item: SearchItem): { person: Person | null; author: string | null; date: { iso: string; label: string } | null; extra: string | null } {
+  switch (item.__typename) {
+    case "Conversation":
+      return { person: item.owner, author: null, date: { iso: item.updatedAt, label: item.updatedAt !== item.createdAt ? "Updated" : "Started" }, extra: null };
+    case "DocumentChunk":
+      return { person: item.document.owner, author: null, date: { iso: item.document.createdAt, label: "Uploaded" }, extra: item.document.category };
+    case "SlackMessage":
+      return { person: null, author: item.author, date: { iso: item.postedAt, label: "Posted" }, extra: null };
+    case "LinkedInPost":
+      return { person: null, author: null, date: { iso: item.publishedAt, label: "Published" }, extra: null };
+    case "KnowledgeBasePassage":
+      return { person: null, author: null, date: null, extra: item.knowledgeBase?.name ?? null };
+    case "WebResult":
+      return { person: null, author: null, date: null, extra: null };
+  }
+}
+
+function HitMeta({ item }: { item: SearchItem }) {
+  const meta = metaOf(item);
+  if (!meta.person && !meta.author && !meta.date && !meta.extra) return null;
+  return (
+    <p className="hit-meta">
+      {meta.person ? <PersonName person={meta.person} /> : meta.author ? <span className="person-name">{meta.author}</span> : null}
+      {meta.date ? (
+        <span>
+          {meta.date.label} <time dateTime={meta.date.iso}>{formatDate(meta.date.iso)}</time>
+        </span>
+      ) : null}
+      {meta.extra ? <span>{meta.extra}</span> : null}
+    </p>
+  );
+}
+
 export function SearchHitCard({ hit, query }: { hit: SearchHit; query: string }) {
   // An item deleted after a cached page was stored: say so rather than show an empty card.
   if (!hit.item) {
@@ -139,11 +181,12 @@ export function SearchHitCard({ hit, query }: { hit: SearchHit; query: string })
         <Title hit={withItem} query={query} />
       </h2>
       {hit.item.__typename === "WebResult" ? <p className="hit-url">{hit.item.url}</p> : null}
+      <HitMeta item={hit.item} />
       {hit.highlights?.length ? (
         <ul className="hit-highlights">
           {hit.highlights.map((highlight, index) => (
             <li key={index}>
-              {highlight.role ? <span className="hit-role">{highlight.role.toLowerCase()}: </span> : null}
+              {highlight.role ? <span className="hit-role">{ROLE_WORDS[highlight.role] ?? highlight.role.toLowerCase()}: </span> : null}
               <Highlight highlight={highlight} />
             </li>
           ))}

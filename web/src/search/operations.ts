@@ -16,6 +16,12 @@ const SEARCH_RESULT_FIELDS = gql`
         ... on Conversation {
           id
           title
+          createdAt
+          updatedAt
+          owner {
+            id
+            name
+          }
         }
         ... on DocumentChunk {
           id
@@ -24,6 +30,12 @@ const SEARCH_RESULT_FIELDS = gql`
           document {
             id
             fileName
+            createdAt
+            category
+            owner {
+              id
+              name
+            }
           }
         }
         ... on KnowledgeBasePassage {
@@ -45,6 +57,7 @@ const SEARCH_RESULT_FIELDS = gql`
           author
           channelName
           permalink
+          postedAt
         }
         ... on LinkedInPost {
           id
@@ -78,6 +91,7 @@ const SEARCH_RESULT_FIELDS = gql`
       error
     }
     suggestion
+    weakMatches
     corrections {
       word
       searchedAs
@@ -111,6 +125,7 @@ const SEARCH_RESULT_FIELDS = gql`
 `;
 
 export type SearchItemKind = "CONVERSATION" | "DOCUMENT_CHUNK" | "KNOWLEDGE_BASE_PASSAGE" | "WEB_RESULT" | "SLACK_MESSAGE" | "LINKEDIN_POST";
+export type SearchSort = "RELEVANCE" | "NEWEST";
 export type ProviderStatus = "OK" | "TIMEOUT" | "ERROR" | "SKIPPED";
 
 /** A hit's passage as the Highlight component shows it, and for a conversation the message it is from. */
@@ -119,12 +134,18 @@ export interface SearchHighlight extends HighlightPassage {
   role: string | null;
 }
 
+/** A person as the API names them (`User`). */
+export interface Person {
+  id: string;
+  name: string;
+}
+
 export type SearchItem =
-  | { __typename: "Conversation"; id: string; title: string }
-  | { __typename: "DocumentChunk"; id: string; headingPath: string[]; page: number | null; document: { id: string; fileName: string } }
+  | { __typename: "Conversation"; id: string; title: string; createdAt: string; updatedAt: string; owner: Person }
+  | { __typename: "DocumentChunk"; id: string; headingPath: string[]; page: number | null; document: { id: string; fileName: string; createdAt: string; category: string | null; owner: Person } }
   | { __typename: "KnowledgeBasePassage"; id: string; uri: string | null; page: number | null; knowledgeBase: { id: string; name: string } | null }
   | { __typename: "WebResult"; id: string; title: string; url: string }
-  | { __typename: "SlackMessage"; id: string; author: string | null; channelName: string | null; permalink: string | null }
+  | { __typename: "SlackMessage"; id: string; author: string | null; channelName: string | null; permalink: string | null; postedAt: string }
   | { __typename: "LinkedInPost"; id: string; url: string; articleTitle: string | null; publishedAt: string };
 
 export interface SearchHit {
@@ -156,6 +177,8 @@ export interface SearchResultPage {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
   providers: ProviderReport[];
   suggestion: string | null;
+  /** Nothing on the list matched the query's words well (the API's relevance floor). */
+  weakMatches: boolean;
   /** Each misspelled word of the query and the words searched for it as well, best first. */
   corrections: { word: string; searchedAs: string[] }[];
   facets: SearchFacets | null;
@@ -170,6 +193,8 @@ export interface SearchInput {
   latency?: "LOCAL";
   /** False: search the words only as typed (no corrections, no suggestion). */
   typoTolerance?: boolean;
+  /** NEWEST: the best candidates, newest first; left out, best first. */
+  sort?: SearchSort;
   filter?: {
     kinds?: SearchItemKind[];
     created?: { from: string; to: string };

@@ -1,7 +1,8 @@
 /**
  * The search as the URL holds it, so a search can be shared, reloaded and walked with back and
  * forward: `/?q=deadlock&alpha=0.5&kind=CONVERSATION&provider=…&month=2026-10&category=…&kb=…`, and
- * `exact=1` when the person chose to search only the words as typed (no typo tolerance).
+ * `exact=1` when the person chose to search only the words as typed (no typo tolerance), and
+ * `sort=newest` for the best results newest first.
  * Every facet a person ticks is a `SearchInput.filter` field (or `providers`), as docs/search.md's
  * "Filters and facets" maps them.
  */
@@ -27,7 +28,11 @@ export interface UrlSearch {
   filters: SearchFilters;
   /** Search the words only as typed (`typoTolerance: false`): the "Search only for …" link. */
   exact: boolean;
+  /** "newest": the best results newest first (`sort: NEWEST`); "relevance" (no parameter): best first. */
+  sort: ResultOrder;
 }
+
+export type ResultOrder = "relevance" | "newest";
 
 /** The URL parameter of each list filter. */
 export const FILTER_PARAMETERS = { kinds: "kind", providers: "provider", categories: "category", knowledgeBases: "kb" } as const;
@@ -67,6 +72,7 @@ export function readUrlSearch(params: URLSearchParams): UrlSearch {
       knowledgeBases: listOf(params, "kb"),
     },
     exact: params.get("exact") === "1",
+    sort: params.get("sort") === "newest" ? "newest" : "relevance",
   };
 }
 
@@ -79,6 +85,7 @@ export function writeUrlSearch(search: UrlSearch): URLSearchParams {
   }
   if (search.filters.month) params.set("month", search.filters.month);
   if (search.exact) params.set("exact", "1");
+  if (search.sort === "newest") params.set("sort", "newest");
   return params;
 }
 
@@ -111,7 +118,30 @@ export function searchInputOf(search: UrlSearch): SearchInput {
     ...(filters.providers.length ? { providers: filters.providers } : {}),
     ...(Object.keys(filter).length ? { filter } : {}),
     ...(search.exact ? { typoTolerance: false } : {}),
+    ...(search.sort === "newest" ? { sort: "NEWEST" as const } : {}),
   };
+}
+
+/** A facet group a person can tick several values of (values of one group are OR'ed). */
+export type FacetGroup = ListFilter | "month";
+
+/**
+ * Disjunctive faceting, as Algolia's helper does it: the counts of a group with a selection come
+ * from the same search without that group's selection (every other group's kept), so ticking
+ * "Documents" keeps "Conversations" listed with its count, and ticking it too widens the list.
+ * One input per group that has a selection; groups without one read the page's own counts.
+ */
+export function facetInputsOf(search: UrlSearch): Partial<Record<FacetGroup, SearchInput>> {
+  const inputs: Partial<Record<FacetGroup, SearchInput>> = {};
+  const { filters } = search;
+  const without = (next: SearchFilters) => {
+    // Facet counts do not depend on the order or the page: the relevance order shares its cached answer.
+    const { sort: _sort, ...input } = searchInputOf({ ...search, filters: next, sort: "relevance" });
+    return input;
+  };
+  for (const group of Object.keys(FILTER_PARAMETERS) as ListFilter[]) if (filters[group].length) inputs[group] = without({ ...filters, [group]: [] });
+  if (filters.month) inputs.month = without({ ...filters, month: null });
+  return inputs;
 }
 
 /** A saved search's settings, as SavedSearch answers them (the fields the page can hold and the rest). */
@@ -170,15 +200,16 @@ export function urlSearchOfSaved(saved: SavedSearchSettings): { search: UrlSearc
       knowledgeBases: filter.knowledgeBases ?? [],
     },
     exact: !saved.typoTolerance,
+    sort: "relevance",
   };
   return { search, unshown };
 }
 
 /** What a `SaveSearchInput` holds besides its name. */
-export type SearchInputToSave = Omit<SearchInput, "limit" | "after" | "latency">;
+export type SearchInputToSave = Omit<SearchInput, "limit" | "after" | "latency" | "sort">;
 
-/** The page's search as `saveSearch` stores it: what it runs with, without the page size. */
+/** The page's search as `saveSearch` stores it: what it runs with, without the page size or the order it is read in. */
 export function saveInputOf(search: UrlSearch): SearchInputToSave {
-  const { limit: _limit, ...input } = searchInputOf(search);
+  const { limit: _limit, sort: _sort, ...input } = searchInputOf(search);
   return input;
 }

@@ -40,6 +40,20 @@ function streamedVariables(input: SearchInput) {
   return { input, local: { ...input, latency: "LOCAL" as const } };
 }
 
+/**
+ * The later pages of the last few searches, kept while the app runs: coming back to the results
+ * from a hit shows every page that was loaded, so the scroll position can be put back
+ * (restore-scroll.ts). The first page comes back from Apollo's cache.
+ */
+const laterPagesKept = new Map<string, SearchResultPage[]>();
+const KEEP_SEARCHES = 10;
+
+function keepLaterPages(key: string, pages: SearchResultPage[]): void {
+  laterPagesKept.delete(key);
+  laterPagesKept.set(key, pages);
+  while (laterPagesKept.size > KEEP_SEARCHES) laterPagesKept.delete(laterPagesKept.keys().next().value!);
+}
+
 /** The search startSearch sent, held until the page's own query for it has an answer. */
 let started: { key: string; release(): void } | null = null;
 
@@ -85,7 +99,7 @@ export function useSearchResults(input: SearchInput | null): SearchResults {
     if (answered) releaseStartedSearch(key);
   }, [answered, key]);
 
-  const [later, setLater] = useState<LaterPages>({ key, pages: [] });
+  const [later, setLater] = useState<LaterPages>(() => ({ key, pages: laterPagesKept.get(key) ?? [] }));
   const [loadingMore, setLoadingMore] = useState(false);
   const [loadMoreError, setLoadMoreError] = useState<unknown>(null);
   const cursorAsked = useRef<string | null>(null);
@@ -96,7 +110,7 @@ export function useSearchResults(input: SearchInput | null): SearchResults {
     setLoadingMore(false);
     setLoadMoreError(null);
   }, [key]);
-  const laterPages = later.key === key ? later.pages : [];
+  const laterPages = later.key === key ? later.pages : (laterPagesKept.get(key) ?? []);
 
   const streaming = dataState === "streaming";
   // The first page: every provider's once it arrived; the LOCAL one until then (or if the
@@ -127,7 +141,12 @@ export function useSearchResults(input: SearchInput | null): SearchResults {
       .then((result) => {
         if (currentKey.current !== requestKey) return;
         const next = result.data?.search;
-        if (next) setLater((previous) => ({ key: requestKey, pages: [...(previous.key === requestKey ? previous.pages : []), next] }));
+        if (next)
+          setLater((previous) => {
+            const pages = [...(previous.key === requestKey ? previous.pages : (laterPagesKept.get(requestKey) ?? [])), next];
+            keepLaterPages(requestKey, pages);
+            return { key: requestKey, pages };
+          });
         if (!next) mayRetry();
         if (result.error) setLoadMoreError(result.error);
         else if (!next) setLoadMoreError(new Error("The next page could not be read."));
