@@ -271,11 +271,15 @@ function writeInline(from: number, to: number, writer: PlainTextWriter): void {
 }
 
 /**
- * Whether a run of `*`, `_` or `~` is emphasis or strikethrough markup rather than text: it
- * touches a word on one side (CommonMark's flanking runs); `_` only outside a word (snake_case
- * stays), `~` only in runs of one or two.
+ * Whether a run of `*`, `_` or `~` is emphasis or strikethrough markup rather than text: another
+ * run of it is on the line, and it touches a word on one side (CommonMark's flanking runs); `_`
+ * only outside a word (snake_case stays), `~` only in runs of one or two.
  */
 function isEmphasisRun(source: string, start: number, end: number, from: number, to: number, character: string): boolean {
+  // A run with no other of its kind on the line has nothing to pair with: "count(*)".
+  const other = source.indexOf(character, end);
+  const earlier = start > from ? source.lastIndexOf(character, start - 1) : -1;
+  if ((other < 0 || other >= to) && earlier < from) return false;
   const before = start > from ? source.charAt(start - 1) : " ";
   const after = end < to ? source.charAt(end) : " ";
   const opens = !BLANK.test(after);
