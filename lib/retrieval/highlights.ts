@@ -20,7 +20,9 @@
  */
 import { Prisma } from "../../generated/prisma/client.js";
 import type { TenantReader } from "../database/tenant-reads.js";
-import { markdownToPlainText, plainRanges } from "./markdown-plain-text.js";
+import { jsonToPlainText, looksLikeJson } from "./json-plain-text.js";
+import { markdownToPlainText } from "./markdown-plain-text.js";
+import { plainRanges } from "./plain-text-map.js";
 
 /** Most passages a hit may ask for (`SearchHit.highlights(limit:)`). */
 export const MAX_HIGHLIGHTS_PER_HIT = 10;
@@ -255,7 +257,8 @@ export function vectorPositionCounts(vectorText: string): Map<string, number> {
  * The passages of each hit, best first: those with matches (most matches first, then `ord`),
  * at most `limit`; a hit none of whose passages matched gets its first non-empty passage without
  * ranges (what the domain offers as nearest the query). Each passage is returned as plain text
- * (markdown-plain-text.ts: one block a line, no markup), its ranges carried over to it.
+ * (markdown-plain-text.ts: one block a line, no markup; json-plain-text.ts for a tool's JSON),
+ * its ranges carried over to it.
  */
 export function highlightsByHit(candidates: readonly CandidatePassage[], limit: number, windowLength = MAX_HIGHLIGHT_LENGTH): Map<string, HighlightPassage[]> {
   const maxLength = Math.max(1, Math.min(Math.floor(windowLength), MAX_PASSAGE_SCAN));
@@ -263,7 +266,7 @@ export function highlightsByHit(candidates: readonly CandidatePassage[], limit: 
   for (const source of candidates) {
     // Words are found in the stored Markdown, where the database's parse says they are, then
     // carried over to the plain text a client is given.
-    const plain = markdownToPlainText(source.text);
+    const plain = looksLikeJson(source.text) ? jsonToPlainText(source.text) : markdownToPlainText(source.text);
     const ranges = plainRanges(plain, source.ranges ?? locateTokens(source.text, source.tokens));
     const candidate = { ...source, text: plain.text };
     const list = byKey.get(candidate.key) ?? [];

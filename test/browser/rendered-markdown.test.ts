@@ -37,10 +37,26 @@ async function graphql<T>(query: string, variables: Record<string, unknown> = {}
   return body.data;
 }
 
-/** The text a person sees in `locator` (innerText: what is rendered, closed disclosures' content left out). */
+/**
+ * No raw Markdown in the text a person sees in `locator` (innerText: what is rendered, closed
+ * disclosures' content left out) outside code, where `**` may be an exponent and `#` a comment;
+ * and no code block that still shows its fence.
+ */
 async function expectNoRawMarkdown(locator: Locator): Promise<void> {
-  const text = await locator.innerText();
-  for (const markup of RAW_MARKDOWN) expect(text).not.toMatch(markup);
+  const prose = await locator.evaluate((element) => {
+    const copy = element.cloneNode(true) as HTMLElement;
+    for (const code of copy.querySelectorAll("pre, code")) code.remove();
+    // innerText reads rendered text only: the copy is rendered, out of sight, for as long as it is read.
+    copy.style.position = "absolute";
+    copy.style.left = "-10000px";
+    document.body.append(copy);
+    const text = copy.innerText;
+    copy.remove();
+    return text;
+  });
+  expect(prose.length).toBeGreaterThan(0);
+  for (const markup of RAW_MARKDOWN) expect(prose).not.toMatch(markup);
+  for (const block of await locator.locator("pre").allInnerTexts()) expect(block).not.toMatch(/^\s*(?:```|~~~)/m);
 }
 
 async function expectAccessible(page: Page): Promise<void> {

@@ -294,11 +294,12 @@ describe("Markdown in the highlighted text", () => {
   it("gives a conversation's Markdown message as plain text, the ranges on the matched words", async () => {
     const conversation = await createConversation(ada, "Kestrel rollout", [
       { role: "USER", content: "What is left before the kestrel rollout?" },
+      { role: "TOOL", content: JSON.stringify({ tool: "search_docs", query: "kestrel rollout", results: [{ title: "Kestrel \"runbook\"", url: "https://wiki.example/kestrel" }] }, null, 2) },
       { role: "ASSISTANT", content: markdown },
     ]);
     const { hits } = await search(ada, { query: "kestrel", limit: 5, providers: ["conversations.keyword"] }, 3);
     const hit = hits.find((candidate) => candidate.item?.id === conversation.id)!;
-    const answer = hit.highlights!.find((highlight) => highlight.messageId === conversation.messages[1]!.id)!;
+    const answer = hit.highlights!.find((highlight) => highlight.messageId === conversation.messages[2]!.id)!;
     expect(answer.role).toBe("ASSISTANT");
     checkPlain(answer);
     // The densest window is the top of the message: its blocks, one a line, the table's cells without pipes.
@@ -311,6 +312,10 @@ describe("Markdown in the highlighted text", () => {
       "api · 340 ms · ada",
     ]);
     expect(answer.text).not.toContain("wiki.example");
+    // The tool's JSON reads as `key: value` lines.
+    const tool = hit.highlights!.find((highlight) => highlight.role === "TOOL")!;
+    expect(tool.text).toBe('tool: search_docs\nquery: kestrel rollout\ntitle: Kestrel "runbook"\nurl: https://wiki.example/kestrel');
+    expect(matchedWords(tool).slice(0, 2)).toEqual(["kestrel", "Kestrel"]);
     expect(matchedWords(answer).length).toBeGreaterThanOrEqual(4);
   });
 

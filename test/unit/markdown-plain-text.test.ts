@@ -8,7 +8,9 @@
 import { describe, expect, it } from "@jest/globals";
 import fc from "fast-check";
 import { cutWindow, highlightsByHit, locateTokens } from "../../lib/retrieval/highlights.js";
-import { markdownToPlainText, plainRange, plainRanges } from "../../lib/retrieval/markdown-plain-text.js";
+import { jsonToPlainText, looksLikeJson } from "../../lib/retrieval/json-plain-text.js";
+import { markdownToPlainText } from "../../lib/retrieval/markdown-plain-text.js";
+import { plainRange, plainRanges } from "../../lib/retrieval/plain-text-map.js";
 
 const plain = (markdown: string) => markdownToPlainText(markdown).text;
 
@@ -142,5 +144,40 @@ describe("cutWindow at block edges", () => {
     const cut = cutWindow(text, locateTokens(text, ["deadlock"]), 100);
     expect(cut.text).toBe("The deadlock happened in the payments service, twice in one week.");
     expect(cut.truncatedAfter).toBe(true);
+  });
+});
+
+describe("jsonToPlainText (a tool's call or result)", () => {
+  const result = JSON.stringify({ tool: "search_docs", query: "deadlock runbook", count: 2, stale: false, note: null, results: [{ title: "Runbook: \"db\"", snippet: "line one\nline two \u00e9" }] }, null, 2);
+
+  it("reads each value as a `key: value` line, without braces, quotes or escapes", () => {
+    expect(looksLikeJson(result)).toBe(true);
+    expect(jsonToPlainText(result).text).toBe('tool: search_docs\nquery: deadlock runbook\ncount: 2\nstale: false\ntitle: Runbook: "db"\nsnippet: line one line two é');
+  });
+
+  it("is chosen only for text that opens as JSON", () => {
+    for (const text of ["[link](https://x)", "[[wiki]]", "{{template}}", "plain text", "- [ ] task"]) expect(looksLikeJson(text)).toBe(false);
+    for (const text of ['{"a": 1}', ' [ {"a": 1} ]', '["a", "b"]']) expect(looksLikeJson(text)).toBe(true);
+  });
+
+  it("maps every word of its values to the same word, also when the JSON is cut short", () => {
+    const value = fc.oneof(words, fc.integer().map(String));
+    const json = fc.dictionary(word, fc.oneof(value, fc.array(fc.dictionary(word, value, { maxKeys: 3 }), { maxLength: 2 })), { minKeys: 1, maxKeys: 5 });
+    fc.assert(
+      fc.property(json, fc.nat(), (object, cut) => {
+        const full = JSON.stringify(object, null, 2);
+        const source = full.slice(0, full.length - (cut % Math.max(1, full.length - 3)));
+        const text = jsonToPlainText(source);
+        expect(text.text).not.toMatch(/[{}[\]"]/);
+        const ranges = [...source.matchAll(/[a-z]+/g)].map((match) => ({ start: match.index, end: match.index + match[0].length }));
+        for (const range of ranges) {
+          const mapped = plainRange(text, range);
+          if (mapped) expect(text.text.slice(mapped.start, mapped.end)).toBe(source.slice(range.start, range.end));
+        }
+        // Every word the plain text shows came from the source, in order.
+        expect(plainRanges(text, ranges).map((range) => text.text.slice(range.start, range.end))).toEqual(text.text.match(/[a-z]+/g) ?? []);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
