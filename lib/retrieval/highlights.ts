@@ -20,6 +20,9 @@
  */
 import { Prisma } from "../../generated/prisma/client.js";
 import type { TenantReader } from "../database/tenant-reads.js";
+import { jsonToPlainText, looksLikeJson } from "./json-plain-text.js";
+import { markdownToPlainText } from "./markdown-plain-text.js";
+import { plainRanges } from "./plain-text-map.js";
 
 /** Most passages a hit may ask for (`SearchHit.highlights(limit:)`). */
 export const MAX_HIGHLIGHTS_PER_HIT = 10;
@@ -253,13 +256,19 @@ export function vectorPositionCounts(vectorText: string): Map<string, number> {
 /**
  * The passages of each hit, best first: those with matches (most matches first, then `ord`),
  * at most `limit`; a hit none of whose passages matched gets its first non-empty passage without
- * ranges (what the domain offers as nearest the query).
+ * ranges (what the domain offers as nearest the query). Each passage is returned as plain text
+ * (markdown-plain-text.ts: one block a line, no markup; json-plain-text.ts for a tool's JSON),
+ * its ranges carried over to it.
  */
 export function highlightsByHit(candidates: readonly CandidatePassage[], limit: number, windowLength = MAX_HIGHLIGHT_LENGTH): Map<string, HighlightPassage[]> {
   const maxLength = Math.max(1, Math.min(Math.floor(windowLength), MAX_PASSAGE_SCAN));
   const byKey = new Map<string, { candidate: CandidatePassage; ranges: MatchRange[] }[]>();
-  for (const candidate of candidates) {
-    const ranges = candidate.ranges ?? locateTokens(candidate.text, candidate.tokens);
+  for (const source of candidates) {
+    // Words are found in the stored Markdown, where the database's parse says they are, then
+    // carried over to the plain text a client is given.
+    const plain = looksLikeJson(source.text) ? jsonToPlainText(source.text) : markdownToPlainText(source.text);
+    const ranges = plainRanges(plain, source.ranges ?? locateTokens(source.text, source.tokens));
+    const candidate = { ...source, text: plain.text };
     const list = byKey.get(candidate.key) ?? [];
     list.push({ candidate, ranges });
     byKey.set(candidate.key, list);
@@ -317,34 +326,51 @@ export function locateTokens(text: string, tokens: readonly string[]): MatchRang
 /**
  * The passage cut to at most MAX_HIGHLIGHT_LENGTH code units: the window that holds the most
  * matches (starting a little before the first of them), its edges moved off the middle of a
- * word, a surrogate pair or a combining sequence; ranges made relative to the window.
+ * word, a surrogate pair or a combining sequence, and onto the edge of a block (a line of the
+ * plain text) where one is near; ranges made relative to the window.
  */
 export function cutWindow(text: string, ranges: readonly MatchRange[], maxLength = MAX_HIGHLIGHT_LENGTH): Omit<HighlightPassage, "messageId" | "role"> {
   if (text.length <= maxLength) return { text, ranges: [...ranges], truncatedBefore: false, truncatedAfter: false };
   let start = 0;
+  // A short window keeps most of its length for the matches.
+  const leadIn = Math.min(LEAD_IN, Math.floor(maxLength / 4));
   if (ranges.length > 0) {
-    // The first match of the densest window of maxLength - LEAD_IN units.
+    // The first match of the densest window of maxLength - leadIn units.
     let best = 0;
+    let bestLast = 0;
     let bestCount = 0;
     for (let first = 0, last = 0; first < ranges.length; first++) {
       if (last < first) last = first;
-      while (last + 1 < ranges.length && ranges[last + 1]!.end - ranges[first]!.start <= maxLength - LEAD_IN) last++;
+      while (last + 1 < ranges.length && ranges[last + 1]!.end - ranges[first]!.start <= maxLength - leadIn) last++;
       if (last - first + 1 > bestCount) {
         bestCount = last - first + 1;
         best = first;
+        bestLast = last;
       }
     }
-    start = Math.max(0, Math.min(ranges[best]!.start - LEAD_IN, text.length - maxLength));
-    start = wordStartAtOrAfter(text, start, ranges[best]!.start);
+    const firstMatch = ranges[best]!.start;
+    start = Math.max(0, Math.min(firstMatch - leadIn, text.length - maxLength));
+    // A block that starts between the cut and the first match: open on it, not on the end of the
+    // block before. Else a block that starts a little before the cut, when the matches still fit.
+    const blockInside = text.lastIndexOf("\n", firstMatch - 1);
+    const blockBefore = text.lastIndexOf("\n", start - 1);
+    if (blockInside >= start) start = blockInside + 1;
+    else if (blockBefore >= 0 && start - (blockBefore + 1) <= leadIn && ranges[bestLast]!.end - (blockBefore + 1) <= maxLength) start = blockBefore + 1;
+    else start = wordStartAtOrAfter(text, start, firstMatch);
   }
   let end = Math.min(text.length, start + maxLength);
-  if (end < text.length) end = wordEndAtOrBefore(text, end, start);
+  if (end < text.length) {
+    // The window ends with a whole block where one ends in its second half, after the matches it keeps.
+    const lastKeptEnd = ranges.findLast((range) => range.start >= start && range.end <= end)?.end ?? start;
+    const blockEnd = text.lastIndexOf("\n", end);
+    end = blockEnd >= Math.max(lastKeptEnd, start + Math.floor(maxLength / 2)) ? blockEnd : wordEndAtOrBefore(text, end, start);
+  }
   // A cut edge lands on the blank between two words: drop it, so a client that shows "…" at a
   // cut edge does not show "… latency" (never past a match kept in the window).
   const firstKept = ranges.find((range) => range.start >= start && range.end <= end)?.start ?? end;
   const lastKept = ranges.findLast((range) => range.start >= start && range.end <= end)?.end ?? start;
-  if (start > 0) while (start < firstKept && /\s/.test(text.charAt(start))) start++;
-  if (end < text.length) while (end > Math.max(start, lastKept) && /\s/.test(text.charAt(end - 1))) end--;
+  if (start > 0) while (start < firstKept && /[\s·]/.test(text.charAt(start))) start++;
+  if (end < text.length) while (end > Math.max(start, lastKept) && /[\s·]/.test(text.charAt(end - 1))) end--;
   const window = text.slice(start, end);
   return {
     text: window,

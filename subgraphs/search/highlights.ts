@@ -11,7 +11,7 @@ import { badUserInput } from "../../lib/graphql/errors.js";
 import { MAX_HIGHLIGHTS_PER_HIT, type HighlightPassage } from "../../lib/retrieval/highlights.js";
 import type { DomainSearch, EntityRef } from "../../lib/retrieval/search-provider.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
-import { toPlainText } from "./plain-text.js";
+import { toPlainLines } from "./plain-text.js";
 import { describeProviderError, type SearchResultData } from "./search-service.js";
 
 /** One hit's highlights as asked: its entity, the query it was found by, how many passages. */
@@ -77,8 +77,9 @@ export function createHighlightLoader(domains: readonly DomainSearch[], tenant: 
         const answer = answers.get(key) ?? answers.get(`${groupOf(request)}\u0000${request.ref.typename}:${request.ref.id.toLowerCase()}`);
         const failure = failures.get(key);
         if (!answer && failure) return failure;
-        // Control characters become spaces (one code unit for one), so the ranges stay where they were.
-        return (answer ?? []).slice(0, request.limit).map((passage) => ({ ...passage, text: toPlainText(passage.text) }));
+        // Control characters but the line breaks between blocks become spaces (one code unit for
+        // one), so the ranges stay where they were.
+        return (answer ?? []).slice(0, request.limit).map((passage) => ({ ...passage, text: toPlainLines(passage.text) }));
       });
     },
     {

@@ -18,6 +18,18 @@ export function toPlainText(text: string): string {
   return text.replace(CONTROL_CHARACTERS, " ").replace(LONE_SURROGATE, "\ufffd");
 }
 
+/** C0 controls but the line break, DEL and C1 controls. */
+const CONTROL_CHARACTERS_BUT_LINE_BREAK = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Like toPlainText, but a line break stays: a highlight's text (lib/retrieval/markdown-plain-text.ts)
+ * puts each block of the passage on a line of its own.
+ */
+export function toPlainLines(text: string): string {
+  if (!MAYBE_NOT_PLAIN.test(text)) return text;
+  return text.replace(CONTROL_CHARACTERS_BUT_LINE_BREAK, " ").replace(LONE_SURROGATE, "\ufffd");
+}
+
 /** Every string inside a JSON-like value, made plain (for rows and jsonb documents). */
 export function withPlainStrings<T>(value: T): T {
   if (typeof value === "string") return toPlainText(value) as T;

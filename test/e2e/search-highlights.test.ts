@@ -254,3 +254,76 @@ describe("highlights through the gateway", () => {
     expect(matchedWords(first.highlights![0]!).map((word) => word.toLowerCase())).toEqual(expect.arrayContaining(["deploy", "freeze"]));
   });
 });
+
+describe("Markdown in the highlighted text", () => {
+  // Every construct that showed as raw markup in snippets: headings, emphasis, code spans and
+  // fences, links, tables, lists, strikethrough, then enough prose to be cut to a window.
+  const markdown = [
+    "## Kestrel **rollout** checklist",
+    "",
+    "Before the kestrel rollout, check the `kestrel_timeout` setting and read [the runbook](https://wiki.example/kestrel-runbook).",
+    "",
+    "| Service | Kestrel p99 | Owner |",
+    "| --- | ---: | --- |",
+    "| api | 340 ms | *ada* |",
+    "",
+    "```sql",
+    "SELECT count(*) FROM kestrel_rollouts; -- kestrel",
+    "```",
+    "",
+    "- first, drain the **kestrel** queue",
+    "- then ~~skip~~ nothing",
+    "",
+    ...Array.from({ length: 4 }, (_, index) => `Paragraph ${index} says nothing about birds and keeps the message long enough to be cut into a window of three hundred characters.`),
+    "",
+    "> In the end the kestrel __rollout__ went fine.",
+  ].join("\n");
+  const MARKUP = /\||```|~~|\*\*|__|^#+ |^\s*[-*+] |\]\(|`/m;
+
+  const checkPlain = (highlight: Highlight) => {
+    expect(highlight.text).not.toMatch(MARKUP);
+    expect(highlight.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(highlight.text.length).toBeLessThanOrEqual(300);
+    expect(highlight.text).toBe(highlight.text.trim());
+    expect(highlight.matches.length).toBeGreaterThan(0);
+    for (const word of matchedWords(highlight)) expect(word).toMatch(/^kestrel$/i);
+    // Cut on words: an edge of a cut passage is never inside a word.
+    if (highlight.truncatedBefore) expect(highlight.text).toMatch(/^[\p{L}\p{N}]/u);
+  };
+
+  it("gives a conversation's Markdown message as plain text, the ranges on the matched words", async () => {
+    const conversation = await createConversation(ada, "Kestrel rollout", [
+      { role: "USER", content: "What is left before the kestrel rollout?" },
+      { role: "TOOL", content: JSON.stringify({ tool: "search_docs", query: "kestrel rollout", results: [{ title: "Kestrel \"runbook\"", url: "https://wiki.example/kestrel" }] }, null, 2) },
+      { role: "ASSISTANT", content: markdown },
+    ]);
+    const { hits } = await search(ada, { query: "kestrel", limit: 5, providers: ["conversations.keyword"] }, 3);
+    const hit = hits.find((candidate) => candidate.item?.id === conversation.id)!;
+    const answer = hit.highlights!.find((highlight) => highlight.messageId === conversation.messages[2]!.id)!;
+    expect(answer.role).toBe("ASSISTANT");
+    checkPlain(answer);
+    // The densest window is the top of the message: its blocks, one a line, the table's cells without pipes.
+    expect(answer.truncatedBefore).toBe(false);
+    expect(answer.truncatedAfter).toBe(true);
+    expect(answer.text.split("\n").slice(0, 4)).toEqual([
+      "Kestrel rollout checklist",
+      "Before the kestrel rollout, check the kestrel_timeout setting and read the runbook.",
+      "Service · Kestrel p99 · Owner",
+      "api · 340 ms · ada",
+    ]);
+    expect(answer.text).not.toContain("wiki.example");
+    // The tool's JSON reads as `key: value` lines.
+    const tool = hit.highlights!.find((highlight) => highlight.role === "TOOL")!;
+    expect(tool.text).toBe('tool: search_docs\nquery: kestrel rollout\ntitle: Kestrel "runbook"\nurl: https://wiki.example/kestrel');
+    expect(matchedWords(tool).slice(0, 2)).toEqual(["kestrel", "Kestrel"]);
+    expect(matchedWords(answer).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("does the same for a Markdown document's chunks", async () => {
+    await uploadReadyDocument(stack.gateway.url, ada, "kestrel.md", `# Kestrel handbook\n\n${markdown}\n`);
+    const { hits } = await search(ada, { query: "kestrel", limit: 10, providers: ["documents.keyword"] }, 3);
+    const passages = hits.flatMap((hit) => (hit.item?.__typename === "DocumentChunk" ? (hit.highlights ?? []) : []));
+    expect(passages.length).toBeGreaterThan(0);
+    for (const passage of passages) checkPlain(passage);
+  });
+});

@@ -2,7 +2,9 @@
  * One conversation: its title, owner and dates, and its messages oldest first, in pages of 100
  * ("Load more messages"). A link from search names a message (`?message=<id>`) and the query
  * (`?q=`): pages are loaded until that message is there, then it is scrolled into view, marked,
- * focused (so a screen reader starts there) and the query's words in it are marked.
+ * focused (so a screen reader starts there) and the query's words in it are marked. Messages are
+ * rendered Markdown (MarkdownText.tsx); a tool call or result is a closed disclosure of its JSON
+ * (ToolMessage.tsx).
  *
  * Sends `ConversationView` (the conversation and a page of its messages), again with `after`
  * for each further page. A conversation that does not exist, was deleted or belongs to another
@@ -15,14 +17,16 @@ import { useQuery } from "@apollo/client/react";
 import { useEffect, useMemo } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
-import { MarkedWords, queryTerms } from "../conversations/MarkedWords";
+import { queryTerms } from "../conversations/MarkedWords";
 import { useLinkedPages } from "../conversations/reveal";
+import { ToolMessage, toolPayload } from "../conversations/ToolMessage";
+import { MarkdownText } from "../markdown/MarkdownText";
 import { formatDateTime } from "../documents/format";
 import "./ConversationPage.css";
 
 const MESSAGES_PER_PAGE = 100;
 
-type MessageRole = "USER" | "ASSISTANT" | "SYSTEM";
+type MessageRole = "USER" | "ASSISTANT" | "SYSTEM" | "TOOL";
 
 interface ConversationViewData {
   conversation: {
@@ -74,7 +78,7 @@ const CONVERSATION_VIEW = gql`
   }
 `;
 
-const ROLE_LABELS: Record<MessageRole, string> = { USER: "User", ASSISTANT: "Assistant", SYSTEM: "System" };
+const ROLE_LABELS: Record<MessageRole, string> = { USER: "User", ASSISTANT: "Assistant", SYSTEM: "System", TOOL: "Tool" };
 
 export default function ConversationPage() {
   const { id = "" } = useParams();
@@ -171,6 +175,7 @@ export default function ConversationPage() {
       <ol className="messages" aria-label="Messages">
         {messages.map((message) => {
           const isTarget = message.id === targetMessageId;
+          const tool = toolPayload(message.role, message.content);
           return (
             <li key={message.id}>
               <article
@@ -185,7 +190,13 @@ export default function ConversationPage() {
                   {isTarget ? <span className="message-target-badge">Linked message</span> : null}
                   <time dateTime={message.createdAt}>{formatDateTime(message.createdAt)}</time>
                 </p>
-                <p className="message-text">{isTarget ? <MarkedWords text={message.content} terms={terms} /> : message.content}</p>
+                <div className="message-text">
+                  {tool ? (
+                    <ToolMessage payload={tool} open={isTarget} terms={isTarget ? terms : null} />
+                  ) : (
+                    <MarkdownText text={message.content} terms={isTarget ? terms : null} headingOffset={1} />
+                  )}
+                </div>
               </article>
             </li>
           );

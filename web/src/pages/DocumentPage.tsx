@@ -3,7 +3,7 @@
  * returned it) and its chunks in reading order (heading path, page, text), 50 a page with "Load
  * more chunks". A link from search names a chunk (`?chunk=<id>`) and the query (`?q=`): pages
  * are loaded until that chunk is there, then it is scrolled into view, marked and focused, and
- * the query's words in it are marked.
+ * the query's words in it are marked. Passages are rendered Markdown (MarkdownText.tsx).
  *
  * Sends `DocumentView` (the document and a page of its chunks), again with `after` for each
  * further page. While the document is still PENDING or INDEXING the query is polled every 2 s
@@ -18,9 +18,10 @@ import { useQuery } from "@apollo/client/react";
 import { useEffect, useMemo } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
-import { MarkedWords, queryTerms } from "../conversations/MarkedWords";
+import { queryTerms } from "../conversations/MarkedWords";
 import { useLinkedPages } from "../conversations/reveal";
 import { formatBytes, formatDateTime, formatWords, statusWords, type DocumentStatus } from "../documents/format";
+import { MarkdownText } from "../markdown/MarkdownText";
 import "../documents/status.css";
 import "./DocumentPage.css";
 
@@ -240,7 +241,9 @@ export default function DocumentPage() {
                   {chunk.page !== null ? <span>Page {chunk.page}</span> : null}
                   {isTarget ? <span className="chunk-target-badge">Linked passage</span> : null}
                 </p>
-                <p className="chunk-text">{isTarget ? <MarkedWords text={chunk.text} terms={terms} /> : chunk.text}</p>
+                <div className="chunk-text">
+                  <MarkdownText text={chunk.text} terms={isTarget ? terms : null} headingOffset={2} />
+                </div>
               </article>
             </li>
           );

@@ -1,0 +1,112 @@
+/**
+ * Plain text made from a passage's stored text (Markdown, a tool's JSON), with where each of its
+ * characters came from: what carries a matched word's range from the stored text, where the
+ * database found it, to the plain text a client is given. The readers (markdown-plain-text.ts,
+ * json-plain-text.ts) write through PlainTextWriter, which copies characters of the source with
+ * their offsets and writes separators without one.
+ */
+
+export interface PlainText {
+  /** The plain text: blocks separated by "\n", no other control characters. */
+  text: string;
+  /** The Markdown it was made from. */
+  source: string;
+  /** For each UTF-16 unit of `text`, the unit of `source` it was copied from; -1 for a separator written here. */
+  origins: Int32Array;
+}
+
+/** A UTF-16 range: `text.slice(start, end)`. */
+export interface TextRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * Where a range of the source is in the plain text: null when any of it was markup (a word in a
+ * link's destination) or did not come across whole and in order.
+ */
+export function plainRange(plain: PlainText, range: TextRange, plainOf = plainIndexes(plain)): TextRange | null {
+  if (!(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.end > range.start && range.end <= plain.source.length)) return null;
+  const start = plainOf[range.start]!;
+  if (start < 0) return null;
+  for (let offset = 1; offset < range.end - range.start; offset++) if (plainOf[range.start + offset] !== start + offset) return null;
+  const end = start + (range.end - range.start);
+  return plain.text.slice(start, end) === plain.source.slice(range.start, range.end) ? { start, end } : null;
+}
+
+/** Ranges of the source carried to the plain text, in order; those that did not come across are dropped. */
+export function plainRanges(plain: PlainText, ranges: readonly TextRange[]): TextRange[] {
+  if (ranges.length === 0) return [];
+  const plainOf = plainIndexes(plain);
+  return ranges.map((range) => plainRange(plain, range, plainOf)).filter((range): range is TextRange => range !== null);
+}
+
+/** For each unit of the source, where it is in the plain text (-1: left out). */
+function plainIndexes(plain: PlainText): Int32Array {
+  const plainOf = new Int32Array(plain.source.length).fill(-1);
+  plain.origins.forEach((origin, index) => {
+    if (origin >= 0 && plainOf[origin] === -1) plainOf[origin] = index;
+  });
+  return plainOf;
+}
+
+/**
+ * Builds a PlainText: copies ranges of the source (control characters as spaces, no blank at the
+ * start of a block and none doubled) and writes separators, "\n" between blocks.
+ */
+export class PlainTextWriter {
+  private readonly units: string[] = [];
+  private readonly origins: number[] = [];
+
+  constructor(readonly source: string) {}
+
+  get length(): number {
+    return this.units.length;
+  }
+
+  /** The source's units from `from` to `to`, as written (control characters as spaces). */
+  copy(from: number, to: number): void {
+    for (let at = from; at < to; at++) this.push(this.source.charCodeAt(at), at);
+  }
+
+  /** A separator between blocks: at most one, never at the start, with no blank before it. */
+  breakBlock(): void {
+    this.trimEnd();
+    if (this.units.length > 0 && this.units.at(-1) !== "\n") {
+      this.units.push("\n");
+      this.origins.push(-1);
+    }
+  }
+
+  /** Text that is not in the source (a separator). */
+  write(separator: string): void {
+    for (let index = 0; index < separator.length; index++) this.push(separator.charCodeAt(index), -1);
+  }
+
+  trimEnd(): void {
+    while (this.units.length > 0 && this.units.at(-1) === " ") this.pop();
+  }
+
+  /** Drops what was written after `length` units. */
+  truncate(length: number): void {
+    while (this.units.length > length) this.pop();
+  }
+
+  finish(): PlainText {
+    while (this.units.length > 0 && /\s/.test(this.units.at(-1)!)) this.pop();
+    return { text: this.units.join(""), source: this.source, origins: Int32Array.from(this.origins) };
+  }
+
+  private push(code: number, origin: number): void {
+    const blank = code <= 0x20 || (code >= 0x7f && code <= 0x9f);
+    // No blank at the start of a block, and none doubled.
+    if (blank && (this.units.length === 0 || this.units.at(-1) === "\n" || this.units.at(-1) === " ")) return;
+    this.units.push(blank ? " " : String.fromCharCode(code));
+    this.origins.push(origin);
+  }
+
+  private pop(): void {
+    this.units.pop();
+    this.origins.pop();
+  }
+}
