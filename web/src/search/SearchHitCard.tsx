@@ -5,6 +5,7 @@
  */
 import { Link } from "react-router";
 import { Highlight } from "../components/Highlight";
+import { conversationPath, documentPath, webLink } from "./hit-links";
 import type { SearchHit, SearchItem } from "./operations";
 
 type KindName = SearchItem["__typename"];
@@ -30,35 +31,18 @@ function KindIcon({ path }: { path: string }) {
   );
 }
 
-/** Only http(s) links are followed: a knowledge base may name its source as s3://…, which a browser cannot open. */
-function webLink(url: string | null | undefined): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
-  } catch {
-    return null;
-  }
-}
-
-function withQuery(path: string, parameters: Record<string, string | null | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(parameters)) if (value) search.set(name, value);
-  return `${path}?${search}`;
-}
-
 function Title({ hit, query }: { hit: SearchHit & { item: SearchItem }; query: string }) {
   const { item } = hit;
   switch (item.__typename) {
     case "Conversation": {
       const messageId = hit.highlights?.find((highlight) => highlight.messageId)?.messageId;
-      return <Link to={withQuery(`/conversations/${encodeURIComponent(item.id)}`, { message: messageId, q: query })}>{item.title}</Link>;
+      return <Link to={conversationPath(item.id, messageId, query)}>{item.title}</Link>;
     }
     case "DocumentChunk": {
       const where = [item.headingPath.join(" › "), item.page !== null ? `page ${item.page}` : ""].filter(Boolean).join(", ");
       return (
         <>
-          <Link to={withQuery(`/documents/${encodeURIComponent(item.document.id)}`, { chunk: item.id, q: query })}>{item.document.fileName}</Link>
+          <Link to={documentPath(item.document.id, item.id, query)}>{item.document.fileName}</Link>
           {where ? <span className="hit-where"> — {where}</span> : null}
         </>
       );
