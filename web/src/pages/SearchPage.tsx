@@ -15,6 +15,7 @@ import { AlsoSearched } from "../components/AlsoSearched";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
+import { AnswerPanel } from "../search/AnswerPanel";
 import { FacetSidebar } from "../search/FacetSidebar";
 import { DEFAULT_ALPHA, type SearchResultPage } from "../search/operations";
 import { ProviderChips } from "../search/ProviderChips";
@@ -94,6 +95,7 @@ export function SearchPage() {
             {results.page ? <ProviderChips providers={results.page.providers} /> : null}
             <CorrectionNotice search={search} suggestion={results.first?.suggestion ?? null} corrections={results.first?.corrections ?? []} />
             {results.error ? <ErrorMessage error={results.error} onRetry={results.retry} /> : null}
+            {input ? <AnswerPanel search={input} resultsShown={!results.loading} /> : null}
             <ResultList query={search.query} results={results} />
           </div>
         </div>
