@@ -14,26 +14,16 @@ import { prerenderStatic } from "@apollo/client/react/ssr";
 import { MockLink } from "@apollo/client/testing";
 import { describe, expect, it } from "vitest";
 import { AnswerPanel } from "../src/search/AnswerPanel";
-import { ANSWER_MODEL, STREAMED_ANSWER, answerInputOf } from "../src/search/answer-operations";
+import { ANSWER_SETTINGS, STREAMED_ANSWER, answerInputOf } from "../src/search/answer-operations";
 import type { SearchInput } from "../src/search/operations";
 
 const QUESTION = "How often is the espresso machine descaled?";
 
 function modelMock(configured: boolean | "down"): MockLink.MockedResponse {
   if (configured === "down") {
-    return { request: { query: ANSWER_MODEL }, result: { data: { externalProviders: null }, errors: [{ message: "The external-search service is unavailable.", extensions: { code: "SUBGRAPH_UNAVAILABLE" } }] } };
+    return { request: { query: ANSWER_SETTINGS }, result: { data: { answerSettings: null }, errors: [{ message: "The search service is unavailable.", extensions: { code: "SUBGRAPH_UNAVAILABLE" } }] } };
   }
-  return {
-    request: { query: ANSWER_MODEL },
-    result: {
-      data: {
-        externalProviders: [
-          { __typename: "ExternalProviderInfo", provider: "SERPER", configured: false, breakerOpen: false },
-          { __typename: "ExternalProviderInfo", provider: "LANGUAGE_MODEL", configured, breakerOpen: false },
-        ],
-      },
-    },
-  };
+  return { request: { query: ANSWER_SETTINGS }, result: { data: { answerSettings: { __typename: "AnswerSettings", model: configured ? "gpt-4o-mini" : null, spendsCredits: configured } } } };
 }
 
 function answerMock(search: SearchInput): MockLink.MockedResponse {

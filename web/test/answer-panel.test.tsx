@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AnswerBody, statusText } from "../src/search/AnswerPanel";
 import { answerInputOf, isQuestion, type AnswerPassage, type WrittenAnswer } from "../src/search/answer-operations";
 import { answerStateOf, type AnswerState } from "../src/search/answer-state";
-import { answerPieces, plainText } from "../src/search/answer-text";
+import { answerPieces, plainPassagePieces, plainText } from "../src/search/answer-text";
 
 const QUESTION = "How often is the espresso machine descaled?";
 
@@ -209,9 +209,27 @@ describe("the answer's text", () => {
     const label = quoted.indexOf("[1]");
     const pieces = answerPieces(quoted, [{ label: "[1]", number: 1, start: label, end: label + 3 }]);
     const shown = pieces.map((piece) => piece.citation?.label ?? piece.text).join("");
-    expect(shown).toBe("Descaling\nEvery 4 weeks, run descale --citric. [1]\nStep · Time\nRinse · 5 min\nmake coffee");
+    expect(shown).toBe("Descaling\nEvery 4 weeks, run descale --citric. [1]\nStep · Time\n\nRinse · 5 min\n\nmake coffee");
     expect(pieces.filter((piece) => piece.citation)).toHaveLength(1);
     expect(plainText("a | b | c")).toBe("a · b · c");
+  });
+
+  it("reads a passage whose lines were joined: marks inside a line go too, and the matched words stay marked", () => {
+    // As the demo's extractive answers quoted it (a conversation's Markdown, its lines joined).
+    const joined = "} } ```  Wrap the *whole* transaction [1] ## Common errors `jwt expired` means **skew**. | Pattern | Fix | |---|---| | Batch job | `ORDER BY id` |";
+    expect(plainText(joined)).toBe("} } Wrap the whole transaction [1] Common errors jwt expired means skew. Pattern · Fix · Batch job · ORDER BY id");
+    // Code keeps its operators: exponent, "or", and names with underscores.
+    expect(plainText("50 * 2 ** attempt, C# and snake_case_name")).toBe("50 * 2 ** attempt, C# and snake_case_name");
+    expect(plainText("if (!RETRYABLE.has(code) || attempt >= attempts) throw err;")).toBe("if (!RETRYABLE.has(code) || attempt >= attempts) throw err;");
+    const text = "## Deadlocks\n**Retry** the `deadlock` | once |";
+    const start = text.indexOf("deadlock`");
+    const pieces = plainPassagePieces(text, [{ start: 3, end: 12 }, { start, end: start + 8 }]);
+    expect(pieces).toEqual([
+      { text: "Deadlocks", matched: true },
+      { text: "\nRetry the ", matched: false },
+      { text: "deadlock", matched: true },
+      { text: " · once", matched: false },
+    ]);
   });
 });
 

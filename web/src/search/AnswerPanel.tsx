@@ -20,10 +20,9 @@ import { useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { Link } from "react-router";
 import { skipToken, useQuery } from "@apollo/client/react";
 import { ErrorMessage } from "../components/ErrorMessage";
-import { Highlight } from "../components/Highlight";
-import { ANSWER_MODEL, STREAMED_ANSWER, answerInputOf, isQuestion, type AnswerPassage } from "./answer-operations";
+import { ANSWER_SETTINGS, STREAMED_ANSWER, answerInputOf, isQuestion, type AnswerPassage } from "./answer-operations";
 import { answerStateOf, type AnswerSource, type AnswerState } from "./answer-state";
-import { answerPieces } from "./answer-text";
+import { answerPieces, plainPassagePieces } from "./answer-text";
 import { hitSource, type HitSource } from "./hit-links";
 import type { SearchInput } from "./operations";
 import "./AnswerPanel.css";
@@ -36,11 +35,11 @@ import "./AnswerPanel.css";
 export function AnswerPanel({ search, resultsShown }: { search: SearchInput; resultsShown: boolean }) {
   const input = useMemo(() => answerInputOf(search), [JSON.stringify(search)]);
   const key = JSON.stringify(input);
-  const { data: modelData, loading: modelQueryLoading } = useQuery(ANSWER_MODEL, resultsShown ? { errorPolicy: "all" } : skipToken);
-  const modelLoading = modelQueryLoading || (!resultsShown && !modelData);
-  const languageModel = modelData?.externalProviders?.find((provider) => provider.provider === "LANGUAGE_MODEL");
-  // Unknown (the external-search service did not say) counts as "may cost": nothing is spent unasked.
-  const costsCredits = languageModel ? languageModel.configured : true;
+  const { data: settingsData, loading: settingsQueryLoading } = useQuery(ANSWER_SETTINGS, resultsShown ? { errorPolicy: "all" } : skipToken);
+  const modelLoading = settingsQueryLoading || (!resultsShown && !settingsData);
+  const settings = settingsData?.answerSettings ?? null;
+  // Unknown (the search service did not say) counts as "may cost": nothing is spent unasked.
+  const costsCredits = settings?.spendsCredits ?? true;
   const [askedFor, setAskedFor] = useState<string | null>(null);
   const automatic = resultsShown && !modelLoading && !costsCredits && isQuestion(input.question);
   const asked = automatic || askedFor === key;
@@ -85,9 +84,11 @@ export function AnswerPanel({ search, resultsShown }: { search: SearchInput; res
             Answer “{input.question}”
           </button>
           <p className="hint">
-            {costsCredits
-              ? "A language model writes it from the top results, with citations; each answer uses your organization's credits."
-              : "Quoted from the top results, with citations; free."}
+            {!settings
+              ? "Written from the top results, with citations; it may use your organization's credits."
+              : settings.spendsCredits
+                ? `${settings.model ?? "A language model"} writes it from the top results, with citations; each answer uses your organization's credits.`
+                : "Quoted from the top results, with citations; free."}
           </p>
         </div>
       )}
@@ -265,7 +266,9 @@ function Sources({ passages, question }: { passages: AnswerPassage[]; question: 
             <li key={passage.number} value={passage.number}>
               {source ? <SourceLink source={source}>{source.name}</SourceLink> : <span className="hint">This item was deleted after the search ran.</span>}
               <p className="answer-passage">
-                <Highlight highlight={passage} />
+                {passage.truncatedBefore ? "…" : null}
+                {plainPassagePieces(passage.text, passage.matches).map((piece, index) => (piece.matched ? <mark key={index}>{piece.text}</mark> : <span key={index}>{piece.text}</span>))}
+                {passage.truncatedAfter ? "…" : null}
               </p>
             </li>
           );

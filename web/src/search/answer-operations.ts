@@ -2,7 +2,7 @@
  * The answer panel's operations (AnswerPanel.tsx) and the shapes it reads from them: the grounded
  * answer to the search box's question (`Query.answer`, docs/answers.md), streamed so that the
  * passages show while the answer is written, and whether a language model writes answers here
- * (which is what makes them cost credits).
+ * (which is what makes them cost credits: `answerSettings`).
  */
 import { gql, type TypedDocumentNode } from "@apollo/client";
 import type { SearchItem, SearchInput } from "./operations";
@@ -141,13 +141,12 @@ export const STREAMED_ANSWER: TypedDocumentNode<{ found: { passages: AnswerPassa
   }
 `;
 
-/** Whether a language model writes answers here (`configured`), and whether it is failing for the organization (`breakerOpen`). */
-export const ANSWER_MODEL: TypedDocumentNode<{ externalProviders: { provider: string; configured: boolean; breakerOpen: boolean }[] | null }, Record<string, never>> = gql`
-  query SearchPageAnswerModel {
-    externalProviders {
-      provider
-      configured
-      breakerOpen
+/** Whether answers here are written by a language model, and so spend the organization's credits. */
+export const ANSWER_SETTINGS: TypedDocumentNode<{ answerSettings: { model: string | null; spendsCredits: boolean } | null }, Record<string, never>> = gql`
+  query SearchPageAnswerSettings {
+    answerSettings {
+      model
+      spendsCredits
     }
   }
 `;

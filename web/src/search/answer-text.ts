@@ -5,14 +5,20 @@
  * `##`, `**bold**`, backticks, a code fence, a table's pipes) are taken out, because an answer
  * sits above the results as prose and a stray `| --- |` reads as noise there.
  */
+import { highlightPieces, type TextPiece, type TextRange } from "../highlight-pieces";
 import type { AnswerCitation } from "./answer-operations";
 
 export type AnswerPiece = { text: string; citation?: undefined } | { citation: AnswerCitation; text?: undefined };
 
-// Private-use characters stand in for the labels while the Markdown marks are taken out, so no
-// rule can eat into a label or move it; U+E000 + i is the i-th citation.
-const PLACEHOLDER_BASE = 0xe000;
-const MAX_PLACEHOLDERS = 0x1900;
+// Private-use characters stand in for the labels (and a passage's marked words) while the
+// Markdown marks are taken out, so no rule can eat into them or move them: U+E000 + i is the
+// i-th citation; U+F000 and U+F001 open and close a marked word.
+const CITATION_BASE = 0xe000;
+const MAX_CITATIONS = 0x1000;
+const MARK_OPEN = "\uf000";
+const MARK_CLOSE = "\uf001";
+/** `||` (code's "or") is not a table's border: it stands aside while the borders are read. */
+const DOUBLE_PIPE = "\uf002";
 
 /**
  * The pieces of `text`: runs of plain text and the citations between them, in order. A citation
@@ -26,8 +32,8 @@ export function answerPieces(text: string, citations: readonly AnswerCitation[])
   for (const citation of citations) {
     const { start, end } = citation;
     if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < position || end <= start || end > text.length) continue;
-    if (text.slice(start, end) !== citation.label || used.length >= MAX_PLACEHOLDERS) continue;
-    marked += text.slice(position, start) + String.fromCharCode(PLACEHOLDER_BASE + used.length);
+    if (text.slice(start, end) !== citation.label || used.length >= MAX_CITATIONS) continue;
+    marked += text.slice(position, start) + String.fromCharCode(CITATION_BASE + used.length);
     used.push(citation);
     position = end;
   }
@@ -36,8 +42,7 @@ export function answerPieces(text: string, citations: readonly AnswerCitation[])
   const pieces: AnswerPiece[] = [];
   let run = "";
   for (const character of plainText(marked)) {
-    const code = character.charCodeAt(0);
-    const index = code - PLACEHOLDER_BASE;
+    const index = character.charCodeAt(0) - CITATION_BASE;
     if (character.length === 1 && index >= 0 && index < used.length) {
       if (run) pieces.push({ text: run });
       run = "";
@@ -50,30 +55,50 @@ export function answerPieces(text: string, citations: readonly AnswerCitation[])
   return pieces;
 }
 
-/** Text without Markdown's marks: what a quoted heading, table or code block says, in words. */
+/** A passage cut at its matched words (highlight-pieces.ts), in plain text: the marks stay on the words they marked. */
+export function plainPassagePieces(text: string, matches: readonly TextRange[]): TextPiece[] {
+  const marked = highlightPieces(text, matches)
+    .map((piece) => (piece.matched ? MARK_OPEN + piece.text + MARK_CLOSE : piece.text))
+    .join("");
+  const pieces: TextPiece[] = [];
+  for (const part of plainText(marked).split(MARK_CLOSE)) {
+    const [before, inside] = part.split(MARK_OPEN) as [string, string | undefined];
+    if (before) pieces.push({ text: before, matched: false });
+    if (inside) pieces.push({ text: inside, matched: true });
+  }
+  return pieces;
+}
+
+/**
+ * Text without Markdown's marks: what a quoted heading, table or code block says, in words.
+ * Passages often arrive with their lines joined, so the marks are found inside a line too.
+ */
 export function plainText(text: string): string {
   return (
     text
-      // A code fence's own lines (``` or ~~~, with a language name) carry nothing to read.
-      .replace(/^[ \t]*(```|~~~)[^\n]*\n?/gm, "")
+      .replaceAll("||", DOUBLE_PIPE)
+      // A code fence (``` or ~~~ and its language name) carries nothing to read.
+      .replace(/(`{3,}|~{3,})[A-Za-z0-9_+-]*/g, " ")
       // A table's separator row (| --- | :---: |).
-      .replace(/^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*:?-*:?[ \t]*$\n?/gm, "")
-      // A table's row: its cells, separated as a sentence would be.
-      .replace(/^[ \t]*\|(.*)\|[ \t]*$/gm, (_row, cells: string) =>
-        cells
-          .split("|")
-          .map((cell) => cell.trim())
-          .filter(Boolean)
-          .join(" · "),
-      )
-      // Pipes left between words ("a | b" from a row cut short).
-      .replace(/[ \t]+\|[ \t]+/g, " · ")
-      .replace(/^[ \t]*#{1,6}[ \t]+/gm, "")
-      .replace(/^[ \t]*>[ \t]?/gm, "")
-      .replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, "$2")
-      .replace(/`+([^`\n]+)`+/g, "$1")
-      .replace(/`{3,}/g, "")
+      .replace(/\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?(?=\s|$))?/g, " ")
+      // A table's cell borders: its cells read as a list.
+      .replace(/[ \t]*\|(?:[ \t]*\|)*[ \t]*/g, " · ")
+      .replace(/(^|\n)[ \t]*· /g, "$1")
+      .replace(/ ·[ \t]*(?=\n|$)/g, "")
+      // A row that starts after a sentence, its lines joined: the sentence's end is border enough.
+      .replace(/([.!?:;]) · /g, "$1 ")
+      // Heading and quote marks.
+      .replace(/(^|\s)#{1,6}[ \t]+/g, "$1")
+      .replace(/(^|\n)[ \t]*>[ \t]?/g, "$1")
+      // Emphasis: **strong**, __strong__, *em*, _em_.
+      .replace(/(\*\*|__)(?=\S)([^\n]*?\S)\1/g, "$2")
+      .replace(/(^|[\s(["'])[*_](?=[^\s*_])([^*_\n]*?[^\s*_])[*_](?=$|[\s.,;:!?)\]"'])/g, "$1$2")
+      // Code spans: the code, without its backticks.
+      .replace(/`+/g, "")
+      .replace(/[ \t]+\n/g, "\n")
       .replace(/\n{3,}/g, "\n\n")
+      .replace(/[ \t]{2,}/g, " ")
+      .replaceAll(DOUBLE_PIPE, "||")
       .trim()
   );
 }
