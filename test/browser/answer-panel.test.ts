@@ -1,13 +1,23 @@
 /**
  * The answer panel on the search page (issue 40, "Answers on top") in real Chromium, against the
- * whole product seeded with the demo organization and no language model (answers quote the
- * passages and cost nothing): a question is answered above the results with citations, streamed
- * (`@defer`, a multipart answer), its text plain (no Markdown marks), each citation a link a
- * keyboard reaches that opens its hit where the passage is; keywords get an "Answer" button; a
- * question nothing matches (a month with no data) says "No answer"; no serious accessibility violation.
+ * whole product seeded with the demo organization.
+ *
+ * Without a language model (answers quote the passages and cost nothing): a question is answered
+ * above the results with citations, streamed (`@defer`, a multipart answer), its text plain (no
+ * Markdown marks), each citation a link a keyboard reaches that opens its hit where the passage
+ * is; keywords get an "Answer" button; a question nothing matches (a month with no data) says
+ * "No answer".
+ *
+ * With one (the real OpenAI client against a local chat-completions stand-in, which is not a
+ * model: it streams the text it is given): nothing is sent to it until the person asks, and the
+ * button says answers use credits; then a written answer with what it cost, a refusal, a failed
+ * call that "Try again" recovers, and a spent credit budget (the answer quotes instead).
+ * No serious accessibility violation in any of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { Page, Response } from "playwright-core";
+import { ChatCompletionsStandIn } from "../support/external/chat-completions-stand-in.js";
+import { graphql } from "./support/graphql-client.js";
 import { watchForProblems, type PageProblems } from "./support/page-problems.js";
 import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
 
@@ -17,12 +27,6 @@ const WAIT = { timeout: 30_000 };
 const QUESTION = "How do I resolve a Postgres deadlock?";
 
 let web: WebStack;
-
-beforeAll(async () => {
-  if (!browserAvailable) return;
-  web = await startWebStack();
-}, 240_000);
-afterAll(async () => web?.stop());
 
 interface OpenedPage {
   page: Page;
@@ -45,7 +49,12 @@ async function openPage(path: string): Promise<OpenedPage> {
 const panelOf = (page: Page) => page.getByRole("region", { name: "Answer" });
 const answerIn = (page: Page, state: string) => page.locator(`section.answer-panel[data-state="${state}"]`);
 
-describeInBrowser("the answer panel", () => {
+describeInBrowser("the answer panel, without a language model", () => {
+  beforeAll(async () => {
+    web = await startWebStack();
+  }, 240_000);
+  afterAll(async () => web?.stop());
+
   it("answers a question above the results, streamed, with citations a keyboard reaches that open each hit where its passage is", async () => {
     const opened = await openPage(`/?q=${encodeURIComponent(QUESTION)}`);
     const { page } = opened;
@@ -132,5 +141,113 @@ describeInBrowser("the answer panel", () => {
     await screenshot(page, "answer-panel-no-answer");
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     expect(await opened.problems.settled()).toEqual([]);
+  });
+});
+
+describeInBrowser("the answer panel, with a language model", () => {
+  const KEY = "sk-stand-in-answer-panel";
+  let standIn: ChatCompletionsStandIn;
+
+  beforeAll(async () => {
+    standIn = await ChatCompletionsStandIn.start();
+    standIn.apiKeys.add(KEY);
+    web = await startWebStack({
+      ANSWER_MODEL_PROVIDER: "openai",
+      ANSWER_MODEL: "stand-in-model",
+      ANSWER_MODEL_BASE_URL: standIn.baseURL,
+      ANSWER_MODEL_API_KEY: KEY,
+      // The failures below are the test's own: they must not open the model's breaker.
+      EXTERNAL_BREAKER_FAILURES: "100",
+    });
+  }, 240_000);
+  afterAll(async () => {
+    await web?.stop();
+    await standIn?.close();
+  });
+
+  /** Opens a question's search and waits for its results and the panel's offer. */
+  async function offered(question: string): Promise<OpenedPage> {
+    const opened = await openPage(`/?q=${encodeURIComponent(question)}`);
+    await opened.page.locator("ol.hit-list > li").first().waitFor(WAIT);
+    await answerIn(opened.page, "offered").waitFor(WAIT);
+    return opened;
+  }
+  const ask = (page: Page, question: string) => panelOf(page).getByRole("button", { name: `Answer “${question}”` }).click();
+
+  it("sends nothing to the model until asked, then shows the written answer and what it cost", async () => {
+    const question = "How do I resolve a Postgres deadlock?";
+    const opened = await offered(question);
+    const { page } = opened;
+    // A question, but answers cost credits here: not asked on its own, and the offer says so.
+    expect(await panelOf(page).innerText()).toContain("stand-in-model writes it from the top results, with citations; each answer uses your organization's credits.");
+    expect(opened.answerContentTypes).toEqual([]);
+    expect(standIn.requests).toHaveLength(0);
+
+    standIn.answer = "Retry the whole transaction, and take row locks in one fixed order [1].";
+    await ask(page, question);
+    await answerIn(page, "answered").waitFor(WAIT);
+    const panel = panelOf(page);
+    expect(await panel.locator(".answer-text > span").first().textContent()).toContain("Retry the whole transaction");
+    expect(await panel.locator(".answer-text a.citation").count()).toBe(1);
+    expect(await panel.innerText()).toMatch(/Written by stand-in-model from the sources below; used [\d.]+ credits?\./);
+    expect(standIn.requests).toHaveLength(1);
+    await screenshot(page, "answer-panel-generative");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    expect(await opened.problems.settled()).toEqual([]);
+  });
+
+  it("says when the model declines, and offers Try again after a failed call, which then answers", async () => {
+    const refusedQuestion = "Why do Postgres deadlocks happen?";
+    const opened = await offered(refusedQuestion);
+    const { page } = opened;
+    standIn.next.push("refusal");
+    await ask(page, refusedQuestion);
+    await answerIn(page, "refused").waitFor(WAIT);
+    expect(await panelOf(page).innerText()).toContain("The language model declined to answer this question.");
+    // The passages it was given are still listed.
+    expect(await panelOf(page).locator("ol.answer-sources > li").count()).toBeGreaterThan(0);
+    await screenshot(page, "answer-panel-refused");
+
+    const failingQuestion = "How do I retry a deadlocked transaction?";
+    await page.goto(`/?q=${encodeURIComponent(failingQuestion)}`);
+    await answerIn(page, "offered").waitFor(WAIT);
+    standIn.behaviour = "internal";
+    await ask(page, failingQuestion);
+    await answerIn(page, "model-error").waitFor(WAIT);
+    const alert = panelOf(page).getByRole("alert");
+    expect(await alert.getAttribute("data-error-code")).toBe("MODEL_UNAVAILABLE");
+    expect(await alert.innerText()).toContain("The language model did not answer this time");
+    await screenshot(page, "answer-panel-model-error");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    standIn.behaviour = "answer";
+    standIn.answer = "Retry the whole transaction, not one statement [1].";
+    await alert.getByRole("button", { name: "Try again" }).click();
+    await answerIn(page, "answered").waitFor(WAIT);
+    expect(await panelOf(page).locator(".answer-text > span").first().textContent()).toContain("Retry the whole transaction, not one statement");
+    expect(await opened.problems.settled()).toEqual([]);
+  });
+
+  it("quotes the sources instead when the organization's credits are spent, and says so", async () => {
+    const budget = (monthlyBudget: number | null) => graphql(web.origin, web.demoToken, "mutation($b: Float) { setCreditBudget(monthlyBudget: $b) { monthlyBudget } }", { b: monthlyBudget });
+    expect((await budget(0)).errors).toBeUndefined();
+    try {
+      const question = "How do I find deadlocks in the Postgres log?";
+      const opened = await offered(question);
+      const { page } = opened;
+      const sent = standIn.requests.length;
+      await ask(page, question);
+      await answerIn(page, "answered").waitFor(WAIT);
+      const text = await panelOf(page).innerText();
+      expect(text).toContain("Your organization's credits are spent for this month");
+      expect(text).toContain("so this answer quotes the sources instead of being written by the language model");
+      expect(await panelOf(page).locator(".answer-text a.citation").count()).toBeGreaterThan(0);
+      // The model was not called.
+      expect(standIn.requests.length).toBe(sent);
+      await screenshot(page, "answer-panel-credits-spent");
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      expect(await opened.problems.settled()).toEqual([]);
+    } finally {
+      await budget(null);
+    }
   });
 });
