@@ -110,6 +110,7 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       return context.search.search(context.requireTenant(), args.input, { facets: selectsField(info, "facets") });
     },
     answer: answerResolvers.Query.answer,
+    answerSettings: answerResolvers.Query.answerSettings,
     searchProviders(_source, _args, context) {
       context.requireTenant();
       const service = context.search;

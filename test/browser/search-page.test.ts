@@ -586,8 +586,9 @@ describeInBrowser("the search page", () => {
     // persisted-query hash yet and asks for the document (apollo.ts).
     expect(searchesSent[0]).toBeLessThanOrEqual(2);
     expect(searchesSent.slice(1)).toEqual(queries.slice(1).map(() => 1));
-    // The knowledge bases' names follow the results' facets, so they may go out before the wait above returns.
-    const answeringResults = new Set(["SearchPageStreamed", "SearchBoxSuggestions", "SearchFacetKnowledgeBaseNames"]);
+    // The knowledge bases' names follow the results' facets, and the answer panel's settings
+    // follow the results (AnswerPanel.tsx), so they may go out before the wait above returns.
+    const answeringResults = new Set(["SearchPageStreamed", "SearchBoxSuggestions", "SearchFacetKnowledgeBaseNames", "SearchPageAnswerSettings"]);
     expect(sentAfterKey.filter((operation) => !answeringResults.has(operation))).toEqual([]);
     expect(await problemsOf(opened)).toEqual([]);
     await page.context().close();

@@ -83,6 +83,16 @@ beforeEach(() => {
   model.calls = [];
 });
 
+describe("answerSettings", () => {
+  it("names the model and says answers spend credits, to every organization", async () => {
+    for (const token of [ada, otto]) {
+      const response = await gql(token, "{ answerSettings { model spendsCredits } }");
+      expect(response.errors).toBeUndefined();
+      expect(response.data!.answerSettings).toEqual({ model: "test-double:answer-writer", spendsCredits: true });
+    }
+  });
+});
+
 describe("the prompt", () => {
   it("holds a hostile passage only inside its fence, under the rule that passages are data", async () => {
     model.respond = async () => ok("Damaged parcels are refunded in full within 14 days [1].");

@@ -125,6 +125,20 @@ describe("answer, extractive", () => {
   });
 });
 
+describe("answerSettings", () => {
+  it("says answers are quoted and free without a language model, to every organization, and nothing without a token", async () => {
+    const query = "{ answerSettings { model spendsCredits } }";
+    for (const token of [ada, otto]) {
+      const response = await gql(token, query);
+      expect(response.errors).toBeUndefined();
+      expect(response.data!.answerSettings).toEqual({ model: null, spendsCredits: false });
+    }
+    const anonymous = await graphql(stack.gateway.url, query, {});
+    expect(errorCodes(anonymous)).toEqual(["UNAUTHENTICATED"]);
+    expect(anonymous.data?.answerSettings ?? null).toBeNull();
+  });
+});
+
 describe("answer, streamed", () => {
   it("gives the passages in the first part and the answer in the deferred part", async () => {
     const query = `query($input: AnswerInput!) {

@@ -36,6 +36,12 @@ export const answerResolvers = {
       // Written here when selected, so a failed model call is one error on `answer`, not one per field.
       return { retrieval, written: async () => written ?? (await context.answers.write(tenant, retrieval, context.writes.signal)) };
     },
+    answerSettings(_source: unknown, _args: unknown, context: SearchContext) {
+      // The model is the deployment's, the same for every organization; the caller must still be one.
+      context.requireTenant();
+      const model = context.answers.model;
+      return { model, spendsCredits: model !== null };
+    },
   },
   types: {
     Answer: {

@@ -19,6 +19,7 @@ import { AlsoSearched } from "../components/AlsoSearched";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
+import { AnswerPanel } from "../search/AnswerPanel";
 import { useWideningFacets } from "../search/disjunctive-facets";
 import { FacetSidebar } from "../search/FacetSidebar";
 import { DEFAULT_ALPHA, type SearchResultPage } from "../search/operations";
@@ -133,6 +134,7 @@ export function SearchPage() {
               <p className="weak-matches">Nothing matched “{search.query}” well. These are the closest results; try other words.</p>
             ) : null}
             {results.error ? <ErrorMessage error={results.error} onRetry={results.retry} /> : null}
+            {input ? <AnswerPanel search={input} resultsShown={!results.loading} /> : null}
             <ResultList query={search.query} results={results} />
           </div>
         </div>

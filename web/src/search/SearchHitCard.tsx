@@ -7,6 +7,7 @@ import { Link } from "react-router";
 import { Highlight } from "../components/Highlight";
 import { PersonName } from "../components/PersonName";
 import { formatDate } from "../dates";
+import { conversationPath, documentPath, FROM_RESULTS, webLink } from "./hit-links";
 import type { Person, SearchHit, SearchItem } from "./operations";
 
 type KindName = SearchItem["__typename"];
@@ -24,9 +25,6 @@ const KINDS: Record<KindName, { label: string; icon: string }> = {
   LinkedInPost: { label: "LinkedIn", icon: "M2 2h12v12H2zM5 7v5M5 4.5v.5M8 12V7M8 9c0-2 3-2.5 3 0v3" },
 };
 
-/** Told to the page a hit opens: it offers "Back to results" as the browser's back (BackToResults.tsx). */
-const FROM_RESULTS = { fromResults: true };
-
 /** Who said a quoted message, as a person would put it. */
 const ROLE_WORDS: Record<string, string> = { USER: "Question", ASSISTANT: "Answer", SYSTEM: "Instructions", TOOL: "Tool output" };
 
@@ -38,35 +36,18 @@ function KindIcon({ path }: { path: string }) {
   );
 }
 
-/** Only http(s) links are followed: a knowledge base may name its source as s3://…, which a browser cannot open. */
-function webLink(url: string | null | undefined): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
-  } catch {
-    return null;
-  }
-}
-
-function withQuery(path: string, parameters: Record<string, string | null | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(parameters)) if (value) search.set(name, value);
-  return `${path}?${search}`;
-}
-
 function Title({ hit, query }: { hit: SearchHit & { item: SearchItem }; query: string }) {
   const { item } = hit;
   switch (item.__typename) {
     case "Conversation": {
       const messageId = hit.highlights?.find((highlight) => highlight.messageId)?.messageId;
-      return <Link state={FROM_RESULTS} to={withQuery(`/conversations/${encodeURIComponent(item.id)}`, { message: messageId, q: query })}>{item.title}</Link>;
+      return <Link state={FROM_RESULTS} to={conversationPath(item.id, messageId, query)}>{item.title}</Link>;
     }
     case "DocumentChunk": {
       const where = [item.headingPath.join(" › "), item.page !== null ? `page ${item.page}` : ""].filter(Boolean).join(", ");
       return (
         <>
-          <Link state={FROM_RESULTS} to={withQuery(`/documents/${encodeURIComponent(item.document.id)}`, { chunk: item.id, q: query })}>{item.document.fileName}</Link>
+          <Link state={FROM_RESULTS} to={documentPath(item.document.id, item.id, query)}>{item.document.fileName}</Link>
           {where ? <span className="hit-where"> — {where}</span> : null}
         </>
       );
