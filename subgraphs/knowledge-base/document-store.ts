@@ -273,18 +273,41 @@ export class DocumentStore {
    */
   async delete(tenant: TenantContext, id: string): Promise<void> {
     await this.scoped(tenant.organizationId, async (tx) => {
-      const [row] = await tx.$queryRaw<{ owner_id: string; team_id: string | null }[]>`
-        SELECT owner_id, team_id FROM documents
-        WHERE id = ${id}::uuid AND organization_id = ${tenant.organizationId}
-        FOR UPDATE`;
-      if (!row && tenant.organizationId !== PLATFORM_ORGANIZATION_ID) {
-        const [platform] = await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM documents WHERE id = ${id}::uuid AND organization_id = ${PLATFORM_ORGANIZATION_ID} AND knowledge_base_id IS NOT NULL`;
-        if (platform) throw forbidden(`document ${id} belongs to a platform knowledge base: only the platform's operators change it (npm run platform-kb).`);
-      }
-      if (!row || (row.owner_id !== tenant.userId && !(row.team_id !== null && tenant.teamIds.includes(row.team_id)))) throw notFound("Document", id);
-      if (row.owner_id !== tenant.userId) throw forbidden(`Only the owner of document ${id} can delete it.`);
+      await lockOwnDocument(tx, tenant, id, "delete");
       await tx.document.delete({ where: { organizationId_id: { organizationId: tenant.organizationId, id } } });
     });
+  }
+
+  /**
+   * Shares a document with one of the owner's teams, or (teamId null) makes it private again.
+   * Only the owner may, under the same rule as `delete`. Search follows in the same
+   * transaction: a trigger rewrites the keyword postings' scope columns, and vector hits are
+   * checked against the document row on every search (search/visible-chunks.ts).
+   */
+  async setSharing(tenant: TenantContext, id: string, teamId: string | null): Promise<Document> {
+    if (teamId !== null && !tenant.teamIds.includes(teamId)) {
+      throw badUserInput("teamId", `must be one of your teams (${tenant.teamIds.length ? tenant.teamIds.join(", ") : "your token names none"}), or null to make the document private`);
+    }
+    return this.scoped(tenant.organizationId, async (tx) => {
+      await lockOwnDocument(tx, tenant, id, "share");
+      return tx.document.update({ where: { organizationId_id: { organizationId: tenant.organizationId, id } }, data: { teamId } });
+    });
+  }
+
+  /**
+   * The other documents with these bytes (content hash) that the caller may see, newest first:
+   * what an upload tells its client so a person can replace an earlier copy or keep both. A
+   * colleague's private copy and every other organization's stay invisible, as everywhere.
+   */
+  sameContent(tenant: TenantContext, document: Pick<Document, "id" | "organizationId" | "contentHash">, take: number): Promise<Document[]> {
+    if (document.organizationId !== tenant.organizationId) return Promise.resolve([]);
+    return this.scoped(tenant.organizationId, (db) =>
+      db.document.findMany({
+        where: { AND: [visibleTo(tenant), { contentHash: document.contentHash, id: { not: document.id } }] },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        take,
+      }),
+    );
   }
 
   /**
@@ -308,6 +331,24 @@ export class DocumentStore {
         AND d.organization_id = ${tenant.organizationId}
         AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${tenant.teamIds}::text[]))`);
   }
+}
+
+/**
+ * Locks a document the caller owns, for a change only its owner may make. A teammate who can
+ * read it is FORBIDDEN; anyone else gets NOT_FOUND, as for a missing document; a platform
+ * knowledge base's document is FORBIDDEN with who may change it.
+ */
+async function lockOwnDocument(tx: TenantTransaction, tenant: TenantContext, id: string, action: "delete" | "share"): Promise<void> {
+  const [row] = await tx.$queryRaw<{ owner_id: string; team_id: string | null }[]>`
+    SELECT owner_id, team_id FROM documents
+    WHERE id = ${id}::uuid AND organization_id = ${tenant.organizationId}
+    FOR UPDATE`;
+  if (!row && tenant.organizationId !== PLATFORM_ORGANIZATION_ID) {
+    const [platform] = await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM documents WHERE id = ${id}::uuid AND organization_id = ${PLATFORM_ORGANIZATION_ID} AND knowledge_base_id IS NOT NULL`;
+    if (platform) throw forbidden(`document ${id} belongs to a platform knowledge base: only the platform's operators change it (npm run platform-kb).`);
+  }
+  if (!row || (row.owner_id !== tenant.userId && !(row.team_id !== null && tenant.teamIds.includes(row.team_id)))) throw notFound("Document", id);
+  if (row.owner_id !== tenant.userId) throw forbidden(`Only the owner of document ${id} can ${action} it.`);
 }
 
 /** One document row (and its text, unless the organization has it), in the caller's transaction. */

@@ -24,6 +24,10 @@ export interface KnowledgeBaseContext extends KnowledgeContext {
   maxDocumentBytes: number;
 }
 
+/** Team ids are token claims of at most 128 characters (lib/tenancy/token.ts): a longer one is refused before any work. */
+const MAX_TEAM_ID_LENGTH = 128;
+const MAX_SAME_CONTENT = 20;
+
 const documentCursor = (row: Document) => encodeCursor("d", [row.createdAt.toISOString(), row.id]);
 const chunkCursor = (row: DocumentChunk) => encodeCursor("k", [row.chunkIndex]);
 
@@ -82,6 +86,12 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
       await context.documents.delete(tenant, id);
       return { id };
     },
+    setDocumentSharing(_source, args: { id: string; teamId?: string | null }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      if (args.teamId != null && args.teamId.length > MAX_TEAM_ID_LENGTH) throw badUserInput("teamId", `must be at most ${MAX_TEAM_ID_LENGTH} characters, got ${args.teamId.length}`);
+      return context.documents.setSharing(tenant, id, args.teamId ?? null);
+    },
   },
 
   Document: {
@@ -91,8 +101,18 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
       return context.loaders().documentById.load(reference.id);
     },
     sharedWithTeamId: (document: Document) => document.teamId,
+    viewerIsOwner: (document: Document, _args: unknown, context: KnowledgeBaseContext) => {
+      const tenant = context.requireTenant();
+      return document.organizationId === tenant.organizationId && document.ownerId === tenant.userId;
+    },
     knowledgeBase: (document: Document, _args: unknown, context: KnowledgeBaseContext) =>
       document.knowledgeBaseId ? context.knowledgeBaseLoaders().knowledgeBaseById.load(document.knowledgeBaseId) : null,
+    sameContent(document: Document, args: { first?: number | null }, context: KnowledgeBaseContext) {
+      const tenant = context.requireTenant();
+      const first = args.first ?? 10;
+      if (!Number.isInteger(first) || first < 1 || first > MAX_SAME_CONTENT) throw badUserInput("first", `must be 1 to ${MAX_SAME_CONTENT}, got ${first}`);
+      return context.documents.sameContent(tenant, document, first);
+    },
     progress: (document: Document) => ({ indexedChunks: document.chunksIndexed, totalChunks: document.chunksTotal ?? 0 }),
     async chunks(document: Document, args: { first?: number | null; after?: string | null }, context) {
       const tenant = context.requireTenant();
