@@ -15,6 +15,7 @@ import { AlsoSearched } from "../components/AlsoSearched";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
+import { CreditsNote } from "../search/CreditsNote";
 import { FacetSidebar } from "../search/FacetSidebar";
 import { DEFAULT_ALPHA, type SearchResultPage } from "../search/operations";
 import { ProviderChips } from "../search/ProviderChips";
@@ -71,6 +72,7 @@ export function SearchPage() {
     <section aria-labelledby="page-title" className="search-page">
       <h1 id="page-title">Search</h1>
       <SearchBox query={search.query} onSearch={onSearch} />
+      <CreditsNote />
       <p role="status" className="search-status">
         {statusText(search.query, results)}
       </p>
