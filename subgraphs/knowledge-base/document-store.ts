@@ -295,19 +295,27 @@ export class DocumentStore {
   }
 
   /**
-   * The other documents with these bytes (content hash) that the caller may see, newest first:
-   * what an upload tells its client so a person can replace an earlier copy or keep both. A
-   * colleague's private copy and every other organization's stay invisible, as everywhere.
+   * The documents with these bytes (content hashes) that the caller may see, at most `perHash`
+   * of each hash, newest first: what an upload tells its client of earlier copies, so a person
+   * can replace one or keep both. A colleague's private copy and every other organization's stay
+   * invisible, as everywhere. Two statements however many hashes (for DataLoader): a file
+   * uploaded thousands of times still costs `perHash` rows.
    */
-  sameContent(tenant: TenantContext, document: Pick<Document, "id" | "organizationId" | "contentHash">, take: number): Promise<Document[]> {
-    if (document.organizationId !== tenant.organizationId) return Promise.resolve([]);
-    return this.scoped(tenant.organizationId, (db) =>
-      db.document.findMany({
-        where: { AND: [visibleTo(tenant), { contentHash: document.contentHash, id: { not: document.id } }] },
-        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-        take,
-      }),
-    );
+  withContentHashes(tenant: TenantContext, contentHashes: readonly string[], perHash: number): Promise<Document[]> {
+    const hashes = [...new Set(contentHashes.filter((hash) => SHA256_HEX.test(hash)))];
+    if (hashes.length === 0) return Promise.resolve([]);
+    return this.scoped(tenant.organizationId, async (db) => {
+      const newest = await db.$queryRaw<{ id: string }[]>`
+        SELECT id::text AS id FROM (
+          SELECT id, row_number() OVER (PARTITION BY content_hash ORDER BY created_at DESC, id DESC) AS place
+          FROM documents
+          WHERE organization_id = ${tenant.organizationId} AND content_hash = ANY(${hashes}::text[])
+            AND (owner_id = ${tenant.userId} OR team_id = ANY(${tenant.teamIds}::text[]))
+        ) ranked
+        WHERE place <= ${perHash}`;
+      if (newest.length === 0) return [];
+      return db.document.findMany({ where: { organizationId: tenant.organizationId, id: { in: newest.map((row) => row.id) } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+    });
   }
 
   /**

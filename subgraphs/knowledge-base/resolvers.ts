@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize
 import type { Document, DocumentChunk, DocumentStore } from "./document-store.js";
 import { knowledgeBaseResolvers, type KnowledgeContext } from "./knowledge-base-resolvers.js";
 import type { KnowledgeBase } from "./knowledge-base-store.js";
-import type { DocumentLoaders } from "./loaders.js";
+import { SAME_CONTENT_PER_HASH, type DocumentLoaders } from "./loaders.js";
 import { uploadDocument, type UploadDocumentInput } from "./upload.js";
 import { Upload } from "../../lib/graphql/upload.js";
 import { uploadDocuments, type UploadDocumentsArgs } from "./upload-files.js";
@@ -26,7 +26,6 @@ export interface KnowledgeBaseContext extends KnowledgeContext {
 
 /** Team ids are token claims of at most 128 characters (lib/tenancy/token.ts): a longer one is refused before any work. */
 const MAX_TEAM_ID_LENGTH = 128;
-const MAX_SAME_CONTENT = 20;
 
 const documentCursor = (row: Document) => encodeCursor("d", [row.createdAt.toISOString(), row.id]);
 const chunkCursor = (row: DocumentChunk) => encodeCursor("k", [row.chunkIndex]);
@@ -107,11 +106,14 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
     },
     knowledgeBase: (document: Document, _args: unknown, context: KnowledgeBaseContext) =>
       document.knowledgeBaseId ? context.knowledgeBaseLoaders().knowledgeBaseById.load(document.knowledgeBaseId) : null,
-    sameContent(document: Document, args: { first?: number | null }, context: KnowledgeBaseContext) {
+    async sameContent(document: Document, args: { first?: number | null }, context: KnowledgeBaseContext) {
       const tenant = context.requireTenant();
       const first = args.first ?? 10;
-      if (!Number.isInteger(first) || first < 1 || first > MAX_SAME_CONTENT) throw badUserInput("first", `must be 1 to ${MAX_SAME_CONTENT}, got ${first}`);
-      return context.documents.sameContent(tenant, document, first);
+      if (!Number.isInteger(first) || first < 1 || first > SAME_CONTENT_PER_HASH - 1) throw badUserInput("first", `must be 1 to ${SAME_CONTENT_PER_HASH - 1}, got ${first}`);
+      // A platform document's copies are the platform's business.
+      if (document.organizationId !== tenant.organizationId) return [];
+      const copies = await context.loaders().documentsByContentHash.load(document.contentHash);
+      return copies.filter((copy) => copy.id !== document.id).slice(0, first);
     },
     progress: (document: Document) => ({ indexedChunks: document.chunksIndexed, totalChunks: document.chunksTotal ?? 0 }),
     async chunks(document: Document, args: { first?: number | null; after?: string | null }, context) {

@@ -162,6 +162,17 @@ describe("uploading bytes that are already there", () => {
     expect(stillOutside.data!.document.sameContent).toEqual([]);
   });
 
+  it("answers for a whole page of documents at once, newest first, at most `first` each", async () => {
+    const text = "# Fire drill\n\nMeet at the car park by the north gate.\n";
+    const ids: string[] = [];
+    for (const name of ["drill-1.md", "drill-2.md", "drill-3.md"]) ids.push((await upload(owner, name, text)).data!.uploadDocument.id);
+    const page = await graphql(stack.gateway.url, `{ documents(first: 20) { nodes { id sameContent(first: 1) { id } all: sameContent(first: 20) { id } } } }`, {}, { token: owner });
+    expect(page.errors).toBeUndefined();
+    const byId = new Map(page.data!.documents.nodes.map((node: { id: string; sameContent: { id: string }[]; all: { id: string }[] }) => [node.id, node]));
+    expect(byId.get(ids[0])).toMatchObject({ sameContent: [{ id: ids[2] }], all: [{ id: ids[2] }, { id: ids[1] }] });
+    expect(byId.get(ids[2])).toMatchObject({ sameContent: [{ id: ids[1] }], all: [{ id: ids[1] }, { id: ids[0] }] });
+  });
+
   it("answers POST /documents with the same earlier copies", async () => {
     const text = "# Travel policy\n\nBook trains for trips under four hours.\n";
     const first = await upload(owner, "travel.md", text);
