@@ -4,10 +4,10 @@
  * - a newcomer's documents page invites the first upload ("No documents yet"), whose button opens
  *   the file chooser from the keyboard; the upload turns Ready;
  * - the same file uploaded again says it is already here and offers to replace the earlier copy
- *   or keep both; replacing deletes the earlier one and the list shows one row;
- * - the document's owner shares it with their team from its page (keyboard only): a teammate's
- *   search finds it, another organization's never does; made private again, the teammate's
- *   search no longer finds it;
+ *   or keep both; replacing deletes the earlier one (shared with the team) and the list shows one
+ *   row, shared with the team as the earlier copy was;
+ * - the document's owner makes it private and shares it again from its page (keyboard only): the
+ *   teammate's search follows each change at once, another organization's never finds it;
  * - delete asks in a modal dialog (focus on Cancel, Escape closes it), then deletes, back on the
  *   list, which is empty again; a missing category never reads "None";
  * - the search page says that a search spends web credits; the credits page of an organization
@@ -105,6 +105,10 @@ describeInBrowser("managing documents", () => {
     expect(await rows.first().innerText()).not.toMatch(/\bNone\b/);
     expect(await rows.first().locator(".visually-hidden", { hasText: "No category" }).count()).toBe(1);
 
+    // Shared with the team (through the API), so that replacing it must keep teammates' access.
+    const shared = await graphql(web.origin, newcomer, `mutation Share($id: ID!, $teamId: ID) { setDocumentSharing(id: $id, teamId: $teamId) { sharedWithTeamId } }`, { id: firstId, teamId: TEAM });
+    expect(shared.errors).toBeUndefined();
+
     // The same bytes again, under another name.
     await page.getByLabel("Choose files to upload").setInputFiles({ name: "handover-again.md", mimeType: "text/markdown", buffer: Buffer.from(content) });
     const again = page.locator(".upload-list li[data-file-name='handover-again.md']");
@@ -117,34 +121,38 @@ describeInBrowser("managing documents", () => {
     await screenshot(page, "documents-duplicate-notice");
 
     await focusAndPress(page, notice.getByRole("button", { name: "Replace the earlier copy" }));
-    await notice.getByRole("status").getByText(/Replaced: the earlier copy was deleted/).waitFor(WAIT);
+    await notice.getByRole("status").getByText(`Replaced: the earlier copy was deleted and handover-again.md stays, shared with team ${TEAM} as before.`).waitFor(WAIT);
     await waitForCount(rows, 1);
     const keptId = (await rows.first().getAttribute("data-document-id"))!;
     expect(keptId).not.toBe(firstId);
     expect(await rows.first().getByRole("link").innerText()).toBe("handover-again.md");
+    expect(await rows.first().innerText()).toContain(`Shared with team ${TEAM}`);
     await rows.first().locator(".status-ready").waitFor(INDEXING_WAIT);
-    expect(await documentsFound(newcomer, word)).toEqual(expect.arrayContaining([keptId]));
-    expect(await documentsFound(newcomer, word)).not.toContain(firstId);
+    expect(await documentsFound(newcomer, word)).toEqual([keptId]);
+    expect(await documentsFound(teammate, word)).toEqual([keptId]);
 
-    // Share it with the team, from its page, by keyboard.
+    // Make it private, then share it again, from its page, by keyboard.
     await focusAndPress(page, rows.first().getByRole("link", { name: "handover-again.md" }));
     await page.getByRole("heading", { level: 1, name: "handover-again.md" }).waitFor(WAIT);
     expect(await page.locator(".document-meta").innerText()).not.toMatch(/\bNone\b/);
-    expect(await documentsFound(teammate, word)).toEqual([]);
     const sharing = page.getByLabel("Shared with");
+    const save = page.getByRole("button", { name: "Save sharing of handover-again.md" });
+    expect(await sharing.inputValue()).toBe(TEAM);
+    await sharing.focus();
+    await sharing.selectOption("");
+    await focusAndPress(page, save);
+    await page.getByRole("status").getByText("handover-again.md is now private: only you see it.").waitFor(WAIT);
+    expect(await documentsFound(teammate, word)).toEqual([]);
+    expect(await documentsFound(newcomer, word)).toEqual([keptId]);
+
     await sharing.focus();
     await sharing.selectOption(TEAM);
-    await focusAndPress(page, page.getByRole("button", { name: "Save sharing of handover-again.md" }));
+    await focusAndPress(page, save);
     await page.getByRole("status").getByText(`handover-again.md is now shared with team ${TEAM}.`).waitFor(WAIT);
     await expectAccessible(page);
     await screenshot(page, "document-shared");
     expect(await documentsFound(teammate, word)).toEqual([keptId]);
     expect(await documentsFound(outsider, word)).toEqual([]);
-
-    await sharing.selectOption("");
-    await focusAndPress(page, page.getByRole("button", { name: "Save sharing of handover-again.md" }));
-    await page.getByRole("status").getByText("handover-again.md is now private: only you see it.").waitFor(WAIT);
-    expect(await documentsFound(teammate, word)).toEqual([]);
 
     // Delete asks first: the dialog opens with Cancel focused, and Escape leaves everything as it was.
     const deleteButton = page.getByRole("button", { name: "Delete this document handover-again.md" });

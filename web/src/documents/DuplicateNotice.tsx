@@ -1,7 +1,8 @@
 /**
  * Said under an upload whose bytes were already here (the upload's `sameContent`): which earlier
- * copies the person may see, and a choice. Replacing deletes the earlier copies they own (the new
- * upload stays); where none is theirs (a teammate shared it), they may remove their own new copy
+ * copies the person may see, and a choice. Replacing deletes the earlier copies they own and
+ * shares the new upload with the team the newest of them was shared with, so teammates do not
+ * lose it; where none is theirs (a teammate shared it), they may remove their own new copy
  * instead; or they keep both. Nothing is deleted until a button says so.
  */
 import { useMutation } from "@apollo/client/react";
@@ -9,7 +10,7 @@ import { useState } from "react";
 import { Link } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { formatDateTime } from "./format";
-import { DELETE_DOCUMENT } from "./operations";
+import { DELETE_DOCUMENT, SET_DOCUMENT_SHARING } from "./operations";
 import type { SameContentDocument, UploadedDocument } from "./upload";
 import "./manage.css";
 
@@ -27,9 +28,21 @@ export function DuplicateNotice({ upload, onChanged }: DuplicateNoticeProps) {
       if (id) cache.evict({ id: cache.identify({ __typename: "Document", id }) });
     },
   });
+  const [setSharing, sharing] = useMutation(SET_DOCUMENT_SHARING);
   const earlier = upload.sameContent;
   if (earlier.length === 0) return null;
   const mine = earlier.filter((document) => document.viewerIsOwner);
+
+  async function replace() {
+    // The new upload takes the earlier copy's place, sharing included (uploads start private).
+    const team = mine.find((document) => document.sharedWithTeamId)?.sharedWithTeamId ?? null;
+    if (team) {
+      const shared = await setSharing({ variables: { id: upload.id, teamId: team } }).catch(() => null);
+      if (!shared?.data?.setDocumentSharing) return;
+    }
+    const copies = mine.length === 1 ? "copy was" : `${mine.length} copies were`;
+    await remove(mine, `Replaced: the earlier ${copies} deleted and ${upload.fileName} stays${team ? `, shared with team ${team} as before` : ""}.`);
+  }
 
   async function remove(documents: { id: string }[], said: string) {
     for (const document of documents) {
@@ -50,7 +63,7 @@ export function DuplicateNotice({ upload, onChanged }: DuplicateNoticeProps) {
       ) : (
         <p className="manage-actions">
           {mine.length > 0 ? (
-            <button type="button" className="primary" disabled={loading} onClick={() => void remove(mine, `Replaced: the earlier ${mine.length === 1 ? "copy was" : `${mine.length} copies were`} deleted and ${upload.fileName} stays.`)}>
+            <button type="button" className="primary" disabled={loading || sharing.loading} onClick={() => void replace()}>
               Replace the earlier {mine.length === 1 ? "copy" : "copies"}
             </button>
           ) : (
@@ -64,6 +77,7 @@ export function DuplicateNotice({ upload, onChanged }: DuplicateNoticeProps) {
         </p>
       )}
       {error ? <ErrorMessage error={error} /> : null}
+      {sharing.error ? <ErrorMessage error={sharing.error} /> : null}
     </div>
   );
 }

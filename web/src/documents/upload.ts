@@ -19,6 +19,7 @@ export interface SameContentDocument {
   id: string;
   fileName: string;
   viewerIsOwner: boolean;
+  sharedWithTeamId: string | null;
   createdAt: string;
 }
 
