@@ -9,8 +9,9 @@
  *
  * The request becomes the `uploadDocument` mutation and runs through the gateway runtime itself,
  * so identity, rate limits (charged by size), operation limits and the knowledge-base subgraph's
- * checks apply unchanged; the answer is that mutation's GraphQL response. The body is bounded
- * before it is parsed: a declared Content-Length over the limit is refused at once, and reading
+ * checks apply unchanged; the answer is that mutation's GraphQL response, with `sameContent` (the
+ * earlier copies of the same bytes the caller may see) as a GraphQL client would select it. The
+ * body is bounded before it is parsed: a declared Content-Length over the limit is refused at once, and reading
  * stops at the limit whatever the client declared. Before any of it, the caller is admitted
  * (`admit`): a request without a valid token is refused before its body is read, so an anonymous
  * client cannot make the gateway buffer a file it would refuse anyway.
@@ -44,6 +45,7 @@ const UPLOAD_MUTATION = `mutation UploadDocument($input: UploadDocumentInput!) {
     id fileName format mediaType category sharedWithTeamId sizeBytes contentHash status
     progress { indexedChunks totalChunks }
     createdAt
+    sameContent { id fileName ownerId viewerIsOwner sharedWithTeamId createdAt }
   }
 }`;
 

@@ -184,6 +184,12 @@ export interface DomainSearch {
   readonly providers: SearchProvider[];
   /** Of these references (any type), the keys `Typename:id` of those of this domain that still exist for the tenant. */
   liveEntities?(tenant: TenantContext, refs: EntityRef[]): Promise<Set<string>>;
+  /**
+   * Whether something of this domain the tenant may find changed after `since` (a document shared
+   * with them, or one that became searchable): a page cached before then may lack it, and is
+   * computed again. What left the tenant's view needs no answer here: `liveEntities` drops it.
+   */
+  changedSince?(tenant: TenantContext, since: Date): Promise<boolean>;
   /** Keeps the domain's search indexes current, off the request path. */
   readonly indexer?: BackgroundIndexer;
   /**

@@ -273,17 +273,48 @@ export class DocumentStore {
    */
   async delete(tenant: TenantContext, id: string): Promise<void> {
     await this.scoped(tenant.organizationId, async (tx) => {
-      const [row] = await tx.$queryRaw<{ owner_id: string; team_id: string | null }[]>`
-        SELECT owner_id, team_id FROM documents
-        WHERE id = ${id}::uuid AND organization_id = ${tenant.organizationId}
-        FOR UPDATE`;
-      if (!row && tenant.organizationId !== PLATFORM_ORGANIZATION_ID) {
-        const [platform] = await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM documents WHERE id = ${id}::uuid AND organization_id = ${PLATFORM_ORGANIZATION_ID} AND knowledge_base_id IS NOT NULL`;
-        if (platform) throw forbidden(`document ${id} belongs to a platform knowledge base: only the platform's operators change it (npm run platform-kb).`);
-      }
-      if (!row || (row.owner_id !== tenant.userId && !(row.team_id !== null && tenant.teamIds.includes(row.team_id)))) throw notFound("Document", id);
-      if (row.owner_id !== tenant.userId) throw forbidden(`Only the owner of document ${id} can delete it.`);
+      await lockOwnDocument(tx, tenant, id, "delete");
       await tx.document.delete({ where: { organizationId_id: { organizationId: tenant.organizationId, id } } });
+    });
+  }
+
+  /**
+   * Shares a document with one of the owner's teams, or (teamId null) makes it private again.
+   * Only the owner may, under the same rule as `delete`. Search follows in the same
+   * transaction: a trigger rewrites the keyword postings' scope columns, and vector hits are
+   * checked against the document row on every search (search/visible-chunks.ts).
+   */
+  async setSharing(tenant: TenantContext, id: string, teamId: string | null): Promise<Document> {
+    if (teamId !== null && !tenant.teamIds.includes(teamId)) {
+      throw badUserInput("teamId", `must be one of your teams (${tenant.teamIds.length ? tenant.teamIds.join(", ") : "your token names none"}), or null to make the document private`);
+    }
+    return this.scoped(tenant.organizationId, async (tx) => {
+      await lockOwnDocument(tx, tenant, id, "share");
+      return tx.document.update({ where: { organizationId_id: { organizationId: tenant.organizationId, id } }, data: { teamId } });
+    });
+  }
+
+  /**
+   * The documents with these bytes (content hashes) that the caller may see, at most `perHash`
+   * of each hash, newest first: what an upload tells its client of earlier copies, so a person
+   * can replace one or keep both. A colleague's private copy and every other organization's stay
+   * invisible, as everywhere. Two statements however many hashes (for DataLoader): a file
+   * uploaded thousands of times still costs `perHash` rows.
+   */
+  withContentHashes(tenant: TenantContext, contentHashes: readonly string[], perHash: number): Promise<Document[]> {
+    const hashes = [...new Set(contentHashes.filter((hash) => SHA256_HEX.test(hash)))];
+    if (hashes.length === 0) return Promise.resolve([]);
+    return this.scoped(tenant.organizationId, async (db) => {
+      const newest = await db.$queryRaw<{ id: string }[]>`
+        SELECT id::text AS id FROM (
+          SELECT id, row_number() OVER (PARTITION BY content_hash ORDER BY created_at DESC, id DESC) AS place
+          FROM documents
+          WHERE organization_id = ${tenant.organizationId} AND content_hash = ANY(${hashes}::text[])
+            AND (owner_id = ${tenant.userId} OR team_id = ANY(${tenant.teamIds}::text[]))
+        ) ranked
+        WHERE place <= ${perHash}`;
+      if (newest.length === 0) return [];
+      return db.document.findMany({ where: { organizationId: tenant.organizationId, id: { in: newest.map((row) => row.id) } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
     });
   }
 
@@ -308,6 +339,24 @@ export class DocumentStore {
         AND d.organization_id = ${tenant.organizationId}
         AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${tenant.teamIds}::text[]))`);
   }
+}
+
+/**
+ * Locks a document the caller owns, for a change only its owner may make. A teammate who can
+ * read it is FORBIDDEN; anyone else gets NOT_FOUND, as for a missing document; a platform
+ * knowledge base's document is FORBIDDEN with who may change it.
+ */
+async function lockOwnDocument(tx: TenantTransaction, tenant: TenantContext, id: string, action: "delete" | "share"): Promise<void> {
+  const [row] = await tx.$queryRaw<{ owner_id: string; team_id: string | null }[]>`
+    SELECT owner_id, team_id FROM documents
+    WHERE id = ${id}::uuid AND organization_id = ${tenant.organizationId}
+    FOR UPDATE`;
+  if (!row && tenant.organizationId !== PLATFORM_ORGANIZATION_ID) {
+    const [platform] = await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM documents WHERE id = ${id}::uuid AND organization_id = ${PLATFORM_ORGANIZATION_ID} AND knowledge_base_id IS NOT NULL`;
+    if (platform) throw forbidden(`document ${id} belongs to a platform knowledge base: only the platform's operators change it (npm run platform-kb).`);
+  }
+  if (!row || (row.owner_id !== tenant.userId && !(row.team_id !== null && tenant.teamIds.includes(row.team_id)))) throw notFound("Document", id);
+  if (row.owner_id !== tenant.userId) throw forbidden(`Only the owner of document ${id} can ${action} it.`);
 }
 
 /** One document row (and its text, unless the organization has it), in the caller's transaction. */

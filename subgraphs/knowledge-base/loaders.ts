@@ -11,7 +11,12 @@ import type { Document, DocumentChunk, DocumentStore } from "./document-store.js
 export interface DocumentLoaders {
   documentById: DataLoader<string, Document | null>;
   chunkById: DataLoader<string, DocumentChunk | null>;
+  /** By content hash: the newest SAME_CONTENT_PER_HASH documents with it that the caller may see (`Document.sameContent`). */
+  documentsByContentHash: DataLoader<string, Document[]>;
 }
+
+/** `Document.sameContent` lists at most 20 others; one more makes room for the document itself. */
+export const SAME_CONTENT_PER_HASH = 21;
 
 export function createDocumentLoaders(store: DocumentStore, tenant: TenantContext): DocumentLoaders {
   // An id that is not a UUID cannot exist; asking PostgreSQL would only raise a cast error.
@@ -26,5 +31,12 @@ export function createDocumentLoaders(store: DocumentStore, tenant: TenantContex
   return {
     documentById: new DataLoader(byIds((ids) => store.findByIds(tenant, ids)), { maxBatchSize: 1000 }),
     chunkById: new DataLoader(byIds((ids) => store.findChunksByIds(tenant, ids)), { maxBatchSize: 1000 }),
+    documentsByContentHash: new DataLoader(
+      async (hashes: readonly string[]) => {
+        const rows = await store.withContentHashes(tenant, hashes, SAME_CONTENT_PER_HASH);
+        return hashes.map((hash) => rows.filter((row) => row.contentHash === hash));
+      },
+      { maxBatchSize: 1000 },
+    ),
   };
 }

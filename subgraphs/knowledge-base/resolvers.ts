@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor, requireUuid, toConnection, validatePageSize
 import type { Document, DocumentChunk, DocumentStore } from "./document-store.js";
 import { knowledgeBaseResolvers, type KnowledgeContext } from "./knowledge-base-resolvers.js";
 import type { KnowledgeBase } from "./knowledge-base-store.js";
-import type { DocumentLoaders } from "./loaders.js";
+import { SAME_CONTENT_PER_HASH, type DocumentLoaders } from "./loaders.js";
 import { uploadDocument, type UploadDocumentInput } from "./upload.js";
 import { Upload } from "../../lib/graphql/upload.js";
 import { uploadDocuments, type UploadDocumentsArgs } from "./upload-files.js";
@@ -23,6 +23,9 @@ export interface KnowledgeBaseContext extends KnowledgeContext {
   loaders(): DocumentLoaders;
   maxDocumentBytes: number;
 }
+
+/** Team ids are token claims of at most 128 characters (lib/tenancy/token.ts): a longer one is refused before any work. */
+const MAX_TEAM_ID_LENGTH = 128;
 
 const documentCursor = (row: Document) => encodeCursor("d", [row.createdAt.toISOString(), row.id]);
 const chunkCursor = (row: DocumentChunk) => encodeCursor("k", [row.chunkIndex]);
@@ -82,6 +85,12 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
       await context.documents.delete(tenant, id);
       return { id };
     },
+    setDocumentSharing(_source, args: { id: string; teamId?: string | null }, context) {
+      const tenant = context.requireTenant();
+      const id = requireUuid(args.id, "id");
+      if (args.teamId != null && args.teamId.length > MAX_TEAM_ID_LENGTH) throw badUserInput("teamId", `must be at most ${MAX_TEAM_ID_LENGTH} characters, got ${args.teamId.length}`);
+      return context.documents.setSharing(tenant, id, args.teamId ?? null);
+    },
   },
 
   Document: {
@@ -92,8 +101,21 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
     },
     sharedWithTeamId: (document: Document) => document.teamId,
     owner: (document: Document) => ({ id: document.ownerId }),
+    viewerIsOwner: (document: Document, _args: unknown, context: KnowledgeBaseContext) => {
+      const tenant = context.requireTenant();
+      return document.organizationId === tenant.organizationId && document.ownerId === tenant.userId;
+    },
     knowledgeBase: (document: Document, _args: unknown, context: KnowledgeBaseContext) =>
       document.knowledgeBaseId ? context.knowledgeBaseLoaders().knowledgeBaseById.load(document.knowledgeBaseId) : null,
+    async sameContent(document: Document, args: { first?: number | null }, context: KnowledgeBaseContext) {
+      const tenant = context.requireTenant();
+      const first = args.first ?? 10;
+      if (!Number.isInteger(first) || first < 1 || first > SAME_CONTENT_PER_HASH - 1) throw badUserInput("first", `must be 1 to ${SAME_CONTENT_PER_HASH - 1}, got ${first}`);
+      // A platform document's copies are the platform's business.
+      if (document.organizationId !== tenant.organizationId) return [];
+      const copies = await context.loaders().documentsByContentHash.load(document.contentHash);
+      return copies.filter((copy) => copy.id !== document.id).slice(0, first);
+    },
     progress: (document: Document) => ({ indexedChunks: document.chunksIndexed, totalChunks: document.chunksTotal ?? 0 }),
     async chunks(document: Document, args: { first?: number | null; after?: string | null }, context) {
       const tenant = context.requireTenant();

@@ -28,7 +28,7 @@ import { DocumentsKeywordProvider } from "./search/keyword-provider.js";
 import { KnowledgeBasesProvider, type KnowledgeBasesProviderOptions } from "./search/knowledge-bases-provider.js";
 import { DocumentsSemanticProvider } from "./search/semantic-provider.js";
 import { DocumentUsageRecorder } from "./search/usage-recorder.js";
-import { visibleChunkIds, visibleChunkPlaces, type ChunkPlace } from "./search/visible-chunks.js";
+import { documentsChangedSince, visibleChunkIds, visibleChunkPlaces, type ChunkPlace } from "./search/visible-chunks.js";
 import { documentChunkHighlights, knowledgeBasePassageHighlights } from "./search/highlights.js";
 import { documentNameSuggestions } from "./search/name-suggestions.js";
 
@@ -78,6 +78,8 @@ export function documentSearch({ database, embedder, vectorStore, logger, indexe
       const live = await visibleChunkIds(database.prisma, tenant, ids);
       return new Set([...live].map((id) => `DocumentChunk:${id}`));
     },
+    // A document shared with the caller, or made READY, after a page was cached: compute it again.
+    changedSince: (tenant, since) => documentsChangedSince(database.prisma, tenant, since),
     highlights: (tenant, refs, query, options) => documentChunkHighlights(database.prisma, tenant, refs, query, options),
     indexer,
     recordUsage: (tenant, chunkIds) => usage.record(tenant, chunkIds),

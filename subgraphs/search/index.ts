@@ -24,7 +24,7 @@ import { createSearchDomains, type SearchDomains } from "./providers/registry.js
 import { QueryLog } from "./query-log.js";
 import { createResultCache, type ResultCache } from "../../lib/cache/result-cache.js";
 import { resolvers, type SearchContext } from "./resolvers.js";
-import { SearchService, type LiveEntityFilter } from "./search-service.js";
+import { SearchService, type ChangedSinceCheck, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
 import { createOwnedFieldLoader } from "./provided-fields.js";
 import { createHighlightLoader } from "./highlights.js";
@@ -85,6 +85,11 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     const live = await Promise.all(all.map((domain) => domain.liveEntities?.(tenant, refs) ?? Promise.resolve(new Set<string>())));
     return new Set(live.flatMap((keys) => [...keys]));
   };
+  // A cached page older than a change a domain reports for the caller is computed again.
+  const changedSince: ChangedSinceCheck = async (tenant, since) => {
+    const changed = await Promise.all(all.map((domain) => domain.changedSince?.(tenant, since) ?? Promise.resolve(false)));
+    return changed.some(Boolean);
+  };
   const defaultAlpha = resolveDefaultAlpha(embedder, config.search.defaultAlpha);
   // With the bundled model at its default alpha of 1, no search asks the conversations' semantic
   // provider until one passes an alpha below 1: embedding every conversation at start (20
@@ -100,6 +105,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   const service = new SearchService({
     providers: dependencies.providers ?? all.flatMap(gated),
     liveEntities,
+    changedSince,
     cache,
     cacheTtlSeconds: config.search.cacheTtlSeconds,
     providerTimeoutMs: config.search.providerTimeoutMs,

@@ -159,6 +159,22 @@ interface NormalizedInput {
  */
 export type LiveEntityFilter = (tenant: TenantContext, refs: EntityRef[]) => Promise<Set<string>>;
 
+/**
+ * Whether anything the tenant may find changed after `since` (a document shared with them, made
+ * searchable): a cached page searched before then may lack it, so it is not served.
+ */
+export type ChangedSinceCheck = (tenant: TenantContext, since: Date) => Promise<boolean>;
+
+/**
+ * How far the clocks of the processes that stamp changes (`updated_at` is set by the writer) and
+ * of this one may disagree: a page counts as searched this much earlier than it was. Only costs
+ * a page computed again now and then.
+ */
+const CHANGE_CLOCK_MARGIN_MS = 2_000;
+
+/** A page as the cache keeps it: with when its search started, for `changedSince`. */
+type CachedPage = SearchResultData & { searchedAt: number };
+
 export interface SearchServiceOptions {
   providers: SearchProvider[];
   /**
@@ -168,6 +184,8 @@ export interface SearchServiceOptions {
   onPage?: (tenant: TenantContext, refs: EntityRef[]) => void;
   /** Re-checks cached hits; without it cached pages are served as they were stored. */
   liveEntities?: LiveEntityFilter;
+  /** Whether a cached page may lack something the tenant may now find; without it, pages are served for their TTL. */
+  changedSince?: ChangedSinceCheck;
   cache: ResultCache;
   cacheTtlSeconds: number;
   providerTimeoutMs: number;
@@ -268,22 +286,30 @@ export class SearchService {
 
   async search(tenant: TenantContext, raw: SearchInput, options: SearchOptions = {}): Promise<SearchResultData> {
     const startedAt = performance.now();
+    const searchedAt = Date.now();
     const input = this.normalize(raw, tenant);
     const withFacets = options.facets === true;
     const cacheKey = this.cacheKey(tenant, input, withFacets);
 
     const cached = await this.options.cache.get(cacheKey);
+    const stored = cached ? (JSON.parse(cached) as CachedPage) : null;
+    // Both checks at once: a page still good pays one round trip for them, not two.
+    const [changed, live] = stored
+      ? await Promise.all([
+          this.options.changedSince?.(tenant, new Date(stored.searchedAt - CHANGE_CLOCK_MARGIN_MS)) ?? false,
+          this.options.liveEntities && stored.hits.length > 0 ? this.options.liveEntities(tenant, stored.hits.flatMap((hit) => [hit.ref, ...hit.moreMatches])) : null,
+        ])
+      : [false, null];
     // With a TTL of 0 nothing is ever stored: every lookup would count as a miss of a cache that is off.
-    if (this.options.cacheTtlSeconds > 0) this.options.metrics?.recordCacheLookup(cached ? "hit" : "miss");
-    if (cached) {
-      const stored = JSON.parse(cached) as SearchResultData;
-      let hits = stored.hits;
-      if (this.options.liveEntities && hits.length > 0) {
-        const live = await this.options.liveEntities(tenant, hits.flatMap((hit) => [hit.ref, ...hit.moreMatches]));
+    if (this.options.cacheTtlSeconds > 0) this.options.metrics?.recordCacheLookup(stored && !changed ? "hit" : "miss");
+    if (stored && !changed) {
+      const { searchedAt: _searchedAt, ...page } = stored;
+      let hits = page.hits;
+      if (live) {
         const isLive = (ref: EntityRef) => live.has(`${ref.typename}:${ref.id}`);
         hits = hits.filter((hit) => isLive(hit.ref)).map((hit) => ({ ...hit, moreMatches: hit.moreMatches.filter(isLive) }));
       }
-      const result = { ...stored, query: input.query, hits, cached: true, tookMs: performance.now() - startedAt };
+      const result = { ...page, query: input.query, hits, cached: true, tookMs: performance.now() - startedAt };
       this.log(tenant, input, result);
       return result;
     }
@@ -339,7 +365,7 @@ export class SearchService {
     // timeout) costs the next request a miss, never this one its latency. Sent before the answer
     // leaves, on the cache's one connection, so a lookup sent after the answer finds it.
     if (this.options.cacheTtlSeconds > 0 && !selfSkipped && reports.every((report) => report.status === "OK" || report.status === "SKIPPED")) {
-      void this.options.cache.set(cacheKey, JSON.stringify(result), this.options.cacheTtlSeconds);
+      void this.options.cache.set(cacheKey, JSON.stringify({ ...result, searchedAt } satisfies CachedPage), this.options.cacheTtlSeconds);
     }
     this.log(tenant, input, result);
     return result;
@@ -539,9 +565,9 @@ export class SearchService {
     // The filter is in listHash; pages with facets are kept apart so pages without stay small.
     // The floor changes weakMatches only, not the list: it is the page's, not the cursor's.
     const page = [input.listHash, input.query, input.offset, input.limit, input.segments.map((s) => [s.window, s.start]), withFacets, input.relevanceFloor];
-    // v2: hits carry relevance and contributions their kind; pages stored before are never read,
-    // so every field of a stored page is there (SearchResultData has no optional field for old pages).
-    return `search:v2:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
+    // v3: pages carry `searchedAt` (CachedPage); pages stored before are never read, so every
+    // field of a stored page is there (SearchResultData has no optional field for old pages).
+    return `search:v3:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
   }
 
   private log(tenant: TenantContext, input: NormalizedInput, result: SearchResultData) {

@@ -33,7 +33,7 @@ export function storeToken(token: string | null): void {
 }
 
 /** The claims a person can read off their own token (never verified here: the gateway does that). */
-export function tokenClaims(token: string | null): { name?: string; organizationId?: string; role?: string; exp?: number } | null {
+export function tokenClaims(token: string | null): { name?: string; organizationId?: string; role?: string; exp?: number; teams?: string[] } | null {
   if (!token) return null;
   try {
     const payload = token.split(".")[1];
@@ -45,6 +45,7 @@ export function tokenClaims(token: string | null): { name?: string; organization
       organizationId: claims.org ?? claims.organizationId ?? claims.organization_id,
       role: claims.role,
       exp: claims.exp,
+      teams: Array.isArray(claims.teams) ? claims.teams.filter((team: unknown): team is string => typeof team === "string") : [],
     };
   } catch {
     return null;

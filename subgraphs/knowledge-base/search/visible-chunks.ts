@@ -81,3 +81,22 @@ export function visibleChunksSql(tenant: TenantContext, ids: readonly string[]):
         AND c.organization_id = ${tenant.organizationId}
         AND (d.owner_id = ${tenant.userId} OR d.team_id = ANY(${[...tenant.teamIds]}::text[]))`;
 }
+
+/**
+ * Whether a document the caller may find changed after `since` (shared with one of their teams,
+ * made READY, renamed): a search page cached before then may lack it, so the search subgraph
+ * computes the page again. One statement, a range read of the organization's documents by
+ * `updated_at` (an index). Deletions and unsharing need no such check: a cached page's hits are
+ * checked again (visibleChunkIds).
+ */
+export async function documentsChangedSince(prisma: PrismaClient, tenant: TenantContext, since: Date): Promise<boolean> {
+  const [row] = await withTenantReads(prisma, tenant.organizationId, (tx) =>
+    tx.$queryRaw<{ changed: boolean }[]>`
+      SELECT EXISTS (
+        SELECT 1 FROM documents
+        WHERE organization_id = ${tenant.organizationId} AND updated_at > ${since} AND status = 'READY'
+          AND (owner_id = ${tenant.userId} OR team_id = ANY(${tenant.teamIds}::text[]))
+      ) AS changed`,
+  );
+  return row?.changed === true;
+}

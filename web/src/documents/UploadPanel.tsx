@@ -2,11 +2,13 @@
  * Uploading documents: a drop zone that is also a labelled file input (keyboard and screen
  * reader users choose files with it; everyone else may drop them on the zone), an optional
  * category, and one row per file with its progress bar, then its document's status (as the
- * documents list reports it, live) or the server's error in words and code.
+ * documents list reports it, live) or the server's error in words and code. An upload whose bytes
+ * were already here says so and offers to replace the earlier copy (DuplicateNotice).
  */
 import { useEffect, useId, useRef, useState, type DragEvent } from "react";
 import { Link } from "react-router";
 import { formatBytes, statusWords } from "./format";
+import { DuplicateNotice } from "./DuplicateNotice";
 import { UploadError } from "./UploadError";
 import { uploadDocumentFile, type UploadedDocument } from "./upload";
 
@@ -36,10 +38,13 @@ export interface UploadPanelProps {
   onUploaded(document: UploadedDocument): void;
   /** The latest status the page knows for a document id (its list is polled), if it knows it. */
   statusOf(documentId: string): string | undefined;
+  /** Called when a duplicate's notice deleted a copy (the page refreshes its list). */
+  onDocumentsChanged(): void;
+  /** The file input's id, so the page's empty state can open the file chooser. */
+  fileInputId: string;
 }
 
-export function UploadPanel({ onUploaded, statusOf }: UploadPanelProps) {
-  const inputId = useId();
+export function UploadPanel({ onUploaded, statusOf, onDocumentsChanged, fileInputId: inputId }: UploadPanelProps) {
   const categoryId = useId();
   const [uploads, setUploads] = useState<FileUpload[]>([]);
   const [category, setCategory] = useState("");
@@ -147,7 +152,7 @@ export function UploadPanel({ onUploaded, statusOf }: UploadPanelProps) {
       {uploads.length > 0 ? (
         <ul className="upload-list" aria-label="Uploads">
           {uploads.map((upload) => (
-            <UploadRow key={upload.key} upload={upload} status={upload.document ? (statusOf(upload.document.id) ?? upload.document.status) : undefined} />
+            <UploadRow key={upload.key} upload={upload} status={upload.document ? (statusOf(upload.document.id) ?? upload.document.status) : undefined} onDocumentsChanged={onDocumentsChanged} />
           ))}
         </ul>
       ) : null}
@@ -156,7 +161,7 @@ export function UploadPanel({ onUploaded, statusOf }: UploadPanelProps) {
 }
 
 
-function UploadRow({ upload, status }: { upload: FileUpload; status: string | undefined }) {
+function UploadRow({ upload, status, onDocumentsChanged }: { upload: FileUpload; status: string | undefined; onDocumentsChanged(): void }) {
   const progressId = useId();
   const percent = upload.total > 0 ? Math.round((upload.loaded / upload.total) * 100) : 0;
   return (
@@ -183,6 +188,7 @@ function UploadRow({ upload, status }: { upload: FileUpload; status: string | un
           </>
         ) : null}
       </p>
+      {upload.state === "uploaded" && upload.document ? <DuplicateNotice upload={upload.document} onChanged={onDocumentsChanged} /> : null}
       {upload.state === "failed" ? <UploadError error={upload.error} /> : null}
     </li>
   );

@@ -14,12 +14,23 @@ import { currentToken } from "../session";
 
 export const DOCUMENT_UPLOAD_URL = "/documents";
 
+/** An earlier document with the same bytes that the caller may see (`Document.sameContent`). */
+export interface SameContentDocument {
+  id: string;
+  fileName: string;
+  viewerIsOwner: boolean;
+  sharedWithTeamId: string | null;
+  createdAt: string;
+}
+
 /** The uploaded document, as the mutation answers (the fields the page shows). */
 export interface UploadedDocument {
   id: string;
   fileName: string;
   status: string;
   sizeBytes: number;
+  /** Earlier copies of the same bytes, newest first. */
+  sameContent: SameContentDocument[];
 }
 
 export type UploadOutcome = { ok: true; document: UploadedDocument } | { ok: false; error: unknown };

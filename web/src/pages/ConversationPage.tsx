@@ -85,7 +85,7 @@ export default function ConversationPage() {
   const [searchParams] = useSearchParams();
   const targetMessageId = searchParams.get("message");
   const terms = useMemo(() => queryTerms(searchParams.get("q")), [searchParams]);
-  const { data, loading, error, fetchMore } = useQuery<ConversationViewData, ConversationViewVariables>(CONVERSATION_VIEW, {
+  const { data, loading, error, fetchMore, refetch } = useQuery<ConversationViewData, ConversationViewVariables>(CONVERSATION_VIEW, {
     variables: { id, first: MESSAGES_PER_PAGE },
     errorPolicy: "all",
   });
@@ -126,7 +126,7 @@ export default function ConversationPage() {
       <section aria-labelledby="page-title">
         <h1 id="page-title">{error ? "The conversation could not be loaded" : "Conversation not found"}</h1>
         {error ? (
-          <ErrorMessage error={error} />
+          <ErrorMessage error={error} onRetry={() => void refetch().catch(() => undefined)} />
         ) : (
           <p>There is no such conversation in your organization: it may have been deleted, or the link may be for another organization.</p>
         )}

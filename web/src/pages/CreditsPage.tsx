@@ -3,7 +3,9 @@
  * balance; then, for admins, the usage by day and provider in a period (default: this month,
  * two date fields to change it) as a stacked bar chart and as a table with the same numbers.
  * Members may read the budget but not the usage: the page shows what they may see and says why
- * the rest is missing. Loaded on first visit (App.tsx), so recharts stays out of the search
+ * the rest is missing. A period with nothing spent says "No data yet" instead of drawing an empty
+ * chart; with the gateway out of reach the page says so (ErrorMessage) where the figures would be.
+ * Loaded on first visit (App.tsx), so recharts stays out of the search
  * page's chunk. Sends: Credits (credits/operations.ts).
  */
 import { useId, useMemo, useState } from "react";
@@ -53,6 +55,7 @@ export default function CreditsPage() {
       <section aria-labelledby="month-title">
         <h2 id="month-title">This month</h2>
         {loading && !data ? <p role="status">Loading credits…</p> : null}
+        {!month && error && !usageForbidden && !loading ? <p className="hint">The figures appear once the service answers.</p> : null}
         {month ? (
           <dl className="credit-figures">
             <div className="card">
@@ -126,7 +129,14 @@ export default function CreditsPage() {
           </div>
         ) : null}
 
-        {summary && period.ok && usage ? (
+        {summary && period.ok && usage && summary.totalCalls === 0 && summary.totalCredits === 0 ? (
+          <div className="card empty-usage" data-testid="credits-no-data">
+            <strong>No data yet</strong>
+            <p>
+              Nothing was spent from {shown.from} to {shown.to}. Credits are spent by web search, research and Slack calls that are not answered from the cache; they appear here by day and provider.
+            </p>
+          </div>
+        ) : summary && period.ok && usage ? (
           <>
             <UsageChart summary={summary} from={shown.from} to={shown.to} />
             <UsageTable usage={usage} summary={summary} caption={`Credits spent by day and provider, ${shown.from} to ${shown.to} (UTC)`} />

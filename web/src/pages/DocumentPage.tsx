@@ -9,17 +9,22 @@
  * further page. While the document is still PENDING or INDEXING the query is polled every 2 s
  * (only the first page is shown then, so polling cannot drop loaded pages) until it is final.
  * A document that does not exist, was deleted or is not the caller's to see is null: the page
- * says so, the same in all three cases, as the API does.
+ * says so, the same in all three cases, as the API does. Its owner may change whom it is shared
+ * with (SharingControl) and delete it (DeleteDocumentButton asks first, then goes back to the
+ * list).
  */
 import { BackToResults } from "../components/BackToResults";
 import { PersonName } from "../components/PersonName";
 import { gql } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
 import { useEffect, useMemo } from "react";
-import { Link, useParams, useSearchParams } from "react-router";
+import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { queryTerms } from "../conversations/MarkedWords";
 import { useLinkedPages } from "../conversations/reveal";
+import { DeleteDocumentButton } from "../documents/DeleteDocumentButton";
+import { NoCategory } from "../documents/NoCategory";
+import { SharingControl, sharingWords } from "../documents/SharingControl";
 import { formatBytes, formatDateTime, formatWords, statusWords, type DocumentStatus } from "../documents/format";
 import { MarkdownText } from "../markdown/MarkdownText";
 import "../documents/status.css";
@@ -37,6 +42,8 @@ interface DocumentViewData {
     format: string;
     category: string | null;
     owner: { id: string; name: string };
+    sharedWithTeamId: string | null;
+    viewerIsOwner: boolean;
     sizeBytes: number;
     status: DocumentStatus;
     failureReason: string | null;
@@ -69,6 +76,8 @@ const DOCUMENT_VIEW = gql`
         id
         name
       }
+      sharedWithTeamId
+      viewerIsOwner
       sizeBytes
       status
       failureReason
@@ -100,9 +109,10 @@ const DOCUMENT_VIEW = gql`
 export default function DocumentPage() {
   const { id = "" } = useParams();
   const [searchParams] = useSearchParams();
+  const navigate = useNavigate();
   const targetChunkId = searchParams.get("chunk");
   const terms = useMemo(() => queryTerms(searchParams.get("q")), [searchParams]);
-  const { data, loading, error, fetchMore, startPolling, stopPolling } = useQuery<DocumentViewData, DocumentViewVariables>(DOCUMENT_VIEW, {
+  const { data, loading, error, fetchMore, refetch, startPolling, stopPolling } = useQuery<DocumentViewData, DocumentViewVariables>(DOCUMENT_VIEW, {
     variables: { id, first: CHUNKS_PER_PAGE },
     errorPolicy: "all",
     notifyOnNetworkStatusChange: false,
@@ -151,7 +161,7 @@ export default function DocumentPage() {
       <section aria-labelledby="page-title">
         <h1 id="page-title">{error ? "The document could not be loaded" : "Document not found"}</h1>
         {error ? (
-          <ErrorMessage error={error} />
+          <ErrorMessage error={error} onRetry={() => void refetch().catch(() => undefined)} />
         ) : (
           <p>There is no such document that you may see: it may have been deleted, or it is neither yours nor shared with one of your teams.</p>
         )}
@@ -185,7 +195,7 @@ export default function DocumentPage() {
         </div>
         <div>
           <dt>Category</dt>
-          <dd>{doc.category ?? "None"}</dd>
+          <dd>{doc.category ?? <NoCategory />}</dd>
         </div>
         <div>
           <dt>Size</dt>
@@ -195,7 +205,12 @@ export default function DocumentPage() {
           <dt>Owner</dt>
           <dd>
             <PersonName person={doc.owner} />
+            {doc.viewerIsOwner ? " (you)" : null}
           </dd>
+        </div>
+        <div>
+          <dt>Sharing</dt>
+          <dd>{doc.viewerIsOwner ? sharingWords(doc.sharedWithTeamId) : `Shared with your team ${doc.sharedWithTeamId ?? ""}`}</dd>
         </div>
         <div>
           <dt>Uploaded</dt>
@@ -208,6 +223,14 @@ export default function DocumentPage() {
           <dd>{doc.usageCount === 1 ? "once" : `${doc.usageCount.toLocaleString()} times`}</dd>
         </div>
       </dl>
+      {doc.viewerIsOwner ? (
+        <section aria-label="Manage this document" className="card document-manage">
+          <SharingControl document={doc} />
+          <p className="manage-actions">
+            <DeleteDocumentButton document={doc} label="Delete this document" onDeleted={() => navigate("/documents", { state: { deleted: doc.fileName } })} />
+          </p>
+        </section>
+      ) : null}
       {doc.status === "FAILED" ? (
         <div role="alert" className="error-box">
           <strong>This document could not be indexed</strong>

@@ -4,7 +4,10 @@
  * progress, the server's errors). Uploads go to the gateway's `POST /documents`
  * (documents/upload.ts), not through Apollo: only XMLHttpRequest reports upload progress.
  *
- * Sends `DocumentsList` (a page of documents with their status and indexing progress).
+ * Sends `DocumentsList` (a page of documents with their status and indexing progress). The owner
+ * of a document may delete it from its row (DeleteDocumentButton asks first); its sharing is
+ * shown here and changed on the document's page. With no documents the page invites the first
+ * upload; with the gateway out of reach it says so (ErrorMessage) instead of an empty table.
  *
  * Status goes PENDING → INDEXING → READY (or FAILED) live by polling, not a subscription: the
  * supergraph has no Subscription type (the gateway speaks plain HTTP to its subgraphs), and the
@@ -14,11 +17,15 @@
 import { gql } from "@apollo/client";
 import { useQuery } from "@apollo/client/react";
 import { useCallback, useEffect, useState } from "react";
-import { Link } from "react-router";
+import { Link, useLocation } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
+import { DeleteDocumentButton } from "../documents/DeleteDocumentButton";
+import { NoCategory } from "../documents/NoCategory";
+import { sharingWords } from "../documents/SharingControl";
 import { formatBytes, formatDateTime, formatWords, statusWords, type DocumentStatus } from "../documents/format";
 import { UploadPanel } from "../documents/UploadPanel";
 import "../documents/status.css";
+import "../documents/manage.css";
 import "./DocumentsPage.css";
 
 const DOCUMENTS_PER_PAGE = 20;
@@ -32,6 +39,8 @@ interface DocumentsListData {
       id: string;
       fileName: string;
       category: string | null;
+      sharedWithTeamId: string | null;
+      viewerIsOwner: boolean;
       format: string;
       status: DocumentStatus;
       failureReason: string | null;
@@ -50,6 +59,8 @@ const DOCUMENTS_LIST = gql`
         id
         fileName
         category
+        sharedWithTeamId
+        viewerIsOwner
         format
         status
         failureReason
@@ -109,24 +120,50 @@ export default function DocumentsPage() {
     [cursors.length, refetch],
   );
 
+  // The document page sends here after a delete, naming what it deleted.
+  const deletedOnItsPage = (useLocation().state as { deleted?: unknown } | null)?.deleted;
+  const [deletedHere, setDeletedHere] = useState<string | null>(null);
+  const deleted = deletedHere ?? (typeof deletedOnItsPage === "string" ? deletedOnItsPage : null);
+
+  const onDeleted = useCallback((id: string) => {
+    setDeletedHere(documents.find((document) => document.id === id)?.fileName ?? "The document");
+    // The last document of a later page: go back a page rather than show an empty one.
+    if (documents.length <= 1 && cursors.length > 0) setCursors(cursors.slice(0, -1));
+    else void refetch().catch(() => undefined);
+  }, [documents, cursors, refetch]);
+
   useEffect(() => {
     document.title = "Documents · Context search";
   }, []);
+
+  const fileInputId = "document-files";
+  const empty = data?.documents != null && documents.length === 0 && cursors.length === 0;
 
   return (
     <section aria-labelledby="page-title" className="documents-page">
       <h1 id="page-title">Documents</h1>
       <p className="hint">Your documents and those shared with your teams, newest first. Search finds them once they are ready.</p>
 
-      <UploadPanel onUploaded={onUploaded} statusOf={(id) => statuses.get(id)} />
+      <UploadPanel fileInputId={fileInputId} onUploaded={onUploaded} statusOf={(id) => statuses.get(id)} onDocumentsChanged={() => void refetch().catch(() => undefined)} />
 
       <h2 id="documents-title">Your documents</h2>
       {error ? <ErrorMessage error={error} onRetry={() => void refetch().catch(() => undefined)} /> : null}
       <p role="status" className="hint">
         {loading && !data ? "Loading documents…" : null}
-        {data && documents.length === 0 && cursors.length === 0 ? "No documents yet: upload one above." : null}
+        {deleted ? `Deleted ${deleted}. ` : null}
         {polling ? "Indexing: statuses update on their own." : null}
       </p>
+      {empty ? (
+        <div className="card empty-state" data-testid="documents-empty">
+          <h3>No documents yet</h3>
+          <p>Upload Markdown, text, PDF or Word files: search finds their passages once they are indexed, and you can share each with one of your teams.</p>
+          <p>
+            <button type="button" className="primary" onClick={() => window.document.getElementById(fileInputId)?.click()}>
+              Upload your first document
+            </button>
+          </p>
+        </div>
+      ) : null}
       {documents.length > 0 ? (
         <div className="table-scroll">
           <table className="documents-table" aria-labelledby="documents-title">
@@ -140,6 +177,10 @@ export default function DocumentsPage() {
                   Size
                 </th>
                 <th scope="col">Uploaded</th>
+                <th scope="col">Shared with</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -148,7 +189,7 @@ export default function DocumentsPage() {
                   <td>
                     <Link to={`/documents/${document.id}`}>{document.fileName}</Link>
                   </td>
-                  <td>{document.category ?? <span className="hint">None</span>}</td>
+                  <td>{document.category ?? <NoCategory />}</td>
                   <td>{formatWords(document.format)}</td>
                   <td>
                     <span className={`status status-${document.status.toLowerCase()}`}>{statusWords(document.status)}</span>
@@ -164,12 +205,15 @@ export default function DocumentsPage() {
                   <td>
                     <time dateTime={document.createdAt}>{formatDateTime(document.createdAt)}</time>
                   </td>
+                  <td>{document.viewerIsOwner ? sharingWords(document.sharedWithTeamId) : `Team ${document.sharedWithTeamId ?? ""} (a teammate's)`}</td>
+                  <td>{document.viewerIsOwner ? <DeleteDocumentButton document={document} onDeleted={onDeleted} /> : null}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       ) : null}
+      {empty || (!data && error) ? null : (
       <nav aria-label="Documents pages" className="pager">
         <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
           Previous page
@@ -179,6 +223,7 @@ export default function DocumentsPage() {
           Next page
         </button>
       </nav>
+      )}
     </section>
   );
 }

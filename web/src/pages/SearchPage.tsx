@@ -20,6 +20,7 @@ import { ErrorMessage } from "../components/ErrorMessage";
 import { SaveSearchButton } from "../components/SaveSearchButton";
 import { AlphaSlider } from "../search/AlphaSlider";
 import { AnswerPanel } from "../search/AnswerPanel";
+import { CreditsNote } from "../search/CreditsNote";
 import { useWideningFacets } from "../search/disjunctive-facets";
 import { FacetSidebar } from "../search/FacetSidebar";
 import { DEFAULT_ALPHA, type SearchResultPage } from "../search/operations";
@@ -102,6 +103,7 @@ export function SearchPage() {
     <section aria-labelledby="page-title" className="search-page">
       <h1 id="page-title">Search</h1>
       <SearchBox query={search.query} onSearch={onSearch} onType={onType} />
+      <CreditsNote />
       <p role="status" className="search-status">
         {statusText(search.query, results)}
       </p>
