@@ -6,7 +6,7 @@
  *   the tool's JSON is a closed "Tool result" disclosure that opens on a click;
  * - a demo Markdown document's passages likewise;
  * - a message of hostile markup (a script, an image with an error handler, `javascript:` links)
- *   shows that markup as text and runs none of it;
+ *   shows that markup as text and runs none of it; its task list's boxes are named;
  * - no page has a serious or critical accessibility violation (axe-core); screenshots of each.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -148,6 +148,9 @@ describeInBrowser("rendered Markdown", () => {
       "| Left | Right |",
       "| --- | --- |",
       "| a | b |",
+      "",
+      "- [x] a done task",
+      "- [ ] an open one",
     ].join("\n");
     const created = await graphql<{ createConversation: { id: string; messages: { nodes: { id: string }[] } } }>(
       `mutation HostileConversation($input: CreateConversationInput!) { createConversation(input: $input) { id messages { nodes { id } } } }`,
@@ -163,6 +166,9 @@ describeInBrowser("rendered Markdown", () => {
     await message.getByRole("heading", { name: "Still a heading" }).waitFor(WAIT);
     expect(await message.locator("script, img, iframe").count()).toBe(0);
     expect(await message.locator("table td").allInnerTexts()).toEqual(["a", "b"]);
+    // A task list's boxes are named for a screen reader (axe below holds every form control to that).
+    expect(await message.getByRole("checkbox", { name: "Done" }).isChecked()).toBe(true);
+    expect(await message.getByRole("checkbox", { name: "Not done" }).isChecked()).toBe(false);
     // The markup is there as text.
     const text = await message.innerText();
     expect(text).toContain("<script>window.__ranScript = true</script>");
