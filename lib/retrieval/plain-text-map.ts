@@ -9,7 +9,7 @@
 export interface PlainText {
   /** The plain text: blocks separated by "\n", no other control characters. */
   text: string;
-  /** The Markdown it was made from. */
+  /** The stored text it was made from (Markdown, JSON). */
   source: string;
   /** For each UTF-16 unit of `text`, the unit of `source` it was copied from; -1 for a separator written here. */
   origins: Int32Array;

@@ -4,9 +4,10 @@
  * - a demo conversation with Markdown and a tool's result reads as text, not markup: no `##`,
  *   `**`, code fences or table delimiter rows on the page; its code and emphasis are elements;
  *   the tool's JSON is a closed "Tool result" disclosure that opens on a click;
- * - a demo Markdown document's passages likewise;
+ * - a demo Markdown document's passages likewise, and the search page's snippets of them are plain
+ *   text with the query's words marked;
  * - a message of hostile markup (a script, an image with an error handler, `javascript:` links)
- *   shows that markup as text and runs none of it;
+ *   shows that markup as text and runs none of it; its task list's boxes are named;
  * - no page has a serious or critical accessibility violation (axe-core); screenshots of each.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
@@ -135,6 +136,27 @@ describeInBrowser("rendered Markdown", () => {
     await context.close();
   }, 120_000);
 
+  it("shows search snippets of Markdown messages and passages as plain text, the query's words marked", async () => {
+    const context = await web.context(web.demoToken);
+    const page = await context.newPage();
+    const problems = watchForProblems(page);
+    // The demo's deadlock conversations hold tables, code and emphasis around the word.
+    await page.goto("/?q=deadlock");
+    await page.locator("main mark").first().waitFor(WAIT);
+    // Each snippet is the element its marks are drawn in (Highlight.tsx), whatever the page around it.
+    const snippets = await page.locator("main mark").evaluateAll((marks) => [...new Set(marks.map((mark) => mark.parentElement!))].map((snippet) => snippet.textContent ?? ""));
+    console.log(`rendered markdown: ${snippets.length} snippets for "deadlock", e.g. ${JSON.stringify(snippets[0])}`);
+    expect(snippets.length).toBeGreaterThan(2);
+    for (const snippet of snippets) {
+      expect(snippet).toMatch(/deadlock/i);
+      expect(snippet).not.toMatch(/\||```|\*\*|(^|\s)#{1,6} |(^|\s)[-*] \S|^\s*[{"]/);
+    }
+    await expectAccessible(page);
+    await screenshot(page, "search-snippets-plain");
+    expect(await problems.settled()).toEqual([]);
+    await context.close();
+  }, 120_000);
+
   it("shows hostile markup in a message as text and runs none of it", async () => {
     const hostile = [
       "## Still a heading",
@@ -148,6 +170,9 @@ describeInBrowser("rendered Markdown", () => {
       "| Left | Right |",
       "| --- | --- |",
       "| a | b |",
+      "",
+      "- [x] a done task",
+      "- [ ] an open one",
     ].join("\n");
     const created = await graphql<{ createConversation: { id: string; messages: { nodes: { id: string }[] } } }>(
       `mutation HostileConversation($input: CreateConversationInput!) { createConversation(input: $input) { id messages { nodes { id } } } }`,
@@ -163,6 +188,9 @@ describeInBrowser("rendered Markdown", () => {
     await message.getByRole("heading", { name: "Still a heading" }).waitFor(WAIT);
     expect(await message.locator("script, img, iframe").count()).toBe(0);
     expect(await message.locator("table td").allInnerTexts()).toEqual(["a", "b"]);
+    // A task list's boxes are named for a screen reader (axe below holds every form control to that).
+    expect(await message.getByRole("checkbox", { name: "Done", exact: true }).isChecked()).toBe(true);
+    expect(await message.getByRole("checkbox", { name: "Not done", exact: true }).isChecked()).toBe(false);
     // The markup is there as text.
     const text = await message.innerText();
     expect(text).toContain("<script>window.__ranScript = true</script>");

@@ -326,4 +326,17 @@ describe("Markdown in the highlighted text", () => {
     expect(passages.length).toBeGreaterThan(0);
     for (const passage of passages) checkPlain(passage);
   });
+
+  it("writes an extractive answer from those passages that quotes no pipes, fences or emphasis markers", async () => {
+    const response = await gql(ada, `query($input: AnswerInput!) { answer(input: $input) { status mode text passages { text } } }`, {
+      input: { question: "Who owns the kestrel rollout and what is its p99?", providers: ["conversations.keyword", "documents.keyword"] },
+    });
+    expect(response.errors).toBeUndefined();
+    const answer = response.data!.answer;
+    expect(answer).toMatchObject({ status: "ANSWERED", mode: "EXTRACTIVE" });
+    expect(answer.text).toMatch(/kestrel/i);
+    expect(answer.text).not.toMatch(MARKUP);
+    expect(answer.passages.length).toBeGreaterThan(0);
+    for (const passage of answer.passages) expect(passage.text).not.toMatch(MARKUP);
+  });
 });

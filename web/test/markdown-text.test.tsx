@@ -58,6 +58,15 @@ describe("MarkdownText", () => {
     for (const markup of ["##", "**", "```", "| --- |", "`", "- one"]) expect(text).not.toContain(markup);
   });
 
+  it("names a task list's boxes, which are not form fields to fill in", () => {
+    const html = render("- [x] shipped\n- [ ] tested");
+    const boxes = elements(html).filter((element) => element.tag === "input");
+    expect(boxes).toHaveLength(2);
+    for (const attribute of ['type="checkbox"', 'checked=""', 'disabled=""', 'aria-label="Done"']) expect(boxes[0]!.attributes).toContain(attribute);
+    expect(boxes[1]!.attributes).toMatch(/aria-label="Not done"/);
+    expect(boxes[1]!.attributes).not.toContain("checked");
+  });
+
   it("moves the text's headings below the page's own", () => {
     expect(render("# Title", { headingOffset: 1 })).toContain("<h2");
     expect(render("###### Deepest", { headingOffset: 2 })).toContain("<h6");

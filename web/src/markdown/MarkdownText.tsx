@@ -48,6 +48,12 @@ function Link({ href, children }: ComponentPropsWithoutRef<"a">): ReactNode {
   );
 }
 
+/** A task list's box: shown, not a form control to fill in, and named, so a screen reader says which. */
+function TaskBox({ type, checked }: ComponentPropsWithoutRef<"input">): ReactNode {
+  if (type !== "checkbox") return null;
+  return <input type="checkbox" checked={Boolean(checked)} disabled readOnly aria-label={checked ? "Done" : "Not done"} />;
+}
+
 function Image({ src, alt }: ComponentPropsWithoutRef<"img">): ReactNode {
   const url = typeof src === "string" ? safeUrl(src) : null;
   const label = alt?.trim() ? `Image: ${alt}` : "Image";
@@ -74,6 +80,7 @@ function components(headingOffset: number): Components {
     found = {
       a: Link,
       img: Image,
+      input: TaskBox,
       h1: headingAt(1, headingOffset),
       h2: headingAt(2, headingOffset),
       h3: headingAt(3, headingOffset),
