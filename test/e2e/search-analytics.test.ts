@@ -41,8 +41,8 @@ async function search(token: string, input: Record<string, unknown>) {
 
 const click = (token: string, input: Record<string, unknown>) => call(token, CLICK, { input: { itemKind: "CONVERSATION", ...input } });
 
-const searches = {} as Record<"first" | "cached" | "capitalized" | "bobs" | "nothing", { searchId: string; cached: boolean; hits: { item: { id: string } }[] }>;
-let conversationIds: string[] = [];
+const searches = {} as Record<"first" | "cached" | "capitalized" | "bobs" | "nothing", Awaited<ReturnType<typeof search>>>;
+const conversationIds: string[] = [];
 
 beforeAll(async () => {
   // The gateway's response cache is off: each search here must reach the search subgraph (and its
