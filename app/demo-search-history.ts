@@ -120,10 +120,12 @@ export function demoSearchHistory(queries: HistoryQuery[], conversations: { id: 
       const opened = rng() < 0.2 ? 2 : 1;
       const candidates = matching.get(entry.query)!;
       const taken = new Set<string>();
+      let position = 0;
       for (let click = 0; click < opened && candidates.length > 0; click++) {
-        const position = Math.min(results, 1 + Math.floor(rng() ** 2.5 * Math.min(results, 10)));
+        // A second hit opened sits below the first: people read down the list.
+        position = Math.min(results, position + 1 + Math.floor(rng() ** 2.5 * Math.min(results, 10)));
         const item = candidates[Math.floor(rng() * candidates.length)]!;
-        if (taken.has(item.id)) continue;
+        if (taken.has(item.id) || (click > 0 && position === clicks.at(-1)!.position)) continue;
         taken.add(item.id);
         clicks.push({
           organizationId: DEMO_ORGANIZATION.id,
