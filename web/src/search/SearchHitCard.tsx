@@ -4,6 +4,8 @@
  * base passage's source, a web result's page, a Slack message's permalink), and its highlights.
  */
 import { Link } from "react-router";
+import { useApolloClient } from "@apollo/client/react";
+import { recordSearchClick } from "../analytics/record-search-click";
 import { Highlight } from "../components/Highlight";
 import type { SearchHit, SearchItem } from "./operations";
 
@@ -118,7 +120,9 @@ function Title({ hit, query }: { hit: SearchHit & { item: SearchItem }; query: s
   }
 }
 
-export function SearchHitCard({ hit, query }: { hit: SearchHit; query: string }) {
+/** `searchId` and `position` (1-based): opening a title link records the click for analytics. */
+export function SearchHitCard({ hit, query, searchId, position }: { hit: SearchHit; query: string; searchId?: string | null; position?: number }) {
+  const client = useApolloClient();
   // An item deleted after a cached page was stored: say so rather than show an empty card.
   if (!hit.item) {
     return (
@@ -131,7 +135,12 @@ export function SearchHitCard({ hit, query }: { hit: SearchHit; query: string })
   const withItem = hit as SearchHit & { item: SearchItem };
   return (
     <article className="search-hit" data-kind={hit.item.__typename}>
-      <h2 className="hit-title">
+      <h2
+        className="hit-title"
+        onClick={(event) => {
+          if (searchId && position && hit.item && (event.target as Element).closest("a")) recordSearchClick(client, { searchId, position, item: hit.item });
+        }}
+      >
         <span className="hit-kind">
           <KindIcon path={kind.icon} />
           {kind.label}
