@@ -123,7 +123,7 @@ export function demoSearchHistory(queries: HistoryQuery[], conversations: { id: 
       let position = 0;
       for (let click = 0; click < opened && candidates.length > 0; click++) {
         // A second hit opened sits below the first: people read down the list.
-        position = Math.min(results, position + 1 + Math.floor(rng() ** 2.5 * Math.min(results, 10)));
+        position = Math.min(results, position + 1 + Math.floor(rng() ** 3.5 * Math.min(results, 10)));
         const item = candidates[Math.floor(rng() * candidates.length)]!;
         if (taken.has(item.id) || (click > 0 && position === clicks.at(-1)!.position)) continue;
         taken.add(item.id);
@@ -135,7 +135,8 @@ export function demoSearchHistory(queries: HistoryQuery[], conversations: { id: 
           position,
           userId,
           searchedAt: at,
-          createdAt: new Date(at.getTime() + 3_000 + Math.floor(rng() * 40_000)),
+          // Seconds after the search; a second hit after the first.
+          createdAt: new Date(at.getTime() + 3_000 + click * 30_000 + Math.floor(rng() * 25_000)),
         });
       }
     }
