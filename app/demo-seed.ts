@@ -4,7 +4,8 @@
  * (lib/demo-data/conversations.ts), written through the same tables and triggers as real
  * traffic, so their search vectors and counters are real too, and a few dozen Markdown and PDF
  * documents with an "Engineering handbook" knowledge base, uploaded through the knowledge-base
- * subgraph's own upload path (see demo-document-seed.ts). It is product assembly, so it sits in
+ * subgraph's own upload path (see demo-document-seed.ts), and two weeks of searches and clicks
+ * for the analytics dashboard (demo-search-history.ts). It is product assembly, so it sits in
  * app/: the generators and the corpus below it in lib/demo-data are plain data.
  */
 import type { Database } from "../lib/database/connect.js";
@@ -13,6 +14,7 @@ import { DEMO_ORGANIZATION, DEMO_TEAMS, DEMO_USERS } from "../lib/demo-data/orga
 import type { Logger } from "../lib/logger.js";
 import { countTokensOfEach } from "../lib/text/token-count.js";
 import { seedDemoDocuments, type DocumentSeedOptions } from "./demo-document-seed.js";
+import { seedDemoSearchHistory } from "./demo-search-history.js";
 
 export interface SeedResult {
   /** true when this run added conversations or documents */
@@ -24,6 +26,8 @@ export interface SeedResult {
   documents: number;
   /** demo files left out after failing every attempt (each logged) */
   failedDocuments: string[];
+  /** searches of the demo history added (0 when the organization had searches already) */
+  searches: number;
 }
 
 /**
@@ -34,10 +38,12 @@ export interface SeedResult {
 export async function seedDemoOrganization(database: Database, options: { conversations?: number; seed?: number; documents?: DocumentSeedOptions } = {}): Promise<SeedResult> {
   const conversations = await seedDemoConversations(database, options);
   const documents = await seedDemoDocuments(database, { organizationId: DEMO_ORGANIZATION.id, users: DEMO_USERS, teams: DEMO_TEAMS }, undefined, options.documents);
-  return { ...conversations, seeded: conversations.seeded || documents.seeded, documents: documents.documents, failedDocuments: documents.failed };
+  // After the conversations: the history's clicks open some of them.
+  const history = await seedDemoSearchHistory(database, { seed: options.seed });
+  return { ...conversations, seeded: conversations.seeded || documents.seeded || history.searches > 0, documents: documents.documents, failedDocuments: documents.failed, searches: history.searches };
 }
 
-async function seedDemoConversations(database: Database, options: { conversations?: number; seed?: number }): Promise<Omit<SeedResult, "documents" | "failedDocuments">> {
+async function seedDemoConversations(database: Database, options: { conversations?: number; seed?: number }): Promise<Omit<SeedResult, "documents" | "failedDocuments" | "searches">> {
   const { prisma } = database;
   const existing = await prisma.conversation.count({ where: { organizationId: DEMO_ORGANIZATION.id } });
   if (existing > 0) return { seeded: false, conversations: existing, messages: 0 };

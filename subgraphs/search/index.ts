@@ -32,6 +32,7 @@ import { SearchSuggestions } from "./suggestions.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 import type { AnswerModel } from "../../lib/language-models/language-model.js";
 import { AnswerService } from "./answers/index.js";
+import { SearchClickStore } from "./search-clicks.js";
 
 export const SCHEMA_PATH = besideModule("./schema.graphql", import.meta.url);
 
@@ -122,6 +123,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   const answers = new AnswerService({ search: service, model: dependencies.answerModel ?? domains.external.answerModel });
   const savedSearches = new SavedSearchStore(database.prisma);
   const suggestions = new SearchSuggestions(database.prisma, all, logger);
+  const searchClicks = new SearchClickStore(database.prisma, queryLog);
   const indexer = domains.conversations.indexer;
   const indexers = all.flatMap((domain) => (domain.indexer ? [domain.indexer] : []));
   // Queue depth and lag, read from the tables at scrape time.
@@ -153,6 +155,8 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
         savedSearches,
         suggestions,
         answers,
+        searchClicks,
+        prisma: database.prisma,
         savedSearchLoader: () => (savedSearchLoader ??= createSavedSearchLoader(savedSearches, base.requireTenant())),
         // Made on first use, so a request that asks no title sends no statement for titles.
         conversationTitleLoader: () => (conversationTitleLoader ??= createOwnedFieldLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),

@@ -15,6 +15,8 @@ import type { Logger } from "../../lib/logger.js";
 import { toPlainText, withPlainStrings } from "./plain-text.js";
 
 export interface QueryLogEntry {
+  /** The row's id: the search's `searchId`, which clicks on its hits name (left out: the database makes one). */
+  id?: string;
   organizationId: string;
   userId: string;
   query: string;
@@ -24,6 +26,10 @@ export interface QueryLogEntry {
   topScore: number | null;
   cacheHit: boolean;
   tookMs: number;
+  /** Where the page starts in the fused list (0, the default: a first page). */
+  pageOffset?: number;
+  /** The latency the search was limited to (SearchInput.latency); null, the default: every provider. */
+  latency?: "LOCAL" | "REMOTE" | null;
 }
 
 const FLUSH_INTERVAL_MS = 500;
@@ -37,6 +43,7 @@ const finiteOrNull = (value: number | null) => (value !== null && Number.isFinit
 
 function toRow(entry: QueryLogEntry) {
   return {
+    ...(entry.id ? { id: entry.id } : {}),
     organizationId: toPlainText(entry.organizationId),
     userId: toPlainText(entry.userId),
     query: toPlainText(entry.query),
@@ -46,6 +53,8 @@ function toRow(entry: QueryLogEntry) {
     topScore: finiteOrNull(entry.topScore),
     cacheHit: entry.cacheHit,
     tookMs: clampInt(entry.tookMs),
+    pageOffset: Math.max(0, clampInt(entry.pageOffset ?? 0)),
+    latency: entry.latency ?? null,
     // When the search ran, not when its batch was written (up to FLUSH_INTERVAL_MS later, and
     // the same for the whole batch): suggestions rank a user's queries by it.
     createdAt: new Date(),
@@ -74,7 +83,7 @@ export class QueryLog {
     this.writer.record(toRow(entry));
   }
 
-  /** Writes everything recorded so far (on a timer, on shutdown, in tests). */
+  /** Writes everything recorded so far (on a timer, on shutdown, in tests, and before a click names a search not yet written). */
   flush(): Promise<void> {
     return this.writer.flush();
   }

@@ -28,6 +28,10 @@ import { validateRunLimit, validateSavedSearchName, validateSaveSearchInput, typ
 import type { SavedSearch, SavedSearchPageCursor, SavedSearchStore } from "./saved-search-store.js";
 import type { SearchSuggestionData, SearchSuggestions } from "./suggestions.js";
 import { answerResolvers, type AnswerService } from "./answers/index.js";
+import type { PrismaClient } from "../../generated/prisma/client.js";
+import { requireAdmin } from "../../lib/tenancy/roles.js";
+import type { RecordSearchClickInput, SearchClickStore } from "./search-clicks.js";
+import { resolveRange, searchAnalytics, searchesOfQuery, validateDrillDown, type AnalyticsRangeInput, type SearchAnalyticsData } from "./search-analytics.js";
 
 export interface SearchContext extends RequestContext {
   search: SearchService;
@@ -45,6 +49,10 @@ export interface SearchContext extends RequestContext {
   highlightLoader(): DataLoader<HighlightRequest, HighlightPassage[], string>;
   /** `Query.answer` (answers/). */
   answers: AnswerService;
+  /** `recordSearchClick` (search-clicks.ts). */
+  searchClicks: SearchClickStore;
+  /** For `searchAnalytics` (search-analytics.ts), which reads the log in the caller's tenant scope. */
+  prisma: PrismaClient;
 }
 
 const savedSearchCursor = (row: SavedSearch) => encodeCursor("ss", [row.createdAt.toISOString(), row.id]);
@@ -146,6 +154,12 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
     searchSuggestions(_source, args: { prefix: string; limit?: number | null }, context) {
       return context.suggestions.suggest(context.requireTenant(), args);
     },
+    searchAnalytics(_source, args: { range: AnalyticsRangeInput }, context) {
+      const tenant = context.requireTenant();
+      // Everyone's searches, other members' included: the organization's, not the caller's.
+      requireAdmin(tenant, "Reading the organization's search analytics");
+      return searchAnalytics(context.prisma, tenant, resolveRange(args.range));
+    },
   },
   Mutation: {
     saveSearch(_source, args: { input: SaveSearchInput }, context, info) {
@@ -178,6 +192,18 @@ export const resolvers: GraphQLResolverMap<SearchContext> = {
       const previous = new Set(previousHitKeys ?? []);
       const newHits = previousHitKeys === null ? result.hits : result.hits.filter((hit) => !previous.has(hitKey(hit)));
       return { savedSearch, result, newHits: withQuery(newHits, highlightQuery(result)) };
+    },
+    recordSearchClick(_source, args: { input: RecordSearchClickInput }, context) {
+      return context.searchClicks.record(context.requireTenant(), args.input);
+    },
+  },
+  SearchAnalytics: {
+    /** Drill-down, read only when selected; the parent was already checked for the admin role. */
+    searches(analytics: SearchAnalyticsData, args: { query: string; first?: number | null }, context: SearchContext) {
+      const tenant = context.requireTenant();
+      requireAdmin(tenant, "Reading the organization's search analytics");
+      const { query, first } = validateDrillDown(args.query, args.first);
+      return searchesOfQuery(context.prisma, tenant, analytics, query, first);
     },
   },
   SavedSearch: {

@@ -3,7 +3,7 @@
  * every provider in parallel (each with its own timeout), fuse their lists with weighted RRF,
  * cut the page, cache it, and log the query without waiting for the write.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { databaseFault, sqlStateOf } from "../../lib/database/faults.js";
 import { badUserInput } from "../../lib/graphql/errors.js";
 import { decodeCursor, encodeCursor, MAX_PAGE_SIZE, type PageInfo } from "../../lib/graphql/pagination.js";
@@ -104,6 +104,12 @@ export interface SearchHitData {
 }
 
 export interface SearchResultData {
+  /**
+   * This request's own id (a UUID): its query log row's, which clicks on its hits name
+   * (`recordSearchClick`). Fresh for every request, a page from the result cache too: it is
+   * never stored with a cached page (StoredPage), so no caller ever gets another's id.
+   */
+  searchId: string;
   /** The query as the providers saw it (control characters as spaces, trimmed): what highlights match. */
   query: string;
   hits: SearchHitData[];
@@ -129,6 +135,9 @@ export interface SearchResultData {
   /** The floor `weakMatches` was judged by. */
   relevanceFloor: number;
 }
+
+/** What the result cache keeps of a page: everything but the request's own id. */
+type StoredPage = Omit<SearchResultData, "searchId">;
 
 interface NormalizedInput {
   query: string;
@@ -173,7 +182,7 @@ export type ChangedSinceCheck = (tenant: TenantContext, since: Date) => Promise<
 const CHANGE_CLOCK_MARGIN_MS = 2_000;
 
 /** A page as the cache keeps it: with when its search started, for `changedSince`. */
-type CachedPage = SearchResultData & { searchedAt: number };
+type CachedPage = StoredPage & { searchedAt: number };
 
 export interface SearchServiceOptions {
   providers: SearchProvider[];
@@ -303,15 +312,14 @@ export class SearchService {
     // With a TTL of 0 nothing is ever stored: every lookup would count as a miss of a cache that is off.
     if (this.options.cacheTtlSeconds > 0) this.options.metrics?.recordCacheLookup(stored && !changed ? "hit" : "miss");
     if (stored && !changed) {
-      const { searchedAt: _searchedAt, ...page } = stored;
-      let hits = page.hits;
+      const { searchedAt: _searchedAt, ...kept } = stored;
+      let hits = kept.hits;
       if (live) {
         const isLive = (ref: EntityRef) => live.has(`${ref.typename}:${ref.id}`);
         hits = hits.filter((hit) => isLive(hit.ref)).map((hit) => ({ ...hit, moreMatches: hit.moreMatches.filter(isLive) }));
       }
-      const result = { ...page, query: input.query, hits, cached: true, tookMs: performance.now() - startedAt };
-      this.log(tenant, input, result);
-      return result;
+      const page: StoredPage = { ...kept, query: input.query, hits, cached: true, tookMs: performance.now() - startedAt };
+      return { ...page, searchId: this.log(tenant, input, page) };
     }
 
     // A distinct page can come out short while the providers' windows were full: the window held
@@ -341,7 +349,7 @@ export class SearchService {
     const cursorAt = (position: number) => encodeCursor("s", [input.listHash, position, input.segments.map((segment) => [segment.window, segment.start])]);
 
     const queryCorrected = input.typoTolerance ? queryCorrections(input.query, corrections) : [];
-    const result: SearchResultData = {
+    const result: StoredPage = {
       query: input.query,
       hits: page.map((hit) => ({ score: hit.score, ref: hit.ref, explanation: hit.contributions, moreMatches: hit.moreMatches, relevance: hit.relevance ?? null })),
       pageInfo: {
@@ -367,8 +375,7 @@ export class SearchService {
     if (this.options.cacheTtlSeconds > 0 && !selfSkipped && reports.every((report) => report.status === "OK" || report.status === "SKIPPED")) {
       void this.options.cache.set(cacheKey, JSON.stringify({ ...result, searchedAt } satisfies CachedPage), this.options.cacheTtlSeconds);
     }
-    this.log(tenant, input, result);
-    return result;
+    return { ...result, searchId: this.log(tenant, input, result) };
   }
 
   /** Asks every provider the input weighs, in parallel, for the input's deepest window. */
@@ -570,9 +577,12 @@ export class SearchService {
     return `search:v3:${createHash("sha256").update(JSON.stringify([scope, page])).digest("hex")}`;
   }
 
-  private log(tenant: TenantContext, input: NormalizedInput, result: SearchResultData) {
+  /** Logs the request under a fresh id and returns it (the page's `searchId`). */
+  private log(tenant: TenantContext, input: NormalizedInput, result: StoredPage): string {
     if (result.hits.length > 0) this.options.onPage?.(tenant, result.hits.map((hit) => hit.ref));
+    const searchId = randomUUID();
     this.options.queryLog?.record({
+      id: searchId,
       organizationId: tenant.organizationId,
       userId: tenant.userId,
       query: input.query,
@@ -582,7 +592,10 @@ export class SearchService {
       topScore: result.hits[0]?.score ?? null,
       cacheHit: result.cached,
       tookMs: result.tookMs,
+      pageOffset: input.offset,
+      latency: input.latency,
     });
+    return searchId;
   }
 }
 

@@ -1,15 +1,20 @@
 /**
- * The analytics dashboard (/analytics) in real Chromium: knowledge queries made through the API
+ * The analytics dashboard (/analytics) in real Chromium. The search box: a search made on the
+ * search page and the hit opened from it (recorded through `recordSearchClick`) show up in the
+ * drill-down from that query, with who searched and the position opened; the demo's seeded
+ * history fills the totals, charts and tables; another organization's admin sees none of it.
+ * Knowledge queries made through the API
  * show up, once the query log has written them, in the queries-per-day chart and in the top and
  * zero-result query tables; a range without queries shows the empty state; the range travels in
  * the URL; a member reads that analytics are for administrators. axe-core finds no serious or
  * critical violation, and the page is screenshotted with data (docs/web-app.md shows it).
  */
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { tokenFor } from "../support/tenants.js";
 import { eventually, graphql } from "./support/graphql-client.js";
 import { watchForProblems } from "./support/page-problems.js";
-import { browserAvailable, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
+import { browserAvailable, CI_OUTPUT_DIRECTORY, screenshot, seriousAccessibilityViolations, startWebStack, type WebStack } from "./support/web-stack.js";
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
 let web: WebStack;
@@ -21,6 +26,9 @@ afterAll(async () => web?.stop());
 
 const ASK = `query AskKnowledge($input: QueryKnowledgeBaseInput!) { queryKnowledgeBase(input: $input) { passages { score } } }`;
 const ANALYTICS = `query Analytics($from: DateTime!, $to: DateTime!) { knowledgeAnalytics(from: $from, to: $to) { totalQueries topQueries { query count } zeroResultQueries { query count } } }`;
+
+/** Searched on the search page by the search box test: in no seeded history, so its drill-down holds only that search. */
+const SEARCHED = "deadlock retry backoff";
 
 /** Queries that match the demo handbook (lib/demo-data/documents.json), the first asked most. */
 const ASKED = ["postgres deadlock runbook", "postgres deadlock runbook", "postgres deadlock runbook", "kubernetes autoscaling", "kubernetes autoscaling", "graphql federation gateway", "flaky tests policy"];
@@ -113,7 +121,7 @@ describeInBrowser("the analytics dashboard", () => {
     const perDay = page.getByRole("region", { name: "Queries per day" });
     await perDay.locator("svg.recharts-surface").first().waitFor({ timeout: 30_000 });
     console.log(`/analytics drew its first chart ${Date.now() - opened} ms after navigation`);
-    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Knowledge analytics");
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Analytics");
     // The chart is an image with its numbers summed up in words.
     expect(await perDay.getByRole("img", { name: /^Area chart/ }).getAttribute("aria-label")).toMatch(/\d+ in all/);
 
@@ -162,8 +170,9 @@ describeInBrowser("the analytics dashboard", () => {
     await page.getByLabel("To (UTC, included)").press("Enter");
     await page.getByRole("heading", { name: "No queries in this range" }).waitFor({ timeout: 30_000 });
     expect(new URL(page.url()).search).toBe("?from=2020-01-01&to=2020-01-31");
-    expect(await page.getByRole("status").textContent()).toContain("0 knowledge queries from 1 Jan 2020 to 31 Jan 2020");
-    expect(await page.locator("svg.recharts-surface").count()).toBe(0);
+    expect(await page.getByRole("status").filter({ hasText: "knowledge" }).textContent()).toContain("0 knowledge queries from 1 Jan 2020 to 31 Jan 2020");
+    // The knowledge section draws no chart (the search box above keeps its own range).
+    expect(await page.getByRole("region", { name: "Queries per day" }).count()).toBe(0);
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await screenshot(page, "analytics-dashboard-empty");
 
@@ -175,10 +184,78 @@ describeInBrowser("the analytics dashboard", () => {
     await shared.goto("/analytics?from=2020-01-01&to=2020-12-31");
     expect(await shared.getByRole("alert").textContent()).toMatch(/at most 92/);
     // Back to the default range from the keyboard.
-    await shared.getByRole("button", { name: "Last 30 days" }).focus();
+    await shared.getByRole("form", { name: "Date range" }).getByRole("button", { name: "Last 30 days" }).focus();
     await shared.keyboard.press("Enter");
     await shared.getByRole("region", { name: "Top queries" }).waitFor({ timeout: 30_000 });
     await context.close();
+  });
+
+  it("shows a search made on the search page and the hit opened from it, in the search box's drill-down; another organization sees neither", async () => {
+    const context = await web.context(web.demoToken);
+    const page = await context.newPage();
+    const problems = watchForProblems(page);
+    await page.goto(`/?q=${encodeURIComponent(SEARCHED)}`);
+    const firstTitle = page.getByRole("list", { name: `Results for ${SEARCHED}` }).getByRole("listitem").first().locator(".hit-title a");
+    await firstTitle.waitFor({ timeout: 30_000 });
+    // The page of every provider, not only the quick LOCAL one: the search analytics count.
+    await page.getByRole("status").filter({ hasText: new RegExp(`for “${SEARCHED}”\\.$`) }).waitFor({ timeout: 30_000 });
+    // The click is fire-and-forget: wait for its answer (the recording), not for any time to pass.
+    const recorded = page.waitForResponse(async (response) => response.url().endsWith("/graphql") && (response.request().postData() ?? "").includes("RecordSearchClick") && (await response.text()).includes('"firstClick":true'), { timeout: 30_000 });
+    const opened = page.url();
+    await firstTitle.click();
+    await recorded;
+    await page.waitForURL((url) => url.href !== opened, { timeout: 30_000 });
+
+    // The dashboard's search box: the demo's seeded history and this search, over the last 24 hours.
+    await page.goto("/analytics?searches=LAST_7_DAYS");
+    const searchBox = page.getByRole("region", { name: "Search box" });
+    const top = searchBox.getByRole("region", { name: "Top searches" });
+    await top.getByRole("row").nth(1).waitFor({ timeout: 30_000 });
+    expect(await searchBox.getByRole("button", { name: "Last 7 days" }).getAttribute("aria-pressed")).toBe("true");
+    const perDay = searchBox.getByRole("region", { name: "Searches per day" });
+    expect(await perDay.getByRole("img", { name: /^Area chart of searches per day/ }).getAttribute("aria-label")).toMatch(/\d+ in all, \d+ with a hit opened \([\d.]+% click-through\)/);
+    expect(await searchBox.getByRole("region", { name: "Search provider latency" }).getByRole("img", { name: /^Bar chart/ }).getAttribute("aria-label")).toMatch(/conversations\.keyword p50 [\d.,]+ ms, p95 [\d.,]+ ms/);
+    expect(await searchBox.getByRole("region", { name: "Searches that found nothing" }).getByRole("link", { name: "parental leave policy" }).count()).toBe(1);
+    // From the keyboard: the last 24 hours, then this search's drill-down.
+    await searchBox.getByRole("button", { name: "Last 24 hours" }).focus();
+    await page.keyboard.press("Enter");
+    await page.waitForURL((url) => url.searchParams.get("searches") === "LAST_24_HOURS", { timeout: 30_000 });
+    await page.goto(`/analytics?searches=LAST_24_HOURS&searchQuery=${encodeURIComponent(SEARCHED)}`);
+    const drillDown = page.getByRole("region", { name: `Searches for “${SEARCHED}”` });
+    const row = drillDown.getByRole("row").filter({ hasText: "Ada Lovelace" });
+    await row.first().waitFor({ timeout: 30_000 });
+    expect(await row.count()).toBe(1);
+    expect(await row.textContent()).toMatch(/#1 \((conversation|document)\)/);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await screenshot(page, "analytics-search-drill-down");
+    // Drill-down from the top searches' link: the query's searches open below, focus on their heading.
+    await page.goto("/analytics?searches=LAST_7_DAYS");
+    const topQuery = top.getByRole("link").first();
+    await topQuery.waitFor({ timeout: 30_000 });
+    const topText = (await topQuery.textContent())!;
+    await topQuery.click();
+    const topDrillDown = page.getByRole("region", { name: `Searches for “${topText}”` });
+    await topDrillDown.getByRole("row").nth(1).waitFor({ timeout: 30_000 });
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(`Searches for “${topText}”`);
+    await screenshot(page, "analytics-search-box");
+    // The search box alone, as docs/web-app.md shows it.
+    await searchBox.screenshot({ path: path.join(CI_OUTPUT_DIRECTORY, "screenshots", "analytics-search-box-section.png") });
+    expect(await problems.settled()).toEqual([]);
+    await context.close();
+
+    // Another organization's admin: an empty search box, and neither this search nor its click.
+    const stranger = await tokenFor("org_analytics_other", "olga", [], "admin");
+    const other = await web.context(stranger);
+    const otherPage = await other.newPage();
+    await otherPage.goto(`/analytics?searches=LAST_24_HOURS&searchQuery=${encodeURIComponent(SEARCHED)}`);
+    await otherPage.getByRole("heading", { name: "No searches in this range" }).waitFor({ timeout: 30_000 });
+    await otherPage.getByText(`Nobody searched for “${SEARCHED}”`).waitFor({ timeout: 30_000 });
+    expect(await otherPage.getByText("Ada Lovelace").count()).toBe(0);
+    const answer = await graphql(web.origin, stranger, `{ searchAnalytics(range: { relative: LAST_30_DAYS }) { totalSearches clicks topSearches { query } } }`);
+    expect(answer.data!.searchAnalytics).toEqual({ totalSearches: 0, clicks: 0, topSearches: [] });
+    expect(await seriousAccessibilityViolations(otherPage)).toEqual([]);
+    await screenshot(otherPage, "analytics-search-box-other-organization");
+    await other.close();
   });
 
   it("tells a member that analytics are for administrators", async () => {

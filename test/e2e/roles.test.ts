@@ -58,6 +58,8 @@ const companyBase = (backend: "LOCAL" | "BEDROCK" = "LOCAL") => ({
 });
 const adminsKnowledgeBase = async (backend: "LOCAL" | "BEDROCK" = "LOCAL") => (await data("admin", CREATE_KB, { input: companyBase(backend) })).createKnowledgeBase.id as string;
 const membersConversation = async () => (await data("member", `mutation { createConversation(input: { title: "Mine" }) { id } }`)).createConversation.id as string;
+/** The searchId of a search the member just ran (its log row is written when a click names it). */
+const membersSearch = async () => (await data("member", `query { search(input: { query: "refund policy", alpha: 1 }) { searchId } }`)).search.searchId as string;
 const membersSavedSearch = async () =>
   (await data("member", `mutation($name: String!) { saveSearch(input: { name: $name, query: "refund policy", alpha: 1 }) { id } }`, { name: `Saved ${randomBytes(4).toString("hex")}` })).saveSearch.id as string;
 
@@ -204,6 +206,13 @@ const ROWS: Row[] = [
     variables: async () => ({ id: await membersSavedSearch() }),
     expect: { member: "ok", admin: "NOT_FOUND", otherAdmin: "NOT_FOUND" },
   },
+  {
+    field: "recordSearchClick",
+    document: `mutation($input: RecordSearchClickInput!) { recordSearchClick(input: $input) { firstClick } }`,
+    variables: async () => ({ input: { searchId: await membersSearch(), position: 1, itemId: "conversation-1", itemKind: "CONVERSATION" } }),
+    // Anyone of the organization may say what they opened from its searches; another organization's search is unknown.
+    expect: { member: "ok", admin: "ok", otherAdmin: "NOT_FOUND" },
+  },
 ];
 
 function outcome(field: string, response: GraphQLResponse): Outcome | string {
@@ -318,6 +327,12 @@ describe("organization-wide reports", () => {
     expect(outcome("knowledgeAnalytics", await call("admin", query, range))).toBe("ok");
   });
 
+  it("searchAnalytics is the admin's; a member gets FORBIDDEN", async () => {
+    const query = `{ searchAnalytics(range: { relative: LAST_24_HOURS }) { totalSearches } }`;
+    expect(outcome("searchAnalytics", await call("member", query))).toBe("FORBIDDEN");
+    expect(outcome("searchAnalytics", await call("admin", query))).toBe("ok");
+  });
+
   it("credits: a member reads the budget and balance, and only an admin the usage by day and provider", async () => {
     await data("admin", `mutation { setCreditBudget(monthlyBudget: 100) { monthlyBudget } }`);
     expect((await data("member", `{ credits { monthlyBudget balance } }`)).credits).toEqual({ monthlyBudget: 100, balance: 100 });
@@ -347,7 +362,7 @@ describe("setCreditBudget", () => {
 
 describe("MCP tools", () => {
   it("expose no field that needs the admin role (a member's agent can call every tool)", () => {
-    const adminOnly = [...ROWS.filter((row) => row.expect.member === "FORBIDDEN" && row.expect.admin === "ok").map((row) => row.field), "knowledgeAnalytics", "usage"];
+    const adminOnly = [...ROWS.filter((row) => row.expect.member === "FORBIDDEN" && row.expect.admin === "ok").map((row) => row.field), "knowledgeAnalytics", "searchAnalytics", "usage"];
     const toolsDir = new URL("../../gateway/mcp/tools/", import.meta.url);
     const used = fs.readdirSync(toolsDir).flatMap((file) => [...fs.readFileSync(new URL(file, toolsDir), "utf8").matchAll(/\b([a-zA-Z]+)\s*[({]/g)].map((match) => match[1]));
     expect(adminOnly.length).toBeGreaterThan(5);

@@ -17,6 +17,8 @@ import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { countTokensOfEach } from "../../lib/text/token-count.js";
 import { closeWorkerPools } from "../../lib/workers/pool.js";
+import { demoSearchHistory } from "../../app/demo-search-history.js";
+import { searchAnalytics } from "../../subgraphs/search/search-analytics.js";
 import { DocumentStore } from "../../subgraphs/knowledge-base/document-store.js";
 import { documentSearch, type DocumentSearch } from "../../subgraphs/knowledge-base/search.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
@@ -155,6 +157,47 @@ describe("the demo organization's documents", () => {
     expect(await keywordFileNames(keyword, demoTenant("user_ada"), "marathon taper long run")).not.toContain("marathon-training-plan.pdf");
     expect(await keywordFileNames(keyword, demoTenant("user_linus"), "marathon taper long run")).not.toContain("marathon-training-plan.pdf");
   }, 120_000);
+});
+
+describe("the demo organization's search history", () => {
+  it("is two weeks of searches and clicks that the dashboard reads: some found nothing, most that found something had a hit opened near the top", async () => {
+    expect(first.searches).toBeGreaterThan(200);
+    const now = Date.now();
+    const searches = await db.database.prisma.searchQuery.findMany({ where: { organizationId: DEMO_ORGANIZATION.id } });
+    expect(searches).toHaveLength(first.searches);
+    for (const row of searches) {
+      expect(row.createdAt.getTime()).toBeLessThan(now);
+      expect(row.createdAt.getTime()).toBeGreaterThan(now - 15 * 86_400_000);
+    }
+    const clicks = await db.database.prisma.searchClick.findMany({ where: { organizationId: DEMO_ORGANIZATION.id } });
+    const byId = new Map(searches.map((row) => [row.id, row]));
+    const conversations = new Set((await db.database.prisma.conversation.findMany({ where: { organizationId: DEMO_ORGANIZATION.id }, select: { id: true } })).map((row) => row.id));
+    for (const click of clicks) {
+      const searched = byId.get(click.searchId)!;
+      expect(searched.results).toBeGreaterThanOrEqual(click.position);
+      expect(conversations.has(click.itemId)).toBe(true);
+      expect(click.searchedAt).toEqual(searched.createdAt);
+    }
+    const analytics = await searchAnalytics(db.database.prisma, { organizationId: DEMO_ORGANIZATION.id, userId: DEMO_USERS[0].id, teamIds: [], role: "admin" } as unknown as TenantContext, { from: new Date(now - 30 * 86_400_000), to: new Date(now) });
+    expect(analytics.totalSearches).toBe(first.searches);
+    expect(analytics.noResultSearches).toBeGreaterThan(0);
+    expect(analytics.clickThroughRate).toBeGreaterThan(0.3);
+    expect(analytics.clickThroughRate).toBeLessThan(0.8);
+    expect(analytics.averageClickPosition).toBeLessThan(4);
+    expect(analytics.searchesPerDay.length).toBeGreaterThanOrEqual(13);
+    expect(analytics.providers.map((provider) => provider.provider).sort()).toEqual(["conversations.keyword", "documents.keyword", "documents.semantic"]);
+  });
+
+  it("is the same for the same seed, and another for another", () => {
+    const queries = [{ query: "kafka rebalance", weight: 3, found: true, clickRate: 0.6 }, { query: "office wifi", weight: 1, found: false, clickRate: 0 }];
+    const conversations = [{ id: "c1", title: "Kafka rebalance storm" }, { id: "c2", title: "Lunch plans" }];
+    const now = new Date("2026-12-07T15:00:00Z");
+    const once = demoSearchHistory(queries, conversations, 42, now);
+    expect(demoSearchHistory(queries, conversations, 42, now)).toEqual(once);
+    expect(demoSearchHistory(queries, conversations, 7, now)).not.toEqual(once);
+    // A click opens a conversation whose title shares a word with the query.
+    expect(new Set(once.clicks.map((click) => click.itemId))).toEqual(new Set(["c1"]));
+  });
 });
 
 describe("seeding again", () => {

@@ -1,6 +1,7 @@
 /**
- * /analytics: what the organization asked its knowledge over a range of days (default: the last
- * 30), for admins. It shows top and zero-result queries (each a link to search for it), queries
+ * /analytics, for admins: first the search box (SearchAnalyticsSection: searches, click-through,
+ * top and no-result queries, latency per provider, drill-down, over a relative range), then what
+ * the organization asked its knowledge over a range of days (default: the last 30). It shows top and zero-result queries (each a link to search for it), queries
  * per day, latency percentiles (p50/p95/p99) per provider and per knowledge base, and providers'
  * failure rates, as charts with tables beside them.
  *
@@ -16,18 +17,28 @@ import { AnalyticsDashboard } from "../analytics/AnalyticsDashboard";
 import { DateRangeForm } from "../analytics/DateRangeForm";
 import { defaultRange, formatDay, rangeFromSearchParams, rangeProblem, rangeVariables, type DayRange } from "../analytics/date-range";
 import { KNOWLEDGE_ANALYTICS_DASHBOARD } from "../analytics/knowledge-analytics-query";
+import { SearchAnalyticsSection } from "../analytics/SearchAnalyticsSection";
 import "./AnalyticsPage.css";
 
 export default function AnalyticsPage() {
   const [searchParams, setSearchParams] = useSearchParams();
   const range = rangeFromSearchParams(searchParams);
   const problem = rangeProblem(range);
-  const show = (next: DayRange) => setSearchParams({ from: next.from, to: next.to });
+  // The search box's parameters (its range and drill-down) stay when the knowledge range changes.
+  const show = (next: DayRange) =>
+    setSearchParams((previous) => {
+      const kept = new URLSearchParams(previous);
+      kept.set("from", next.from);
+      kept.set("to", next.to);
+      return kept;
+    });
 
   return (
     <section aria-labelledby="page-title" className="analytics-page">
-      <h1 id="page-title">Knowledge analytics</h1>
-      <p className="hint">What your organization asked its knowledge bases and documents: the queries, how fast each provider answered, and how often it failed. Only administrators see this page.</p>
+      <h1 id="page-title">Analytics</h1>
+      <p className="hint">What your organization searched for and asked its knowledge: the queries, what people opened, how fast each provider answered, and how often it failed. Only administrators see this page.</p>
+      <SearchAnalyticsSection />
+      <h2 className="analytics-section-title">Knowledge queries</h2>
       {/* Keyed by the range: going back or following a shared link resets the fields to the URL's range. */}
       <DateRangeForm key={`${range.from}|${range.to}`} range={range} onApply={show} onReset={() => show(defaultRange())} />
       {problem ? (

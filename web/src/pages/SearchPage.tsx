@@ -244,7 +244,7 @@ function ResultList({ query, results }: { query: string; results: SearchResults 
       <ol className="hit-list" aria-label={`Results for ${query}`}>
         {results.hits.map((hit, index) => (
           <li key={`${hit.item?.__typename ?? "gone"}:${hit.item?.id ?? index}`}>
-            <SearchHitCard hit={hit} query={query} />
+            <SearchHitCard hit={hit} query={query} searchId={results.first?.searchId} position={index + 1} />
           </li>
         ))}
       </ol>

@@ -4,6 +4,8 @@
  * base passage's source, a web result's page, a Slack message's permalink), and its highlights.
  */
 import { Link } from "react-router";
+import { useApolloClient } from "@apollo/client/react";
+import { recordSearchClick } from "../analytics/record-search-click";
 import { Highlight } from "../components/Highlight";
 import { PersonName } from "../components/PersonName";
 import { formatDate } from "../dates";
@@ -141,7 +143,9 @@ function HitMeta({ item }: { item: SearchItem }) {
   );
 }
 
-export function SearchHitCard({ hit, query }: { hit: SearchHit; query: string }) {
+/** `searchId` and `position` (1-based): opening a title link records the click for analytics. */
+export function SearchHitCard({ hit, query, searchId, position }: { hit: SearchHit; query: string; searchId?: string | null; position?: number }) {
+  const client = useApolloClient();
   // An item deleted after a cached page was stored: say so rather than show an empty card.
   if (!hit.item) {
     return (
@@ -154,7 +158,12 @@ export function SearchHitCard({ hit, query }: { hit: SearchHit; query: string })
   const withItem = hit as SearchHit & { item: SearchItem };
   return (
     <article className="search-hit" data-kind={hit.item.__typename}>
-      <h2 className="hit-title">
+      <h2
+        className="hit-title"
+        onClick={(event) => {
+          if (searchId && position && hit.item && (event.target as Element).closest("a")) recordSearchClick(client, { searchId, position, item: hit.item });
+        }}
+      >
         <span className="hit-kind">
           <KindIcon path={kind.icon} />
           {kind.label}

@@ -9,6 +9,7 @@ import type { HighlightPassage } from "../components/Highlight";
 // page ends, "did you mean" and the facet counts of the candidate window.
 const SEARCH_RESULT_FIELDS = gql`
   fragment SearchPageResult on SearchResult {
+    searchId
     hits {
       score
       item {
@@ -173,6 +174,8 @@ export interface SearchFacets {
 }
 
 export interface SearchResultPage {
+  /** This search's id, for recording which hit was opened (analytics/record-search-click.ts). */
+  searchId: string;
   hits: SearchHit[];
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
   providers: ProviderReport[];
