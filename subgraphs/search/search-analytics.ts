@@ -8,8 +8,12 @@
  * A "search" here is what a person asked for: the first page of a search of every provider.
  * The log also holds later pages of the same search and the quick LOCAL page a client shows
  * before the full one (`page_offset`, `latency`); counting them would count one question two or
- * three times. Provider latency reads every search a provider answered, but not pages from the
- * result cache, whose provider reports repeat the timings of the search that filled it.
+ * three times. Nor is a search the person typed on: the web app searches as the typing rests,
+ * so "kaf", "kafka" and "kafka lag" may be logged for one question. A search is left out when the
+ * same person's next words came within TYPED_ON_SECONDS and extend it, and nothing of it was
+ * opened (as Algolia's analytics keep only the last query of a typing sequence). Provider latency
+ * reads every search a provider answered, but not pages from the result cache, whose provider
+ * reports repeat the timings of the search that filled it.
  */
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
 import { withTenantScope } from "../../lib/database/tenant-scope.js";
@@ -25,6 +29,25 @@ export const MAX_DRILL_DOWN = 100;
 const CLICKS_PER_SEARCH = 20;
 const MAX_QUERY_LENGTH = 1_000;
 const DAY_MS = 86_400_000;
+/** How soon a longer query that starts with a search's words makes it a step of typing, not a question. */
+export const TYPED_ON_SECONDS = 10;
+
+/**
+ * The log rows `s` that are searches a person asked (see the file's comment): first pages of
+ * every provider, in the range, and not typed on unless something of them was opened.
+ */
+function askedSearches(org: string, range: AnalyticsRange): Prisma.Sql {
+  return Prisma.sql`s.organization_id = ${org} AND s.created_at >= ${range.from} AND s.created_at < ${range.to} AND s.page_offset = 0 AND s.latency IS NULL
+    AND (
+      NOT EXISTS (
+        SELECT 1 FROM search_queries n
+        WHERE n.organization_id = s.organization_id AND n.user_id = s.user_id AND n.page_offset = 0 AND n.latency IS NULL
+          AND n.created_at > s.created_at AND n.created_at <= s.created_at + make_interval(secs => ${TYPED_ON_SECONDS})
+          AND length(btrim(n.query)) > length(btrim(s.query)) AND left(lower(btrim(n.query)), length(btrim(s.query))) = lower(btrim(s.query))
+      )
+      OR EXISTS (SELECT 1 FROM search_clicks c WHERE c.organization_id = s.organization_id AND c.search_id = s.id)
+    )`;
+}
 
 export type RelativeRange = "LAST_24_HOURS" | "LAST_7_DAYS" | "LAST_30_DAYS";
 const RELATIVE_MS: Record<RelativeRange, number> = { LAST_24_HOURS: DAY_MS, LAST_7_DAYS: 7 * DAY_MS, LAST_30_DAYS: 30 * DAY_MS };
@@ -116,8 +139,8 @@ export async function searchAnalytics(prisma: PrismaClient, tenant: TenantContex
     // The range's searches with their clicks, once each; the totals and the top queries aggregate it.
     const searchesWithClicks = Prisma.sql`
       WITH searches AS (
-        SELECT id, query, results FROM search_queries
-        WHERE organization_id = ${org} AND created_at >= ${from} AND created_at < ${to} AND page_offset = 0 AND latency IS NULL
+        SELECT s.id, s.query, s.results FROM search_queries s
+        WHERE ${askedSearches(org, range)}
       ), clicked AS (
         SELECT search_id, count(*) AS clicks, sum(position) AS position_sum FROM search_clicks
         WHERE organization_id = ${org} AND searched_at >= ${from} AND searched_at < ${to}
@@ -136,15 +159,15 @@ export async function searchAnalytics(prisma: PrismaClient, tenant: TenantContex
       FROM searches s LEFT JOIN clicked c ON c.search_id = s.id
       GROUP BY lower(btrim(s.query)) ORDER BY count(*) DESC, min(s.query) LIMIT ${TOP_QUERIES}`;
     const zero = await db.$queryRaw<{ query: string; searches: bigint }[]>`
-      SELECT min(query) AS query, count(*) AS searches FROM search_queries
-      WHERE organization_id = ${org} AND created_at >= ${from} AND created_at < ${to} AND page_offset = 0 AND latency IS NULL AND results = 0
-      GROUP BY lower(btrim(query)) ORDER BY count(*) DESC, min(query) LIMIT ${TOP_QUERIES}`;
+      SELECT min(s.query) AS query, count(*) AS searches FROM search_queries s
+      WHERE ${askedSearches(org, range)} AND s.results = 0
+      GROUP BY lower(btrim(s.query)) ORDER BY count(*) DESC, min(s.query) LIMIT ${TOP_QUERIES}`;
     const days = await db.$queryRaw<{ day: string; searches: bigint; zero: bigint; clicked: bigint }[]>`
       SELECT to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS searches,
              count(*) FILTER (WHERE s.results = 0) AS zero,
              count(*) FILTER (WHERE EXISTS (SELECT 1 FROM search_clicks c WHERE c.organization_id = ${org} AND c.search_id = s.id)) AS clicked
       FROM search_queries s
-      WHERE s.organization_id = ${org} AND s.created_at >= ${from} AND s.created_at < ${to} AND s.page_offset = 0 AND s.latency IS NULL
+      WHERE ${askedSearches(org, range)}
       GROUP BY 1 ORDER BY 1`;
     const providers = await db.$queryRaw<{ provider: string; calls: bigint; failed: bigint; p50: number; p95: number }[]>`
       SELECT report->>'name' AS provider, count(*) AS calls, count(*) FILTER (WHERE report->>'status' <> 'OK') AS failed,
@@ -194,7 +217,7 @@ export async function searchesOfQuery(prisma: PrismaClient, tenant: TenantContex
     const rows = await db.$queryRaw<{ id: string; created_at: Date; query: string; user_id: string; name: string | null; results: number; took_ms: number; cache_hit: boolean }[]>`
       SELECT s.id::text AS id, s.created_at, s.query, s.user_id, u.name, s.results, s.took_ms, s.cache_hit
       FROM search_queries s LEFT JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
-      WHERE s.organization_id = ${org} AND s.created_at >= ${from} AND s.created_at < ${to} AND s.page_offset = 0 AND s.latency IS NULL
+      WHERE ${askedSearches(org, range)}
         AND lower(btrim(s.query)) = lower(${query})
       ORDER BY s.created_at DESC, s.id LIMIT ${first}`;
     if (rows.length === 0) return [];

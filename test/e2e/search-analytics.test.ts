@@ -209,3 +209,41 @@ describe("searchAnalytics", () => {
     expect(blank.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", field: "query" });
   });
 });
+
+describe("searches typed on", () => {
+  const TYPING_ORG = "org-analytics-typing";
+
+  it("counts the last words of a typing sequence, and an earlier step only when something of it was opened", async () => {
+    const tina = await tokenFor(TYPING_ORG, "tina", [], "admin");
+    const created = await call(tina, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, {
+      input: { title: "Kafka lag and redis cache", messages: [{ role: "USER", content: "kafka consumer lag grew; the redis cache hit rate fell" }] },
+    });
+    expect(created.errors).toBeUndefined();
+    // As the web app searches while the typing rests: each step extends the one before, seconds apart at most.
+    for (const query of ["kaf", "kafka", "kafka lag"]) await search(tina, { query });
+    const redis = await search(tina, { query: "redis" });
+    expect((await click(tina, { searchId: redis.searchId, position: 1, itemId: created.data!.createConversation.id })).errors).toBeUndefined();
+    await search(tina, { query: "redis cache" });
+    // A shorter query after a longer one is a new question, not a step of typing.
+    await search(tina, { query: "kafka" });
+
+    // The log is written in batches off the request path: wait until all six searches are in.
+    for (let attempt = 0; attempt < 200; attempt++) {
+      if ((await test.db.database.prisma.searchQuery.count({ where: { organizationId: TYPING_ORG } })) >= 6) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const response = await call(tina, ANALYTICS, { range: { relative: "LAST_24_HOURS" } });
+    expect(response.errors).toBeUndefined();
+    const analytics = response.data!.searchAnalytics as Record<string, any>;
+    expect(analytics.totalSearches).toBe(4);
+    const counted = analytics.topSearches.map((row: { query: string; searches: number }) => [row.query, row.searches]) as [string, number][];
+    expect(counted.sort(([a], [b]) => (a < b ? -1 : 1))).toEqual([
+      ["kafka", 1],
+      ["kafka lag", 1],
+      ["redis", 1],
+      ["redis cache", 1],
+    ]);
+    const drill = await call(tina, DRILL_DOWN, { query: "kaf" });
+    expect(drill.data!.searchAnalytics.searches).toEqual([]);
+  });
+});
