@@ -116,6 +116,15 @@ describe("extractive answer", () => {
     expect(answer.text).toBe("Espresso descaling needs citric acid. [1] Descaling is monthly. [2] Espresso descaling takes ten minutes. [1]");
   });
 
+  it("quotes a sentence several sources hold once, and goes on to the next distinct one", () => {
+    const pasted = "Descaling the espresso machine takes ten minutes.";
+    const other = "Espresso descaling is monthly.";
+    const passages = [pasted, `${pasted.toUpperCase()}  `, pasted, other].map((text, index) => ({ number: index + 1, text, ranges: rangesOf(text, ["descaling", "espresso"]) }));
+    const answer = extractiveAnswer(passages, 1_000);
+    expect(answer.text).toBe("Descaling the espresso machine takes ten minutes. [1] Espresso descaling is monthly. [4]");
+    expect(answer.citations.map((citation) => citation.number)).toEqual([1, 4]);
+  });
+
   it("stays within maxLength: whole sentences, or the best one cut and flagged", () => {
     const text = "Espresso descaling uses citric acid and takes about ten minutes in total.";
     const passages = [{ number: 1, text, ranges: rangesOf(text, ["espresso", "descaling"]) }];

@@ -93,9 +93,20 @@ export function extractiveAnswer(passages: readonly ExtractivePassage[], maxLeng
   let text = "";
   const citations: ExtractiveCitation[] = [];
   let truncated = false;
-  for (const sentence of candidates.slice(0, MAX_EXTRACTIVE_SENTENCES)) {
+  // The same sentence in several sources (a runbook pasted into three conversations) is quoted
+  // once: said three times, it reads as a stutter, not as three confirmations.
+  const said = new Set<string>();
+  const quoteOf = (sentence: Sentence) => passages.find((passage) => passage.number === sentence.number)!.text.slice(sentence.start, sentence.end);
+  const sameWords = (quote: string) => quote.toLowerCase().replace(/\s+/gu, " ").trim();
+  const distinct = candidates.filter((sentence) => {
+    const key = sameWords(quoteOf(sentence));
+    if (said.has(key)) return false;
+    said.add(key);
+    return true;
+  });
+  for (const sentence of distinct.slice(0, MAX_EXTRACTIVE_SENTENCES)) {
     const label = `[${sentence.number}]`;
-    const quote = passages.find((passage) => passage.number === sentence.number)!.text.slice(sentence.start, sentence.end);
+    const quote = quoteOf(sentence);
     const separator = text.length > 0 ? " " : "";
     const needed = separator.length + quote.length + 1 + label.length;
     if (text.length + needed > maxLength) {
