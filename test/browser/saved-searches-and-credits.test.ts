@@ -190,7 +190,7 @@ describeInBrowser("saved searches", () => {
     expect(await open.getAttribute("href")).toBe(address);
     await open.click();
     await page.waitForURL((url) => url.pathname + url.search === address, WAIT);
-    expect(await page.getByRole("checkbox", { name: /^Conversations/ }).isChecked()).toBe(true);
+    expect(await page.getByRole("group", { name: "Type" }).getByRole("checkbox", { name: /^Conversations/ }).isChecked()).toBe(true);
 
     // A saved search with typo tolerance says, when it runs, what it also searched for a misspelled word.
     await api(web.demoToken, `mutation Save($input: SaveSearchInput!) { saveSearch(input: $input) { id } }`, { input: { name: "Misspelled", query: "espreso machine", alpha: 1 } });
@@ -242,11 +242,12 @@ describeInBrowser("credits", () => {
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await screenshot(page, "credits");
 
-    // A period without spending: the table says so; "This month" brings the usage back.
+    // A period without spending says "No data yet" instead of an empty chart; "This month" brings the usage back.
     await page.getByLabel("From (UTC)").fill("2020-01-01");
     await page.getByLabel("To (UTC, included)").fill("2020-01-31");
     await page.getByRole("button", { name: "Show" }).click();
-    await table.getByText("No credits were spent in this period.").waitFor(WAIT);
+    await page.getByTestId("credits-no-data").getByText("No data yet").waitFor(WAIT);
+    expect(await table.count()).toBe(0);
     // An impossible period is explained, not sent.
     await page.getByLabel("To (UTC, included)").fill("2019-12-01");
     await page.getByRole("alert").filter({ hasText: "The end date is before the start date." }).waitFor(WAIT);
