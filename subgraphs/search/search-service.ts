@@ -175,11 +175,15 @@ export type LiveEntityFilter = (tenant: TenantContext, refs: EntityRef[]) => Pro
 export type ChangedSinceCheck = (tenant: TenantContext, since: Date) => Promise<boolean>;
 
 /**
- * How far the clocks of the processes that stamp changes (`updated_at` is set by the writer) and
- * of this one may disagree: a page counts as searched this much earlier than it was. Only costs
- * a page computed again now and then.
+ * How much earlier than it started a page counts as searched, for `changedSince`. None: with a
+ * margin, a document made READY in the seconds before a search made every repeat of it a miss
+ * until the margin had passed, so whether a page was served from the cache depended on how fast
+ * the machine was. What a margin would catch, a change whose writer's clock (`updated_at` is the
+ * writer's transaction start) is behind this process's, or one that commits while the search
+ * runs, is instead served at most until the page expires (the cache's TTL), as before
+ * `changedSince` existed.
  */
-const CHANGE_CLOCK_MARGIN_MS = 2_000;
+const CHANGE_CLOCK_MARGIN_MS = 0;
 
 /** A page as the cache keeps it: with when its search started, for `changedSince`. */
 type CachedPage = StoredPage & { searchedAt: number };

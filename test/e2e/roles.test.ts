@@ -119,6 +119,16 @@ const ROWS: Row[] = [
     expect: { member: "ok", admin: "NOT_FOUND", otherAdmin: "NOT_FOUND" },
   },
   {
+    field: "setDocumentSharing",
+    document: `mutation($id: ID!) { setDocumentSharing(id: $id, teamId: null) { id } }`,
+    variables: async () => {
+      const content = Buffer.from(`Private ${randomBytes(8).toString("hex")}`).toString("base64");
+      return { id: (await data("member", `mutation($content: String!) { uploadDocument(input: { fileName: "private.txt", contentBase64: $content }) { id } }`, { content })).uploadDocument.id };
+    },
+    // Only the owner shares or unshares; to anyone who cannot see a private document it does not exist.
+    expect: { member: "ok", admin: "NOT_FOUND", otherAdmin: "NOT_FOUND" },
+  },
+  {
     field: "createKnowledgeBase",
     variant: "COMPANY",
     document: CREATE_KB,
