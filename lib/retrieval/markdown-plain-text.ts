@@ -172,6 +172,8 @@ function writeTableRow(start: number, end: number, writer: PlainTextWriter): voi
 const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/;
 const WORD = /[\p{L}\p{N}]/u;
 const BLANK = /\s/;
+/** The characters writeInline reads as possible markup, by code: everything between them is text. */
+const MAYBE_INLINE_MARKUP: boolean[] = Array.from({ length: 128 }, (_, code) => "\\`![<*_~".includes(String.fromCharCode(code)));
 
 /** The inline content between `from` and `to` (one line): text without its markup. */
 function writeInline(from: number, to: number, writer: PlainTextWriter): void {
@@ -180,6 +182,14 @@ function writeInline(from: number, to: number, writer: PlainTextWriter): void {
   // A hard line break's trailing backslash.
   if (to > from && source.charAt(to - 1) === "\\" && (to - 1 === from || source.charAt(to - 2) !== "\\")) to--;
   while (at < to) {
+    // Text up to the next character that may open markup is copied as one run.
+    let next = at;
+    while (next < to && !MAYBE_INLINE_MARKUP[source.charCodeAt(next)]) next++;
+    if (next > at) {
+      writer.copy(at, next);
+      at = next;
+      continue;
+    }
     const character = source.charAt(at);
     if (character === "\\" && at + 1 < to && ASCII_PUNCTUATION.test(source.charAt(at + 1))) {
       writer.copy(at + 1, at + 2);

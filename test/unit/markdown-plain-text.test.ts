@@ -130,6 +130,37 @@ describe("markdownToPlainText on generated documents", () => {
   });
 });
 
+describe("highlightsByHit chooses before it converts", () => {
+  // The reference: every passage converted to plain text, then ranked by the matches that came
+  // across (most first, then ord), as highlightsByHit did before it chose on the stored text.
+  const everyPassageConverted = (candidates: { key: string; ord: number; text: string; tokens: string[] }[], limit: number) => {
+    const converted = candidates.map((candidate) => {
+      const text = looksLikeJson(candidate.text) ? jsonToPlainText(candidate.text) : markdownToPlainText(candidate.text);
+      return { ord: candidate.ord, text: text.text, ranges: plainRanges(text, locateTokens(candidate.text, candidate.tokens)) };
+    });
+    converted.sort((a, b) => b.ranges.length - a.ranges.length || a.ord - b.ord);
+    const matched = converted.filter((passage) => passage.ranges.length > 0).slice(0, limit);
+    const chosen = matched.length > 0 ? matched : converted.filter((passage) => passage.text.trim().length > 0).slice(0, 1);
+    return chosen.map((passage) => cutWindow(passage.text, passage.ranges, 300));
+  };
+
+  it("returns the same passages in the same order as converting every one", () => {
+    // Targets also sit in link destinations, where they match the stored text but not the plain text.
+    const passage = fc.tuple(document, word, fc.integer({ min: 0, max: 3 }), fc.boolean()).map(([markdown, target, times, inLink]) => ({
+      text: `${markdown}${` ${target}`.repeat(times)}${inLink ? ` [see](https://x/${target}) [more](https://y/${target})` : ""}`,
+      target,
+    }));
+    fc.assert(
+      fc.property(fc.array(passage, { minLength: 1, maxLength: 10 }), fc.integer({ min: 1, max: 4 }), word, (passages, limit, query) => {
+        const candidates = passages.map((entry, ord) => ({ key: "Conversation:c", ord, text: entry.text, tokens: [query, entry.target] }));
+        const chosen = highlightsByHit(candidates, limit).get("Conversation:c") ?? [];
+        expect(chosen).toEqual(everyPassageConverted(candidates, limit));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe("cutWindow at block edges", () => {
   it("opens on the block that holds the first match rather than on the end of the one before", () => {
     const text = `${"alpha beta gamma ".repeat(6).trim()}\nThe deadlock happened in the payments service.\n${"delta epsilon ".repeat(20).trim()}`;
