@@ -27,7 +27,7 @@ import { resolvers, type SearchContext } from "./resolvers.js";
 import { SearchService, type ChangedSinceCheck, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
 import { createOwnedFieldLoader } from "./provided-fields.js";
-import { createHighlightLoader } from "./highlights.js";
+import { createHighlightLoader, createSharedHighlights } from "./highlights.js";
 import { SearchSuggestions } from "./suggestions.js";
 import { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
 import type { AnswerModel } from "../../lib/language-models/language-model.js";
@@ -103,6 +103,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     onDemand && domain === domains.conversations
       ? domain.providers.map((provider: SearchProvider) => (provider.kind === "SEMANTIC" && provider.embeddingModel === embedder.model ? onDemand.gate(provider) : provider))
       : domain.providers;
+  const sharedHighlights = createSharedHighlights();
   const service = new SearchService({
     providers: dependencies.providers ?? all.flatMap(gated),
     liveEntities,
@@ -161,7 +162,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
         // Made on first use, so a request that asks no title sends no statement for titles.
         conversationTitleLoader: () => (conversationTitleLoader ??= createOwnedFieldLoader((tenant, ids) => domains.conversations.titles(tenant, ids), base.requireTenant())),
         chunkPlaceLoader: () => (chunkPlaceLoader ??= createOwnedFieldLoader((tenant, ids) => domains.documents.places(tenant, ids), base.requireTenant())),
-        highlightLoader: () => (highlightLoader ??= createHighlightLoader(all, base.requireTenant())),
+        highlightLoader: () => (highlightLoader ??= createHighlightLoader(all, base.requireTenant(), sharedHighlights)),
       };
     },
     async checkHealth() {
