@@ -4,28 +4,41 @@
  * failure rates. Every chart carries its numbers as a table too (ChartPanel).
  */
 import { ChartPanel } from "./ChartPanel";
-import { FailureRateChart, LatencyChart, QueriesPerDayChart, formatMs, formatPercent, type DayPoint, type LatencyRow } from "./charts";
+import { FailureRateChart, LatencyChart, PerDayChart, SERIES_COLOURS, formatMs, formatPercent, type DayPoint, type LatencyRow, type Series } from "./charts";
 import { daysOf, formatDay, type DayRange } from "./date-range";
 import { knowledgeBaseLabel, type KnowledgeAnalytics } from "./knowledge-analytics-query";
 import { QueryTable } from "./QueryTable";
 
 const percentOf = (part: number, whole: number) => (whole > 0 ? (100 * part) / whole : 0);
 
+/** The query log keeps enough per provider and knowledge base for a p99. */
+type QueryLatencyRow = LatencyRow & { p99: number };
+
+interface QueryDayPoint extends DayPoint {
+  queries: number;
+  zeroResultQueries: number;
+}
+
+const QUERY_SERIES: Series<QueryDayPoint>[] = [
+  { key: "queries", name: "Queries", colour: SERIES_COLOURS.queries },
+  { key: "zeroResultQueries", name: "Found nothing", colour: SERIES_COLOURS.zero },
+];
+
 export function AnalyticsDashboard({ analytics, range }: { analytics: KnowledgeAnalytics; range: DayRange }) {
   const counted = new Map(analytics.queriesPerDay.map((day) => [day.day, day]));
   // Days without a query are not in the answer: the chart shows them as zero.
-  const points: DayPoint[] = daysOf(range).map((day) => ({
+  const points: QueryDayPoint[] = daysOf(range).map((day) => ({
     day,
     label: formatDay(day).replace(/ \d{4}$/, ""),
     queries: counted.get(day)?.queries ?? 0,
     zeroResultQueries: counted.get(day)?.zeroResultQueries ?? 0,
   }));
-  const busiest = points.reduce<DayPoint | null>((best, point) => (best === null || point.queries > best.queries ? point : best), null);
+  const busiest = points.reduce<QueryDayPoint | null>((best, point) => (best === null || point.queries > best.queries ? point : best), null);
   const zeroResults = analytics.queriesPerDay.reduce((sum, day) => sum + day.zeroResultQueries, 0);
   const failed = analytics.providers.reduce((sum, provider) => sum + provider.failedQueries, 0);
 
-  const providerLatency: LatencyRow[] = analytics.providers.map((provider) => ({ label: provider.provider, p50: provider.latencyP50Ms, p95: provider.latencyP95Ms, p99: provider.latencyP99Ms }));
-  const baseLatency: LatencyRow[] = analytics.knowledgeBases.map((base) => ({ label: knowledgeBaseLabel(base), p50: base.latencyP50Ms, p95: base.latencyP95Ms, p99: base.latencyP99Ms }));
+  const providerLatency: QueryLatencyRow[] = analytics.providers.map((provider) => ({ label: provider.provider, p50: provider.latencyP50Ms, p95: provider.latencyP95Ms, p99: provider.latencyP99Ms }));
+  const baseLatency: QueryLatencyRow[] = analytics.knowledgeBases.map((base) => ({ label: knowledgeBaseLabel(base), p50: base.latencyP50Ms, p95: base.latencyP95Ms, p99: base.latencyP99Ms }));
   const failureRows = analytics.providers.map((provider) => ({ label: provider.provider, failureRate: percentOf(provider.failedQueries, provider.queries) }));
 
   return (
@@ -77,7 +90,7 @@ export function AnalyticsDashboard({ analytics, range }: { analytics: KnowledgeA
           </table>
         }
       >
-        <QueriesPerDayChart points={points} />
+        <PerDayChart points={points} series={QUERY_SERIES} />
       </ChartPanel>
 
       <section className="analytics-panel" aria-labelledby="top-queries">
@@ -136,11 +149,11 @@ export function AnalyticsDashboard({ analytics, range }: { analytics: KnowledgeA
   );
 }
 
-function latencySummary(subject: string, rows: LatencyRow[]): string {
+function latencySummary(subject: string, rows: QueryLatencyRow[]): string {
   return `Bar chart of answer time percentiles per ${subject}: ${rows.map((row) => `${row.label} p50 ${formatMs(row.p50)}, p95 ${formatMs(row.p95)}, p99 ${formatMs(row.p99)}`).join("; ")}.`;
 }
 
-function LatencyTable({ caption, subject, rows, queries }: { caption: string; subject: string; rows: LatencyRow[]; queries: number[] }) {
+function LatencyTable({ caption, subject, rows, queries }: { caption: string; subject: string; rows: QueryLatencyRow[]; queries: number[] }) {
   return (
     <table className="analytics-table">
       <caption className="visually-hidden">{caption}</caption>

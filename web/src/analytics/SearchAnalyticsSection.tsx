@@ -12,7 +12,7 @@ import { CombinedGraphQLErrors } from "@apollo/client/errors";
 import { useSearchParams } from "react-router";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { ChartPanel } from "./ChartPanel";
-import { PercentileChart, SearchesPerDayChart, formatMs, formatPercent, type SearchDayPoint } from "./charts";
+import { LatencyChart, PerDayChart, SERIES_COLOURS, formatMs, formatPercent, type DayPoint, type Series } from "./charts";
 import { dayOf, daysOf, formatDay } from "./date-range";
 import { RELATIVE_RANGES, SEARCH_ANALYTICS_DASHBOARD, relativeRangeLabel, relativeRangeOf, type RelativeRange, type SearchAnalytics } from "./search-analytics-query";
 import { SearchDrillDown } from "./SearchDrillDown";
@@ -65,6 +65,18 @@ export function SearchAnalyticsSection() {
     </section>
   );
 }
+
+interface SearchDayPoint extends DayPoint {
+  searches: number;
+  searchesWithClicks: number;
+  noResultSearches: number;
+}
+
+const SEARCH_SERIES: Series<SearchDayPoint>[] = [
+  { key: "searches", name: "Searches", colour: SERIES_COLOURS.queries },
+  { key: "searchesWithClicks", name: "A hit opened", colour: SERIES_COLOURS.clicked },
+  { key: "noResultSearches", name: "Found nothing", colour: SERIES_COLOURS.zero },
+];
 
 function SearchFigures({ analytics, linkTo, drilledQuery }: { analytics: SearchAnalytics; linkTo(changes: Record<string, string | null>): string; drilledQuery: string | null }) {
   const counted = new Map(analytics.searchesPerDay.map((day) => [day.day, day]));
@@ -128,7 +140,7 @@ function SearchFigures({ analytics, linkTo, drilledQuery }: { analytics: SearchA
           </table>
         }
       >
-        <SearchesPerDayChart points={points} />
+        <PerDayChart points={points} series={SEARCH_SERIES} />
       </ChartPanel>
 
       <section className="analytics-panel" aria-labelledby="top-searches">
@@ -171,7 +183,7 @@ function SearchFigures({ analytics, linkTo, drilledQuery }: { analytics: SearchA
           </table>
         }
       >
-        <PercentileChart rows={latency} />
+        <LatencyChart rows={latency} />
       </ChartPanel>
     </div>
   );

@@ -13,15 +13,24 @@ const CHART_HEIGHT = 260;
 /** Bars stay bars, not slabs, when there is one provider. */
 const MAX_BAR = 56;
 
+/** One line of a chart: the field it draws, its name in the legend and its colour. */
+export interface Series<Point> {
+  key: keyof Point & string;
+  name: string;
+  colour: string;
+}
+
+/** A day of the range, with its short label for the axis ("3 Nov") and the counts drawn. */
 export interface DayPoint {
   day: string;
-  /** Short label for the axis ("3 Nov"). */
   label: string;
-  queries: number;
-  zeroResultQueries: number;
 }
 
-export function QueriesPerDayChart({ points }: { points: DayPoint[] }) {
+/**
+ * Counts per day, one area per series (the first filled a little more: it is the total the
+ * others are parts of). The query log's queries and the search box's searches both use it.
+ */
+export function PerDayChart<Point extends DayPoint>({ points, series }: { points: Point[]; series: Series<Point>[] }) {
   return (
     <ResponsiveContainer width="100%" height={CHART_HEIGHT} initialDimension={{ width: 800, height: CHART_HEIGHT }}>
       <AreaChart data={points} accessibilityLayer={false} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
@@ -30,64 +39,28 @@ export function QueriesPerDayChart({ points }: { points: DayPoint[] }) {
         <YAxis allowDecimals={false} tick={AXIS} stroke="#57606a" width={40} />
         <Tooltip />
         <Legend />
-        <Area type="linear" dataKey="queries" name="Queries" stroke={SERIES_COLOURS.queries} fill={SERIES_COLOURS.queries} fillOpacity={0.15} strokeWidth={2} isAnimationActive={false} />
-        <Area type="linear" dataKey="zeroResultQueries" name="Found nothing" stroke={SERIES_COLOURS.zero} fill={SERIES_COLOURS.zero} fillOpacity={0.1} strokeWidth={2} isAnimationActive={false} />
+        {series.map((line, index) => (
+          <Area key={line.key} type="linear" dataKey={line.key as string} name={line.name} stroke={line.colour} fill={line.colour} fillOpacity={index === 0 ? 0.15 : 0.1} strokeWidth={2} isAnimationActive={false} />
+        ))}
       </AreaChart>
     </ResponsiveContainer>
   );
 }
 
-export interface SearchDayPoint {
-  day: string;
-  /** Short label for the axis ("3 Nov"). */
-  label: string;
-  searches: number;
-  searchesWithClicks: number;
-  noResultSearches: number;
-}
-
-export function SearchesPerDayChart({ points }: { points: SearchDayPoint[] }) {
-  return (
-    <ResponsiveContainer width="100%" height={CHART_HEIGHT} initialDimension={{ width: 800, height: CHART_HEIGHT }}>
-      <AreaChart data={points} accessibilityLayer={false} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
-        <CartesianGrid stroke="#d0d7de" strokeDasharray="3 3" />
-        <XAxis dataKey="label" tick={AXIS} stroke="#57606a" minTickGap={24} />
-        <YAxis allowDecimals={false} tick={AXIS} stroke="#57606a" width={40} />
-        <Tooltip />
-        <Legend />
-        <Area type="linear" dataKey="searches" name="Searches" stroke={SERIES_COLOURS.queries} fill={SERIES_COLOURS.queries} fillOpacity={0.15} strokeWidth={2} isAnimationActive={false} />
-        <Area type="linear" dataKey="searchesWithClicks" name="A hit opened" stroke={SERIES_COLOURS.clicked} fill={SERIES_COLOURS.clicked} fillOpacity={0.1} strokeWidth={2} isAnimationActive={false} />
-        <Area type="linear" dataKey="noResultSearches" name="Found nothing" stroke={SERIES_COLOURS.zero} fill={SERIES_COLOURS.zero} fillOpacity={0.1} strokeWidth={2} isAnimationActive={false} />
-      </AreaChart>
-    </ResponsiveContainer>
-  );
-}
-
-/** p50 and p95 per provider (the search log keeps no p99: too few searches per provider for it to mean much). */
-export function PercentileChart({ rows }: { rows: { label: string; p50: number; p95: number }[] }) {
-  return (
-    <ResponsiveContainer width="100%" height={CHART_HEIGHT} initialDimension={{ width: 600, height: CHART_HEIGHT }}>
-      <BarChart data={rows} accessibilityLayer={false} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
-        <CartesianGrid stroke="#d0d7de" strokeDasharray="3 3" vertical={false} />
-        <XAxis dataKey="label" tick={AXIS} stroke="#57606a" interval={0} />
-        <YAxis tick={AXIS} stroke="#57606a" width={64} tickFormatter={(value: number) => value.toLocaleString("en")} label={{ value: "milliseconds", angle: -90, position: "insideLeft", fill: "#57606a", fontSize: 12, style: { textAnchor: "middle" } }} />
-        <Tooltip formatter={(value) => `${formatMs(Number(value))}`} />
-        <Legend />
-        <Bar dataKey="p50" name="p50" fill={SERIES_COLOURS.p50} maxBarSize={MAX_BAR} isAnimationActive={false} />
-        <Bar dataKey="p95" name="p95" fill={SERIES_COLOURS.p95} maxBarSize={MAX_BAR} isAnimationActive={false} />
-      </BarChart>
-    </ResponsiveContainer>
-  );
-}
-
+/** Latency percentiles of a provider or knowledge base, in milliseconds. */
 export interface LatencyRow {
   label: string;
   p50: number;
   p95: number;
-  p99: number;
+  /** Where the log keeps enough to tell it (the query log's providers; not the search box's). */
+  p99?: number;
 }
 
+const PERCENTILES = ["p50", "p95", "p99"] as const;
+
+/** Bars of p50, p95 and (where the rows have it) p99 per row. */
 export function LatencyChart({ rows }: { rows: LatencyRow[] }) {
+  const percentiles = PERCENTILES.filter((percentile) => rows.some((row) => row[percentile] !== undefined));
   return (
     <ResponsiveContainer width="100%" height={CHART_HEIGHT} initialDimension={{ width: 600, height: CHART_HEIGHT }}>
       <BarChart data={rows} accessibilityLayer={false} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
@@ -97,9 +70,9 @@ export function LatencyChart({ rows }: { rows: LatencyRow[] }) {
         <YAxis tick={AXIS} stroke="#57606a" width={64} tickFormatter={(value: number) => value.toLocaleString("en")} label={{ value: "milliseconds", angle: -90, position: "insideLeft", fill: "#57606a", fontSize: 12, style: { textAnchor: "middle" } }} />
         <Tooltip formatter={(value) => `${formatMs(Number(value))}`} />
         <Legend />
-        <Bar dataKey="p50" name="p50" fill={SERIES_COLOURS.p50} maxBarSize={MAX_BAR} isAnimationActive={false} />
-        <Bar dataKey="p95" name="p95" fill={SERIES_COLOURS.p95} maxBarSize={MAX_BAR} isAnimationActive={false} />
-        <Bar dataKey="p99" name="p99" fill={SERIES_COLOURS.p99} maxBarSize={MAX_BAR} isAnimationActive={false} />
+        {percentiles.map((percentile) => (
+          <Bar key={percentile} dataKey={percentile} name={percentile} fill={SERIES_COLOURS[percentile]} maxBarSize={MAX_BAR} isAnimationActive={false} />
+        ))}
       </BarChart>
     </ResponsiveContainer>
   );

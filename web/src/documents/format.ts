@@ -5,12 +5,8 @@ export function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
-
-export function formatDateTime(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : DATE_TIME.format(date);
-}
+/** Times as every page shows them (one format, web/src/dates.ts). */
+export { formatDateTime } from "../dates";
 
 /** A document's status as the knowledge-base subgraph names it. */
 export type DocumentStatus = "PENDING" | "INDEXING" | "READY" | "FAILED";
