@@ -5,7 +5,7 @@
  * (which is what makes them cost credits: `answerSettings`).
  */
 import { gql, type TypedDocumentNode } from "@apollo/client";
-import type { SearchItem, SearchInput } from "./operations";
+import { SEARCH_HIT_ITEM_FIELDS, type SearchItem, type SearchInput } from "./operations";
 import type { TextRange } from "../highlight-pieces";
 
 export interface AnswerPassage {
@@ -74,48 +74,7 @@ export const STREAMED_ANSWER: TypedDocumentNode<{ found: { passages: AnswerPassa
         truncatedAfter
         messageId
         hit {
-          item {
-            __typename
-            ... on Conversation {
-              id
-              title
-            }
-            ... on DocumentChunk {
-              id
-              headingPath
-              page
-              document {
-                id
-                fileName
-              }
-            }
-            ... on KnowledgeBasePassage {
-              id
-              uri
-              page
-              knowledgeBase {
-                id
-                name
-              }
-            }
-            ... on WebResult {
-              id
-              title
-              url
-            }
-            ... on SlackMessage {
-              id
-              author
-              channelName
-              permalink
-            }
-            ... on LinkedInPost {
-              id
-              url
-              articleTitle
-              publishedAt
-            }
-          }
+          ...SearchHitItem
         }
       }
     }
@@ -139,6 +98,7 @@ export const STREAMED_ANSWER: TypedDocumentNode<{ found: { passages: AnswerPassa
       }
     }
   }
+  ${SEARCH_HIT_ITEM_FIELDS}
 `;
 
 /** Whether answers here are written by a language model, and so spend the organization's credits. */

@@ -5,6 +5,72 @@
 import { gql, type TypedDocumentNode } from "@apollo/client";
 import type { HighlightPassage } from "../components/Highlight";
 
+/**
+ * What a card shows of a hit's entity, for every kind a search returns: the results list and the
+ * answer panel's citations read the same fields (one selection, so a hit cited in the answer is
+ * the same cached entity as its card). On SearchHit, a concrete type, so Apollo's cache matches it
+ * without a list of the union's members.
+ */
+export const SEARCH_HIT_ITEM_FIELDS = gql`
+  fragment SearchHitItem on SearchHit {
+    item {
+      __typename
+      ... on Conversation {
+        id
+        title
+        createdAt
+        updatedAt
+        owner {
+          id
+          name
+        }
+      }
+      ... on DocumentChunk {
+        id
+        headingPath
+        page
+        document {
+          id
+          fileName
+          createdAt
+          category
+          owner {
+            id
+            name
+          }
+        }
+      }
+      ... on KnowledgeBasePassage {
+        id
+        uri
+        page
+        knowledgeBase {
+          id
+          name
+        }
+      }
+      ... on WebResult {
+        id
+        title
+        url
+      }
+      ... on SlackMessage {
+        id
+        author
+        channelName
+        permalink
+        postedAt
+      }
+      ... on LinkedInPost {
+        id
+        url
+        articleTitle
+        publishedAt
+      }
+    }
+  }
+`;
+
 // What one page of results shows: hits with their highlights, how each provider did, where the
 // page ends, "did you mean" and the facet counts of the candidate window.
 const SEARCH_RESULT_FIELDS = gql`
@@ -12,61 +78,7 @@ const SEARCH_RESULT_FIELDS = gql`
     searchId
     hits {
       score
-      item {
-        __typename
-        ... on Conversation {
-          id
-          title
-          createdAt
-          updatedAt
-          owner {
-            id
-            name
-          }
-        }
-        ... on DocumentChunk {
-          id
-          headingPath
-          page
-          document {
-            id
-            fileName
-            createdAt
-            category
-            owner {
-              id
-              name
-            }
-          }
-        }
-        ... on KnowledgeBasePassage {
-          id
-          uri
-          page
-          knowledgeBase {
-            id
-            name
-          }
-        }
-        ... on WebResult {
-          id
-          title
-          url
-        }
-        ... on SlackMessage {
-          id
-          author
-          channelName
-          permalink
-          postedAt
-        }
-        ... on LinkedInPost {
-          id
-          url
-          articleTitle
-          publishedAt
-        }
-      }
+      ...SearchHitItem
       highlights(limit: 3) {
         text
         matches {
@@ -123,6 +135,7 @@ const SEARCH_RESULT_FIELDS = gql`
       }
     }
   }
+  ${SEARCH_HIT_ITEM_FIELDS}
 `;
 
 export type SearchItemKind = "CONVERSATION" | "DOCUMENT_CHUNK" | "KNOWLEDGE_BASE_PASSAGE" | "WEB_RESULT" | "SLACK_MESSAGE" | "LINKEDIN_POST";
