@@ -8,7 +8,7 @@
  * A "search" here is what a person asked for: the first page of a search of every provider.
  * The log also holds later pages of the same search and the quick LOCAL page a client shows
  * before the full one (`page_offset`, `latency`); counting them would count one question two or
- * three times. Nor is a search the person typed on: the web app searches as the typing rests,
+ * three times (a hit opened from the quick page counts for its full search: clicksCountedSql). Nor is a search the person typed on: the web app searches as the typing rests,
  * so "kaf", "kafka" and "kafka lag" may be logged for one question. A search is left out when the
  * same person's next words came within TYPED_ON_SECONDS and extend it, and nothing of it was
  * opened (as Algolia's analytics keep only the last query of a typing sequence). Provider latency
@@ -34,7 +34,8 @@ export const TYPED_ON_SECONDS = 10;
 
 /**
  * The log rows `s` that are searches a person asked (see the file's comment): first pages of
- * every provider, in the range, and not typed on unless something of them was opened.
+ * every provider, in the range, and not typed on unless something of them was opened. Reads
+ * the `counted_clicks` CTE (countedClicksCte), which the statement must define.
  */
 function askedSearches(org: string, range: AnalyticsRange): Prisma.Sql {
   return Prisma.sql`s.organization_id = ${org} AND s.created_at >= ${range.from} AND s.created_at < ${range.to} AND s.page_offset = 0 AND s.latency IS NULL
@@ -45,8 +46,54 @@ function askedSearches(org: string, range: AnalyticsRange): Prisma.Sql {
           AND n.created_at > s.created_at AND n.created_at <= s.created_at + make_interval(secs => ${TYPED_ON_SECONDS})
           AND length(btrim(n.query)) > length(btrim(s.query)) AND left(lower(btrim(n.query)), length(btrim(s.query))) = lower(btrim(s.query))
       )
-      OR EXISTS (SELECT 1 FROM search_clicks c WHERE c.organization_id = s.organization_id AND c.search_id = s.id)
+      OR s.id IN (SELECT search_id FROM counted_clicks)
     )`;
+}
+
+/**
+ * How long after the quick LOCAL page a client shows its full page may be logged and still be
+ * that page's search: a slow provider's timeout, and then some.
+ */
+export const FULL_PAGE_SECONDS = 60;
+
+/**
+ * The organization's clicks (columns as search_clicks'), each named by the search it counts for.
+ * A client streams a search as two: the quick LOCAL page first, the page of every provider
+ * after, each logged with its own id. A hit opened while only the quick page was on screen names
+ * the quick page's search, which is not a search here (see the file's comment), so such a click
+ * counts for the full search of it: the same person's first page of the same words and alpha
+ * with every provider, logged from 2 s before the quick page to FULL_PAGE_SECONDS after it (the
+ * closest). The full page may be logged after the click, so this is read, not written: and where
+ * there is none (the full page failed), the click stays on the quick page, uncounted. The same
+ * hit opened on both pages counts once.
+ */
+function clicksCountedSql(org: string, range: AnalyticsRange): Prisma.Sql {
+  return Prisma.sql`
+    SELECT DISTINCT ON (coalesce(f.id, c.search_id), c.item_kind, c.item_id)
+           c.organization_id, coalesce(f.id, c.search_id) AS search_id, c.item_kind, c.item_id, c.position, c.user_id, c.searched_at, c.created_at
+    FROM search_clicks c
+    LEFT JOIN search_queries l ON l.organization_id = c.organization_id AND l.id = c.search_id AND l.latency = 'LOCAL' AND l.page_offset = 0
+    LEFT JOIN LATERAL (
+      SELECT n.id FROM search_queries n
+      WHERE n.organization_id = l.organization_id AND n.user_id = l.user_id AND n.page_offset = 0 AND n.latency IS NULL
+        AND n.query = l.query AND n.alpha = l.alpha
+        AND n.created_at >= l.created_at - interval '2 seconds' AND n.created_at <= l.created_at + make_interval(secs => ${FULL_PAGE_SECONDS})
+      ORDER BY abs(extract(epoch FROM n.created_at - l.created_at)), n.id
+      LIMIT 1
+    ) f ON l.id IS NOT NULL
+    -- The clicks of the range's searches: a quick page is logged at most FULL_PAGE_SECONDS
+    -- before its full one, and at most 2 s after.
+    WHERE c.organization_id = ${org}
+      AND c.searched_at >= ${range.from}::timestamptz - make_interval(secs => ${FULL_PAGE_SECONDS}) AND c.searched_at < ${range.to}::timestamptz + interval '2 seconds'
+    ORDER BY coalesce(f.id, c.search_id), c.item_kind, c.item_id, c.created_at, c.position`;
+}
+
+/**
+ * The `counted_clicks` CTE every statement over asked searches starts with (askedSearches reads
+ * it): computed once per statement, and looked up by hash, not per search.
+ */
+function countedClicksCte(org: string, range: AnalyticsRange): Prisma.Sql {
+  return Prisma.sql`counted_clicks AS MATERIALIZED (${clicksCountedSql(org, range)})`;
 }
 
 export type RelativeRange = "LAST_24_HOURS" | "LAST_7_DAYS" | "LAST_30_DAYS";
@@ -138,12 +185,11 @@ export async function searchAnalytics(prisma: PrismaClient, tenant: TenantContex
   return withTenantScope(prisma, org, async (db) => {
     // The range's searches with their clicks, once each; the totals and the top queries aggregate it.
     const searchesWithClicks = Prisma.sql`
-      WITH searches AS (
+      WITH ${countedClicksCte(org, range)}, searches AS (
         SELECT s.id, s.query, s.results FROM search_queries s
         WHERE ${askedSearches(org, range)}
       ), clicked AS (
-        SELECT search_id, count(*) AS clicks, sum(position) AS position_sum FROM search_clicks
-        WHERE organization_id = ${org} AND searched_at >= ${from} AND searched_at < ${to}
+        SELECT search_id, count(*) AS clicks, sum(position) AS position_sum FROM counted_clicks
         GROUP BY search_id
       )`;
     const [totals] = await db.$queryRaw<QueryRow[]>`
@@ -159,13 +205,15 @@ export async function searchAnalytics(prisma: PrismaClient, tenant: TenantContex
       FROM searches s LEFT JOIN clicked c ON c.search_id = s.id
       GROUP BY lower(btrim(s.query)) ORDER BY count(*) DESC, min(s.query) LIMIT ${TOP_QUERIES}`;
     const zero = await db.$queryRaw<{ query: string; searches: bigint }[]>`
+      WITH ${countedClicksCte(org, range)}
       SELECT min(s.query) AS query, count(*) AS searches FROM search_queries s
       WHERE ${askedSearches(org, range)} AND s.results = 0
       GROUP BY lower(btrim(s.query)) ORDER BY count(*) DESC, min(s.query) LIMIT ${TOP_QUERIES}`;
     const days = await db.$queryRaw<{ day: string; searches: bigint; zero: bigint; clicked: bigint }[]>`
+      WITH ${countedClicksCte(org, range)}
       SELECT to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*) AS searches,
              count(*) FILTER (WHERE s.results = 0) AS zero,
-             count(*) FILTER (WHERE EXISTS (SELECT 1 FROM search_clicks c WHERE c.organization_id = ${org} AND c.search_id = s.id)) AS clicked
+             count(*) FILTER (WHERE s.id IN (SELECT search_id FROM counted_clicks)) AS clicked
       FROM search_queries s
       WHERE ${askedSearches(org, range)}
       GROUP BY 1 ORDER BY 1`;
@@ -215,6 +263,7 @@ export async function searchesOfQuery(prisma: PrismaClient, tenant: TenantContex
   const { from, to } = range;
   return withTenantScope(prisma, org, async (db) => {
     const rows = await db.$queryRaw<{ id: string; created_at: Date; query: string; user_id: string; name: string | null; results: number; took_ms: number; cache_hit: boolean }[]>`
+      WITH ${countedClicksCte(org, range)}
       SELECT s.id::text AS id, s.created_at, s.query, s.user_id, u.name, s.results, s.took_ms, s.cache_hit
       FROM search_queries s LEFT JOIN users u ON u.organization_id = s.organization_id AND u.id = s.user_id
       WHERE ${askedSearches(org, range)}
@@ -223,9 +272,10 @@ export async function searchesOfQuery(prisma: PrismaClient, tenant: TenantContex
     if (rows.length === 0) return [];
     const ids = rows.map((row) => row.id);
     const clicks = await db.$queryRaw<{ search_id: string; position: number; item_kind: string; item_id: string; created_at: Date }[]>`
+      WITH ${countedClicksCte(org, range)}
       SELECT search_id::text AS search_id, position, item_kind, item_id, created_at FROM (
-        SELECT *, row_number() OVER (PARTITION BY search_id ORDER BY created_at, position) AS nth FROM search_clicks
-        WHERE organization_id = ${org} AND search_id = ANY(${ids}::uuid[])
+        SELECT *, row_number() OVER (PARTITION BY search_id ORDER BY created_at, position) AS nth FROM counted_clicks
+        WHERE search_id = ANY(${ids}::uuid[])
       ) c WHERE nth <= ${CLICKS_PER_SEARCH} ORDER BY created_at, position`;
     return rows.map((row) => ({
       searchId: row.id,

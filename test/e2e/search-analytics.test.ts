@@ -247,3 +247,44 @@ describe("searches typed on", () => {
     expect(drill.data!.searchAnalytics.searches).toEqual([]);
   });
 });
+
+describe("a hit opened before the full page arrived", () => {
+  const STREAM_ORG = "org-analytics-streamed";
+
+  it("counts for the full search of that quick LOCAL page, once per hit; a quick page of other settings stays uncounted", async () => {
+    const sam = await tokenFor(STREAM_ORG, "sam", [], "admin");
+    const created = await call(sam, `mutation($input: CreateConversationInput!) { createConversation(input: $input) { id } }`, {
+      input: { title: "Porto tiles", messages: [{ role: "USER", content: "porto azulejo tiles and the douro river" }] },
+    });
+    expect(created.errors).toBeUndefined();
+    const id = created.data!.createConversation.id as string;
+    // As the web app streams a search: the quick LOCAL page, then the page of every provider.
+    const streamedSearch = async (query: string, quickAlpha = 1) => ({ quick: await search(sam, { query, latency: "LOCAL", alpha: quickAlpha }), full: await search(sam, { query }) });
+    // Opened while only the quick page was on screen.
+    const porto = await streamedSearch("porto tiles");
+    expect((await click(sam, { searchId: porto.quick.searchId, position: 1, itemId: id })).errors).toBeUndefined();
+    // Opened from the quick page, then again from the full one: one click.
+    const azulejo = await streamedSearch("azulejo tiles");
+    expect((await click(sam, { searchId: azulejo.quick.searchId, position: 1, itemId: id })).errors).toBeUndefined();
+    expect((await click(sam, { searchId: azulejo.full.searchId, position: 1, itemId: id })).errors).toBeUndefined();
+    // A quick page of another alpha is not that full search's: its click stays uncounted.
+    const douro = await streamedSearch("douro river", 0.5);
+    expect((await click(sam, { searchId: douro.quick.searchId, position: 1, itemId: id })).errors).toBeUndefined();
+
+    for (let attempt = 0; attempt < 200; attempt++) {
+      if ((await test.db.database.prisma.searchQuery.count({ where: { organizationId: STREAM_ORG } })) >= 6) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const response = await call(sam, ANALYTICS, { range: { relative: "LAST_24_HOURS" } });
+    expect(response.errors).toBeUndefined();
+    const analytics = response.data!.searchAnalytics as Record<string, any>;
+    expect(analytics).toMatchObject({ totalSearches: 3, searchesWithClicks: 2, clicks: 2, averageClickPosition: 1 });
+    const byQuery = Object.fromEntries(analytics.topSearches.map((row: { query: string }) => [row.query, row]));
+    expect(byQuery["porto tiles"]).toMatchObject({ searches: 1, searchesWithClicks: 1, clicks: 1 });
+    expect(byQuery["azulejo tiles"]).toMatchObject({ searches: 1, searchesWithClicks: 1, clicks: 1 });
+    expect(byQuery["douro river"]).toMatchObject({ searches: 1, searchesWithClicks: 0, clicks: 0 });
+    expect(analytics.searchesPerDay.reduce((sum: number, day: { searchesWithClicks: number }) => sum + day.searchesWithClicks, 0)).toBe(2);
+    const drill = await call(sam, DRILL_DOWN, { query: "porto tiles" });
+    expect(drill.data!.searchAnalytics.searches).toEqual([expect.objectContaining({ searchId: porto.full.searchId, clicks: [{ position: 1, itemKind: "CONVERSATION", itemId: id }] })]);
+  });
+});
