@@ -84,6 +84,16 @@ export class ConversationStore {
     );
   }
 
+  /** The teams of the tenant's organization among `ids`, with their names: one SQL statement. */
+  findTeamsByIds(tenant: TenantContext, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
+    return this.loaded(tenant, (db) =>
+      db.team.findMany({
+        where: { id: { in: [...ids] }, organizationId: tenant.organizationId },
+        select: { id: true, name: true },
+      }),
+    );
+  }
+
   /** Newest first by creation time, with the id breaking ties so pages never overlap or skip. */
   listPage(tenant: TenantContext, take: number, after: ConversationPageCursor | null): Promise<Conversation[]> {
     return this.scoped(tenant, (db) =>

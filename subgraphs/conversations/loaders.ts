@@ -15,6 +15,8 @@ export interface ConversationLoaders {
   messagePage: DataLoader<MessagePageRequest, Message[], string>;
   /** A person by id (the owners of a page of hits or documents): one SQL query per tick; null when none is recorded. */
   personById: DataLoader<string, Person | null>;
+  /** A team's name by id (documents' sharing, the caller's teams): one SQL query per tick; null when none is recorded. */
+  teamNameById: DataLoader<string, string | null>;
 }
 
 /** A user id is a token's `sub`: bounded so a forged reference cannot make a large statement. */
@@ -42,6 +44,16 @@ export function createConversationLoaders(store: ConversationStore, tenant: Tena
         const valid = ids.filter((id) => typeof id === "string" && id.length > 0 && id.length <= MAX_USER_ID_LENGTH);
         const rows = valid.length > 0 ? await store.findUsersByIds(tenant, valid) : [];
         const byId = new Map(rows.map((row) => [row.id, row]));
+        return ids.map((id) => byId.get(id) ?? null);
+      },
+      { maxBatchSize: 1000 },
+    ),
+    teamNameById: new DataLoader<string, string | null>(
+      async (ids) => {
+        // Team ids are tokens' claims too: bounded like user ids.
+        const valid = ids.filter((id) => typeof id === "string" && id.length > 0 && id.length <= MAX_USER_ID_LENGTH);
+        const rows = valid.length > 0 ? await store.findTeamsByIds(tenant, valid) : [];
+        const byId = new Map(rows.map((row) => [row.id, row.name]));
         return ids.map((id) => byId.get(id) ?? null);
       },
       { maxBatchSize: 1000 },

@@ -120,6 +120,9 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
 
   Query: {
     _entities: resolveEntityReferences,
+    viewerTeams(_source: unknown, _args: unknown, context: ConversationsContext) {
+      return [...new Set(context.requireTenant().teamIds)].map((id) => ({ id }));
+    },
     conversation(_source, args: { id: string }, context) {
       context.requireTenant();
       return context.loaders().conversationById.load(requireUuid(args.id, "id"));
@@ -185,6 +188,18 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
     async name(user: { id: string }, _args: unknown, context: ConversationsContext) {
       const person = await context.loaders().personById.load(user.id);
       return displayName(user.id, person);
+    },
+  },
+
+  Team: {
+    /** Any string id is a team: one the organization has no record of shows its id as its name (schema). */
+    __resolveReference(reference: { id?: unknown }, context: ConversationsContext) {
+      if (typeof reference.id !== "string") throw badUserInput("id", `must be a team id string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
+      context.requireTenant();
+      return { id: reference.id };
+    },
+    async name(team: { id: string }, _args: unknown, context: ConversationsContext) {
+      return (await context.loaders().teamNameById.load(team.id)) ?? team.id;
     },
   },
 

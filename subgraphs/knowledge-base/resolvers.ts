@@ -100,6 +100,7 @@ export const resolvers: GraphQLResolverMap<KnowledgeBaseContext> = {
       return context.loaders().documentById.load(reference.id);
     },
     sharedWithTeamId: (document: Document) => document.teamId,
+    sharedWithTeam: (document: Document) => (document.teamId ? { id: document.teamId } : null),
     owner: (document: Document) => ({ id: document.ownerId }),
     viewerIsOwner: (document: Document, _args: unknown, context: KnowledgeBaseContext) => {
       const tenant = context.requireTenant();

@@ -114,6 +114,31 @@ describe("setDocumentSharing", () => {
     expect(errorCodes(await share(outsider, handover, null))).toEqual(["NOT_FOUND"]);
   });
 
+  it("names the teams: the caller's own (viewerTeams) and the one a document is shared with, never another organization's name for the same id", async () => {
+    for (const [organizationId, name] of [["org-share", "Site reliability"], ["org-elsewhere", "Elsewhere's SRE"]] as const) {
+      await db.database.prisma.organization.upsert({ where: { id: organizationId }, create: { id: organizationId }, update: {} });
+      await db.database.prisma.team.create({ data: { organizationId, id: "sre", name } });
+    }
+    const mine = await graphql(stack.gateway.url, `{ viewerTeams { id name } }`, {}, { token: owner });
+    expect(mine.errors).toBeUndefined();
+    // In the token's order; a team the organization has no record of shows its id.
+    expect(mine.data!.viewerTeams).toEqual([
+      { id: "sre", name: "Site reliability" },
+      { id: "support", name: "support" },
+    ]);
+    const documentTeam = `query($id: ID!) { document(id: $id) { sharedWithTeamId sharedWithTeam { id name } } }`;
+    for (const token of [owner, teammate]) {
+      const read = await graphql(stack.gateway.url, documentTeam, { id: handover }, { token });
+      expect(read.errors).toBeUndefined();
+      expect(read.data!.document).toEqual({ sharedWithTeamId: "sre", sharedWithTeam: { id: "sre", name: "Site reliability" } });
+    }
+    expect((await graphql(stack.gateway.url, `{ viewerTeams { id name } }`, {}, { token: outsider })).data!.viewerTeams).toEqual([{ id: "sre", name: "Elsewhere's SRE" }]);
+    // A forged reference to the team reads only the caller's organization's name.
+    const forged = await graphql(stack.gateway.url, `query($representations: [_Any!]!) { _entities(representations: $representations) { ... on Team { id name } } }`, { representations: [{ __typename: "Team", id: "sre" }] }, { token: outsider });
+    expect(JSON.stringify(forged)).not.toContain("Site reliability");
+    expect(errorCodes(await graphql(stack.gateway.url, `{ viewerTeams { id } }`, {}, {}))).toEqual(["UNAUTHENTICATED"]);
+  });
+
   it("makes it private again: the teammate no longer finds or reads it, even from a page cached while it was shared", async () => {
     const made = await share(owner, handover, null);
     expect(made.errors).toBeUndefined();
