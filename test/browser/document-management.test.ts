@@ -29,6 +29,8 @@ const WAIT = { timeout: 30_000 };
 const INDEXING_WAIT = { timeout: 180_000 };
 /** A team no demo user is in: the newcomer sees none of the demo's documents. */
 const TEAM = "team_launch";
+/** Its name, as the organization recorded it: what the pages show rather than the id. */
+const TEAM_NAME = "Launch crew";
 
 let web: WebStackWithSerper;
 let newcomer: string;
@@ -38,6 +40,7 @@ let outsider: string;
 beforeAll(async () => {
   if (!browserAvailable) return;
   web = await startWebStackWithSerper();
+  await web.test.db.database.prisma.team.create({ data: { organizationId: DEMO_ORGANIZATION.id, id: TEAM, name: TEAM_NAME } });
   newcomer = await tokenFor(DEMO_ORGANIZATION.id, "user_nadia", [TEAM]);
   teammate = await tokenFor(DEMO_ORGANIZATION.id, "user_tariq", [TEAM]);
   // The same team id in another organization is another team.
@@ -121,12 +124,12 @@ describeInBrowser("managing documents", () => {
     await screenshot(page, "documents-duplicate-notice");
 
     await focusAndPress(page, notice.getByRole("button", { name: "Replace the earlier copy" }));
-    await notice.getByRole("status").getByText(`Replaced: the earlier copy was deleted and handover-again.md stays, shared with team ${TEAM} as before.`).waitFor(WAIT);
+    await notice.getByRole("status").getByText(`Replaced: the earlier copy was deleted and handover-again.md stays, shared with ${TEAM_NAME} as before.`).waitFor(WAIT);
     await waitForCount(rows, 1);
     const keptId = (await rows.first().getAttribute("data-document-id"))!;
     expect(keptId).not.toBe(firstId);
     expect(await rows.first().getByRole("link").innerText()).toBe("handover-again.md");
-    expect(await rows.first().innerText()).toContain(`Shared with team ${TEAM}`);
+    expect(await rows.first().innerText()).toContain(`Shared with ${TEAM_NAME}`);
     await rows.first().locator(".status-ready").waitFor(INDEXING_WAIT);
     expect(await documentsFound(newcomer, word)).toEqual([keptId]);
     expect(await documentsFound(teammate, word)).toEqual([keptId]);
@@ -148,7 +151,7 @@ describeInBrowser("managing documents", () => {
     await sharing.focus();
     await sharing.selectOption(TEAM);
     await focusAndPress(page, save);
-    await page.getByRole("status").getByText(`handover-again.md is now shared with team ${TEAM}.`).waitFor(WAIT);
+    await page.getByRole("status").getByText(`handover-again.md is now shared with ${TEAM_NAME}.`).waitFor(WAIT);
     await expectAccessible(page);
     await screenshot(page, "document-shared");
     expect(await documentsFound(teammate, word)).toEqual([keptId]);
@@ -197,7 +200,7 @@ describeInBrowser("managing documents", () => {
     await page.getByRole("heading", { level: 1, name: "shared-notes.md" }).waitFor(WAIT);
     expect(await page.getByRole("button", { name: /Delete/ }).count()).toBe(0);
     expect(await page.getByLabel("Shared with").count()).toBe(0);
-    expect(await page.locator(".document-meta").innerText()).toContain(`Shared with your team ${TEAM}`);
+    expect(await page.locator(".document-meta").innerText()).toContain(`Shared with your team ${TEAM_NAME}`);
     await context.close();
   }, 120_000);
 

@@ -36,12 +36,15 @@ export function DuplicateNotice({ upload, onChanged }: DuplicateNoticeProps) {
   async function replace() {
     // The new upload takes the earlier copy's place, sharing included (uploads start private).
     const team = mine.find((document) => document.sharedWithTeamId)?.sharedWithTeamId ?? null;
+    // The sharing's answer names the team (teams are named by the conversations subgraph).
+    let teamName: string | null = null;
     if (team) {
       const shared = await setSharing({ variables: { id: upload.id, teamId: team } }).catch(() => null);
       if (!shared?.data?.setDocumentSharing) return;
+      teamName = shared.data.setDocumentSharing.sharedWithTeam?.name ?? team;
     }
     const copies = mine.length === 1 ? "copy was" : `${mine.length} copies were`;
-    await remove(mine, `Replaced: the earlier ${copies} deleted and ${upload.fileName} stays${team ? `, shared with team ${team} as before` : ""}.`);
+    await remove(mine, `Replaced: the earlier ${copies} deleted and ${upload.fileName} stays${teamName ? `, shared with ${teamName} as before` : ""}.`);
   }
 
   async function remove(documents: { id: string }[], said: string) {

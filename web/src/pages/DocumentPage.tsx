@@ -43,6 +43,7 @@ interface DocumentViewData {
     category: string | null;
     owner: { id: string; name: string };
     sharedWithTeamId: string | null;
+    sharedWithTeam: { id: string; name: string } | null;
     viewerIsOwner: boolean;
     sizeBytes: number;
     status: DocumentStatus;
@@ -77,6 +78,10 @@ const DOCUMENT_VIEW = gql`
         name
       }
       sharedWithTeamId
+      sharedWithTeam {
+        id
+        name
+      }
       viewerIsOwner
       sizeBytes
       status
@@ -210,7 +215,7 @@ export default function DocumentPage() {
         </div>
         <div>
           <dt>Sharing</dt>
-          <dd>{doc.viewerIsOwner ? sharingWords(doc.sharedWithTeamId) : `Shared with your team ${doc.sharedWithTeamId ?? ""}`}</dd>
+          <dd>{doc.viewerIsOwner ? sharingWords(doc.sharedWithTeam) : `Shared with your team ${doc.sharedWithTeam?.name ?? ""}`}</dd>
         </div>
         <div>
           <dt>Uploaded</dt>

@@ -40,6 +40,7 @@ interface DocumentsListData {
       fileName: string;
       category: string | null;
       sharedWithTeamId: string | null;
+      sharedWithTeam: { id: string; name: string } | null;
       viewerIsOwner: boolean;
       format: string;
       status: DocumentStatus;
@@ -60,6 +61,10 @@ const DOCUMENTS_LIST = gql`
         fileName
         category
         sharedWithTeamId
+        sharedWithTeam {
+          id
+          name
+        }
         viewerIsOwner
         format
         status
@@ -205,7 +210,7 @@ export default function DocumentsPage() {
                   <td>
                     <time dateTime={document.createdAt}>{formatDateTime(document.createdAt)}</time>
                   </td>
-                  <td>{document.viewerIsOwner ? sharingWords(document.sharedWithTeamId) : `Team ${document.sharedWithTeamId ?? ""} (a teammate's)`}</td>
+                  <td>{document.viewerIsOwner ? sharingWords(document.sharedWithTeam) : `${document.sharedWithTeam?.name ?? "A team"} (a teammate's)`}</td>
                   <td>{document.viewerIsOwner ? <DeleteDocumentButton document={document} onDeleted={onDeleted} /> : null}</td>
                 </tr>
               ))}
