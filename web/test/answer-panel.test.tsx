@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AnswerBody, statusText } from "../src/search/AnswerPanel";
 import { answerInputOf, isQuestion, type AnswerPassage, type WrittenAnswer } from "../src/search/answer-operations";
 import { answerStateOf, type AnswerState } from "../src/search/answer-state";
-import { answerPieces, plainPassagePieces, plainText } from "../src/search/answer-text";
+import { answerPieces, groupIdenticalPassages, plainPassagePieces, plainText } from "../src/search/answer-text";
 
 const QUESTION = "How often is the espresso machine descaled?";
 
@@ -192,6 +192,35 @@ describe("the panel's body in each state", () => {
     const failed = render({ kind: "failed", error: new TypeError("Failed to fetch") });
     expect(failed).toContain('data-error-code="NETWORK_ERROR"');
     expect(readable(failed)).toContain("Try again");
+  });
+});
+
+describe("the Sources list", () => {
+  it("shows a text several hits hold once, naming the others under it, and keeps every number the answer cites", () => {
+    const pasted = "Retry the whole transaction after a deadlock, not the statement.";
+    const copies: AnswerPassage[] = [1, 2, 3].map((number) => ({
+      ...passages[1]!,
+      number,
+      label: `[${number}]`,
+      text: pasted,
+      matches: [],
+      truncatedAfter: number === 3,
+      messageId: `message-${number}`,
+      hit: { item: { ...(passages[1]!.hit.item as object), id: `conversation-${number}`, title: `Runbook copy ${number}` } as AnswerPassage["hit"]["item"] },
+    }));
+    const groups = groupIdenticalPassages([...copies, { ...passages[0]!, number: 4, label: "[4]" }]);
+    // The third is cut after its text: another passage, shown on its own.
+    expect(groups.map((group) => [group.passage.number, group.alsoIn.map((other) => other.number)])).toEqual([
+      [1, [2]],
+      [3, []],
+      [4, []],
+    ]);
+    const html = render(answerStateOf({ data: { found: { passages: [...copies, { ...passages[0]!, number: 4, label: "[4]" }] }, written: answered }, error: undefined, streaming: false }));
+    expect(html.match(/<li/g)).toHaveLength(3);
+    expect(html.match(new RegExp(pasted.replace(/[.]/g, "\\."), "g"))).toHaveLength(2);
+    expect(readable(html)).toContain("Same passage in [2] Runbook copy 2");
+    expect(html).toContain('href="/conversations/conversation-2?message=message-2&amp;q=');
+    expect(html).toMatch(/<li value="4">/);
   });
 });
 

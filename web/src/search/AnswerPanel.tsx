@@ -22,7 +22,7 @@ import { skipToken, useQuery } from "@apollo/client/react";
 import { ErrorMessage } from "../components/ErrorMessage";
 import { ANSWER_SETTINGS, STREAMED_ANSWER, answerInputOf, isQuestion, type AnswerPassage } from "./answer-operations";
 import { answerStateOf, type AnswerSource, type AnswerState } from "./answer-state";
-import { answerPieces, plainPassagePieces } from "./answer-text";
+import { answerPieces, groupIdenticalPassages, plainPassagePieces } from "./answer-text";
 import { FROM_RESULTS, hitSource, type HitSource } from "./hit-links";
 import type { SearchInput } from "./operations";
 import "./AnswerPanel.css";
@@ -253,15 +253,16 @@ function SourceLink({ source, className, title, children }: { source: HitSource;
   return <span className={className}>{children}</span>;
 }
 
-/** The passages the answer is (being) written from, numbered as its citations are. */
+/** The passages the answer is (being) written from, numbered as its citations are; a text shown once however many hits hold it. */
 function Sources({ passages, question }: { passages: AnswerPassage[]; question: string }) {
   if (!passages.length) return null;
+  const sourceOf = (passage: AnswerPassage) => (passage.hit.item ? hitSource(passage.hit.item, passage.messageId, question) : null);
   return (
     <>
       <h3 className="answer-sources-title">Sources</h3>
       <ol className="answer-sources">
-        {passages.map((passage) => {
-          const source = passage.hit.item ? hitSource(passage.hit.item, passage.messageId, question) : null;
+        {groupIdenticalPassages(passages).map(({ passage, alsoIn }) => {
+          const source = sourceOf(passage);
           return (
             <li key={passage.number} value={passage.number}>
               {source ? <SourceLink source={source}>{source.name}</SourceLink> : <span className="hint">This item was deleted after the search ran.</span>}
@@ -270,6 +271,20 @@ function Sources({ passages, question }: { passages: AnswerPassage[]; question: 
                 {plainPassagePieces(passage.text, passage.matches).map((piece, index) => (piece.matched ? <mark key={index}>{piece.text}</mark> : <span key={index}>{piece.text}</span>))}
                 {passage.truncatedAfter ? "…" : null}
               </p>
+              {alsoIn.length > 0 ? (
+                <p className="hint answer-same-passage">
+                  Same passage in{" "}
+                  {alsoIn.map((other, index) => {
+                    const otherSource = sourceOf(other);
+                    return (
+                      <span key={other.number}>
+                        {index > 0 ? ", " : null}
+                        {other.label} {otherSource ? <SourceLink source={otherSource}>{otherSource.name}</SourceLink> : "a deleted item"}
+                      </span>
+                    );
+                  })}
+                </p>
+              ) : null}
             </li>
           );
         })}

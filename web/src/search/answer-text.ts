@@ -6,7 +6,7 @@
  * sits above the results as prose and a stray `| --- |` reads as noise there.
  */
 import { highlightPieces, type TextPiece, type TextRange } from "../highlight-pieces";
-import type { AnswerCitation } from "./answer-operations";
+import type { AnswerCitation, AnswerPassage } from "./answer-operations";
 
 export type AnswerPiece = { text: string; citation?: undefined } | { citation: AnswerCitation; text?: undefined };
 
@@ -101,4 +101,33 @@ export function plainText(text: string): string {
       .replaceAll(DOUBLE_PIPE, "||")
       .trim()
   );
+}
+
+/** A passage of the Sources list, with the later passages that quote the very same text. */
+export interface SourceGroup {
+  passage: AnswerPassage;
+  alsoIn: AnswerPassage[];
+}
+
+/**
+ * The Sources list with each text shown once: a passage whose text (and cut) an earlier one
+ * already shows is named under it ("Same passage in [3] …") rather than repeated, as a runbook
+ * pasted into several conversations is. Numbers stay the API's, so each `[n]` of the answer still
+ * names its own hit.
+ */
+export function groupIdenticalPassages(passages: readonly AnswerPassage[]): SourceGroup[] {
+  const groups: SourceGroup[] = [];
+  const byText = new Map<string, SourceGroup>();
+  for (const passage of passages) {
+    const key = `${passage.truncatedBefore ? "…" : ""}${passage.text.trim()}${passage.truncatedAfter ? "…" : ""}`;
+    const earlier = byText.get(key);
+    if (earlier) {
+      earlier.alsoIn.push(passage);
+      continue;
+    }
+    const group = { passage, alsoIn: [] };
+    byText.set(key, group);
+    groups.push(group);
+  }
+  return groups;
 }
