@@ -158,15 +158,15 @@ export class TokenVerifier {
   private tenantFromClaims(claims: JWTPayload): TenantContext {
     const userId = claims[this.claims.user];
     const organizationId = claims[this.claims.organization];
-    if (!isId(userId)) throw unauthenticated(`Token has no valid \`${this.claims.user}\` claim (the user id).`);
-    if (!isId(organizationId)) throw unauthenticated(`Token has no valid \`${this.claims.organization}\` claim (the organization id).`);
+    if (!isId(userId)) throw unauthenticated(`Token has no valid \`${this.claims.user}\` claim (the user id)${untrimmed(userId)}.`);
+    if (!isId(organizationId)) throw unauthenticated(`Token has no valid \`${this.claims.organization}\` claim (the organization id)${untrimmed(organizationId)}.`);
     // Ids wrapped in double underscores are the platform's own (e.g. `__platform__`, which owns
     // the platform knowledge bases every organization reads): no identity provider's token may
     // act as one.
     if (RESERVED_ORGANIZATION_ID.test(organizationId)) throw unauthenticated(`Token claim \`${this.claims.organization}\` names a reserved organization id.`);
     const teams = claims[this.claims.teams] ?? [];
     if (!Array.isArray(teams) || teams.length > MAX_TEAMS || !teams.every(isId)) {
-      throw unauthenticated(`Token claim \`${this.claims.teams}\` must be an array of at most ${MAX_TEAMS} team id strings.`);
+      throw unauthenticated(`Token claim \`${this.claims.teams}\` must be an array of at most ${MAX_TEAMS} team id strings, none empty or with blanks around it.`);
     }
     return {
       organizationId,
@@ -205,8 +205,19 @@ export class TokenVerifier {
   }
 }
 
+/**
+ * An id as tokens must carry it: 1 to MAX_ID_LENGTH characters, no control characters, and no
+ * blank before or after. "acme " is refused rather than read as another organization than "acme"
+ * (or "__platform__ " as one the reserved-id check does not recognize): rows are keyed by the id
+ * exactly as written, so a padded id would open a new, empty tenant.
+ */
 function isId(value: unknown): value is string {
-  return typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH && !/[\u0000-\u001f]/.test(value);
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH && !/[\u0000-\u001f]/.test(value) && value.trim() === value;
+}
+
+/** Why an id that is otherwise fine was refused, for the error: ": it has blanks around it". */
+function untrimmed(value: unknown): string {
+  return typeof value === "string" && value.length > 0 && value.trim() !== value ? ` (${JSON.stringify(value.slice(0, 40))} has blanks around it; send the id without them)` : "";
 }
 
 // One verifier (and so one cache and one JWKS) per settings object: callers pass the same

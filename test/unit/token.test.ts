@@ -153,6 +153,18 @@ describe("token rules", () => {
     expect((await rejection(`Bearer ${platform}`)).message).toMatch(/reserved organization/);
   });
 
+  it.each([
+    ["an organization id with a trailing blank", { organizationId: "acme ", userId: "ann" }, /organization id.*"acme " has blanks around it/],
+    ["the platform's id with a trailing blank", { organizationId: "__platform__ ", userId: "mallory" }, /organization id.*has blanks around it/],
+    ["a user id with a leading no-break space", { organizationId: "acme", userId: "\u00a0ann" }, /user id.*has blanks around it/],
+    ["a team id with blanks", { organizationId: "acme", userId: "ann", teamIds: ["sre "] }, /team id strings, none empty or with blanks/],
+  ])("refuses %s as UNAUTHENTICATED rather than as another tenant", async (_name, claims, message) => {
+    const token = await signToken(claims, TEST_AUTH);
+    const error = await rejection(`Bearer ${token}`);
+    expect(error.extensions.code).toBe("UNAUTHENTICATED");
+    expect(error.message).toMatch(message);
+  });
+
   it("refuses an oversized token before decoding it", async () => {
     const error = await rejection(`Bearer ${"a".repeat(20_000)}`);
     expect(error.extensions.code).toBe("UNAUTHENTICATED");
