@@ -2,7 +2,9 @@
  * `POST /documents`: a plain HTTP upload for browsers and scripts, beside the GraphQL
  * `uploadDocument` mutation (which takes the file as base64). A form with a `file` field
  * (multipart/form-data, what `<input type="file">` and `fetch(url, { body: formData })` send),
- * plus optional `category` and `shareWithTeamId` fields:
+ * plus optional `category`, `shareWithTeamId` and `knowledgeBaseId` fields (any other field is
+ * refused, naming it, rather than dropped: a client that sends `knowledgeBaseId` misspelled must
+ * not get a private document it believes is in its knowledge base):
  *
  *   curl -H "authorization: Bearer $TOKEN" -F file=@runbook.md -F category=runbooks \
  *     http://127.0.0.1:4000/documents
@@ -37,12 +39,16 @@ export interface DocumentUploadOptions {
 
 export const DOCUMENT_UPLOAD_PATH = "/documents";
 
+/** The form's fields: the file, and uploadDocument's optional arguments of the same names. */
+const FORM_FIELDS = ["file", "category", "shareWithTeamId", "knowledgeBaseId"] as const;
+const OPTIONAL_FIELDS_IN_WORDS = "`category`, `shareWithTeamId` and `knowledgeBaseId`";
+
 /** Room for the multipart boundaries, part headers and the small text fields around the file. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 
 const UPLOAD_MUTATION = `mutation UploadDocument($input: UploadDocumentInput!) {
   uploadDocument(input: $input) {
-    id fileName format mediaType category sharedWithTeamId sizeBytes contentHash status
+    id fileName format mediaType category sharedWithTeamId knowledgeBase { id } sizeBytes contentHash status
     progress { indexedChunks totalChunks }
     createdAt
     sameContent { id fileName ownerId viewerIsOwner sharedWithTeamId createdAt }
@@ -68,7 +74,7 @@ export function documentUpload(options: DocumentUploadOptions) {
     if (request.method !== "POST") return refuse(405, "BAD_REQUEST", `Send the file with POST ${DOCUMENT_UPLOAD_PATH} as multipart/form-data.`, { allow: "POST, OPTIONS" });
     const contentType = request.headers["content-type"] ?? "";
     if (!/^multipart\/form-data\b/i.test(contentType)) {
-      return refuse(415, "BAD_USER_INPUT", "Send a multipart/form-data body with the file in a field named `file` (and optionally `category` and `shareWithTeamId`).");
+      return refuse(415, "BAD_USER_INPUT", `Send a multipart/form-data body with the file in a field named \`file\` (and optionally ${OPTIONAL_FIELDS_IN_WORDS}).`);
     }
     const declared = Number(request.headers["content-length"] ?? NaN);
     const { refusal, release } = await options.admit(request);
@@ -101,6 +107,11 @@ export function documentUpload(options: DocumentUploadOptions) {
       } catch {
         return refuse(400, "BAD_USER_INPUT", "The body is not valid multipart/form-data.");
       }
+      const unknown = [...new Set(form.keys())].filter((name) => !(FORM_FIELDS as readonly string[]).includes(name));
+      if (unknown.length > 0) {
+        const named = unknown.slice(0, 5).map((name) => JSON.stringify(name.slice(0, 60))).join(", ");
+        return refuse(400, "BAD_USER_INPUT", `The form has fields this upload does not take (${named}): send the file as \`file\`, and optionally ${OPTIONAL_FIELDS_IN_WORDS}.`);
+      }
       const file = form.get("file");
       if (!file || typeof file === "string") return refuse(400, "BAD_USER_INPUT", "The form has no file: send it in a field named `file`.");
       const text = (name: string) => {
@@ -113,6 +124,8 @@ export function documentUpload(options: DocumentUploadOptions) {
         contentBase64: Buffer.from(await file.arrayBuffer()).toString("base64"),
         ...(text("category") !== undefined ? { category: text("category") } : {}),
         ...(text("shareWithTeamId") !== undefined ? { shareWithTeamId: text("shareWithTeamId") } : {}),
+        // The knowledge-base subgraph applies its rules (a LOCAL base the caller may add to), as for uploadDocument.
+        ...(text("knowledgeBaseId") !== undefined ? { knowledgeBaseId: text("knowledgeBaseId") } : {}),
       };
       const headers: Record<string, string> = { "content-type": "application/json", accept: "application/graphql-response+json, application/json" };
       if (request.headers.authorization) headers.authorization = request.headers.authorization;

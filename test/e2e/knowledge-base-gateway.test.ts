@@ -157,6 +157,22 @@ describe("POST /documents (multipart upload)", () => {
     expect(((await pdf.json()) as { data: { uploadDocument: { format: string } } }).data.uploadDocument.format).toBe("PDF");
   });
 
+  it("refuses a field it does not take, naming it, and passes knowledgeBaseId on to uploadDocument's rules", async () => {
+    const misspelt = await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}` }, body: form("# Notes", "notes.md", { knowledgeBase: "kb-1", categry: "x" }) });
+    expect(misspelt.status).toBe(400);
+    const refused = (await misspelt.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(refused.errors[0]!.extensions.code).toBe("BAD_USER_INPUT");
+    expect(refused.errors[0]!.message).toMatch(/"knowledgeBase", "categry"/);
+    expect(refused.errors[0]!.message).toMatch(/`knowledgeBaseId`/);
+    // Not stored as a private document: the knowledge base is looked up, and one that does not exist refused.
+    const before = await db.database.prisma.document.count();
+    const into = await fetch(endpoint(), { method: "POST", headers: { authorization: `Bearer ${owner}` }, body: form("# Notes", "notes.md", { knowledgeBaseId: "00000000-0000-4000-8000-000000000000" }) });
+    const intoBody = (await into.json()) as { data?: { uploadDocument: unknown }; errors?: { extensions: { code: string } }[] };
+    expect(intoBody.data?.uploadDocument ?? null).toBeNull();
+    expect(intoBody.errors?.[0]?.extensions.code).toMatch(/NOT_FOUND|BAD_USER_INPUT/);
+    expect(await db.database.prisma.document.count()).toBe(before);
+  });
+
   it("refuses an upload without a token (401), without a file (400), not as a form (415), and too large (413) before reading it", async () => {
     expect((await fetch(endpoint(), { method: "POST", body: form("hello", "a.md") })).status).toBe(401);
     const noFile = new FormData();
