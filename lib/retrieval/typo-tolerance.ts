@@ -3,13 +3,21 @@
  * query's term set as an SQL fragment that each provider's BM25 statement reads instead of the
  * query's lexemes alone, and the "did you mean" suggestion built from what the providers found.
  *
- * A query word is expanded only when the organization's vocabulary (search_vocabulary, the
- * words of its conversations and documents, kept by triggers: see the migration
- * 20261203120000_search_vocabulary) does not contain it. Then its nearest vocabulary words by
- * trigram distance are read from the organization's part of a GiST index (KNN), those within
- * MAX_EDITS edits (Levenshtein) are kept, best first, and their lexemes join the term set with a
- * boost below 1, so a document that matches a word as typed always outweighs one that matches
- * a correction of an equally rare word. A query whose words are all in the vocabulary gets
+ * A query word is expanded only when nothing the caller may read holds it (its lexeme is in no
+ * conversation of the organization and in none of the documents they may see). Then its nearest
+ * words of the organization's vocabulary (search_vocabulary, the words of its conversations and
+ * documents, kept by triggers: see the migration 20261203120000_search_vocabulary) by trigram
+ * distance are read from the organization's part of a GiST index (KNN), those the caller may
+ * read and within MAX_EDITS edits (Levenshtein) are kept, best first, and their lexemes join the
+ * term set with a boost below 1, so a document that matches a word as typed always outweighs one
+ * that matches a correction of an equally rare word.
+ *
+ * Why the caller's reading and not the vocabulary alone decides (issue 41): the vocabulary holds
+ * every member's words, private documents' included. Had it decided whether a word is known, or
+ * which three corrections a word gets, a member could learn that a word is in a colleague's
+ * private document from a "did you mean" that appears, or one that goes missing. What remains:
+ * the 24 nearest entries are read before the caller's check, so two dozen private words closer
+ * to a typo than any readable one can hide a readable correction, never reveal one. A query whose words are all in the vocabulary gets
  * exactly the terms it had without typo tolerance, with boost 1: the same scores to the bit.
  *
  * Inside the providers' statements rather than one lookup before them: no statement and no
@@ -58,17 +66,42 @@ export interface WordCorrection {
   documents: number;
 }
 
+/** Whose reading decides which words are known and which corrections may be offered. */
+export interface VocabularyReader {
+  organizationId: string;
+  userId: string;
+  teamIds: readonly string[];
+}
+
+/**
+ * Whether `term` (a lexeme) occurs in something `caller` may read: a conversation of their
+ * organization (conversations are the organization's), or a document they own or that is shared
+ * with one of their teams (the rule documents.keyword scores by). Two probes of the postings'
+ * primary keys, (organization_id, term, …).
+ */
+function readableTermSql(caller: VocabularyReader, term: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`(
+    EXISTS (SELECT FROM keyword_postings p WHERE p.organization_id = ${caller.organizationId} AND p.term = ${term})
+    OR EXISTS (
+      SELECT FROM document_keyword_postings p
+      WHERE p.organization_id = ${caller.organizationId} AND p.term = ${term}
+        AND (p.owner_id = ${caller.userId} OR p.team_id = ANY(${[...caller.teamIds]}::text[]))
+    )
+  )`;
+}
+
 /**
  * The query's term set as a subquery with columns (term, boost, typed, word): every lexeme of
  * the query as typed with boost 1 and typed/word NULL, and, when `enabled`, the corrections of
- * its unknown words with their boosts (a lexeme that is both keeps boost 1). Runs under the
- * caller's tenant scope: the vocabulary's row-level security admits only their organization's
+ * its words nothing the caller may read holds, with their boosts (a lexeme that is both keeps
+ * boost 1). Runs under the caller's tenant scope: the vocabulary's row-level security admits only their organization's
  * words, and the statement also names the organization, which the index needs.
  *
  * The statement's text is the same whatever the query and whether typo tolerance is on, so a
  * prepared statement stays one plan per connection.
  */
-export function queryTermsSql(organizationId: string, query: string, enabled: boolean): Prisma.Sql {
+export function queryTermsSql(caller: VocabularyReader, query: string, enabled: boolean): Prisma.Sql {
+  const { organizationId } = caller;
   const maxEdits = Prisma.sql`CASE WHEN length(u.typed) <= ${MIN_WORD_LENGTH} THEN 1 ELSE 2 END`;
   return Prisma.sql`
     SELECT term, max(boost) AS boost,
@@ -97,7 +130,7 @@ export function queryTermsSql(organizationId: string, query: string, enabled: bo
             ) w
           ) w
           WHERE w.term IS NOT NULL
-            AND NOT EXISTS (SELECT FROM search_vocabulary v WHERE v.organization_id = ${organizationId} AND v.word = w.typed)
+            AND NOT ${readableTermSql(caller, Prisma.raw("w.term"))}
           ORDER BY w.position
           LIMIT ${MAX_WORDS_EXPANDED}
         ) u
@@ -112,7 +145,7 @@ export function queryTermsSql(organizationId: string, query: string, enabled: bo
             LIMIT ${NEAREST_WORDS}
           ) k
         ) c
-        WHERE c.term IS NOT NULL AND c.edits <= ${maxEdits}
+        WHERE c.term IS NOT NULL AND c.edits <= ${maxEdits} AND ${readableTermSql(caller, Prisma.raw("c.term"))}
       ) e
       WHERE e.nearest <= ${CORRECTIONS_PER_WORD} AND NOT e.stem_known
     ) candidates

@@ -35,6 +35,7 @@ import type { ProviderHit, ProviderRequest, SearchProvider } from "../../../lib/
 import { NO_FILTER, type FilterField, type HitAttributes, type SearchFilter } from "../../../lib/retrieval/search-filter.js";
 import { conversationFilterSql, hasConversationFilter } from "./conversation-filter.js";
 import { queryTermsSql, type WordCorrection } from "../../../lib/retrieval/typo-tolerance.js";
+import type { TenantContext } from "../../../lib/tenancy/token.js";
 
 /**
  * Collection statistics are read once per organization and kept this long when the
@@ -114,7 +115,7 @@ export class ConversationsKeywordProvider implements SearchProvider {
       async (tx) => {
         const collection = await this.collectionStatistics(tx, tenant.organizationId);
         if (collection.documents === 0) return [];
-        return this.score(tx, tenant.organizationId, query, window, collection, filter, typoTolerance === true, onCorrections);
+        return this.score(tx, tenant, query, window, collection, filter, typoTolerance === true, onCorrections);
       },
       timeoutMs ? { statementTimeoutMs: timeoutMs } : {},
     );
@@ -122,7 +123,7 @@ export class ConversationsKeywordProvider implements SearchProvider {
 
   private async score(
     prisma: TenantReader,
-    organizationId: string,
+    tenant: TenantContext,
     query: string,
     window: number,
     collection: CollectionStatistics,
@@ -130,10 +131,12 @@ export class ConversationsKeywordProvider implements SearchProvider {
     typoTolerance: boolean,
     onCorrections?: (corrections: readonly WordCorrection[]) => void,
   ): Promise<ProviderHit[]> {
+    const { organizationId } = tenant;
+    const reader = { userId: tenant.userId, teamIds: tenant.teamIds };
     // Small organizations are read live, statistics and dfs alike (cheap, and exact).
     const keeping = collection.documents >= CACHE_FROM_DOCUMENTS;
     const known = keeping ? this.commonTerms.known(organizationId) : undefined;
-    const { hits, counted, corrections } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined, filter, typoTolerance);
+    const { hits, counted, corrections } = await scorePostings(prisma, organizationId, query, window, collection, known, keeping ? COMMON_TERM_FROM_DF : undefined, filter, typoTolerance, reader);
     if (keeping) this.commonTerms.remember(organizationId, counted);
     if (corrections.length > 0) onCorrections?.(corrections);
     return hits.map((row) => ({ ref: { typename: "Conversation", id: row.id }, nativeScore: row.score, ...(row.attributes ? { attributes: row.attributes } : {}), ...(row.relevance !== undefined ? { relevance: row.relevance } : {}) }));
@@ -173,6 +176,8 @@ export async function scorePostings(
   reportFromDf = Number.MAX_SAFE_INTEGER,
   filter: SearchFilter = NO_FILTER,
   typoTolerance = false,
+  /** Whose documents count as readable words for typo tolerance (typo-tolerance.ts); none when left out. */
+  reader: { userId: string; teamIds: readonly string[] } = { userId: "", teamIds: [] },
 ): Promise<{ hits: { id: string; score: number; attributes: HitAttributes | undefined; relevance?: number }[]; counted: { term: string; df: number }[]; corrections: WordCorrection[] }> {
   const filtered = hasConversationFilter(filter);
   const weight = bm25TermWeightSql(Prisma.raw("t.df"), collection.documents);
@@ -199,7 +204,7 @@ export async function scorePostings(
                WHERE p.organization_id = ${organizationId} AND p.term = q.term
              )) AS df,
              k.df IS NULL AS was_counted
-      FROM (${queryTermsSql(organizationId, query, typoTolerance)}) q
+      FROM (${queryTermsSql({ organizationId, ...reader }, query, typoTolerance)}) q
       LEFT JOIN unnest(${known.literals?.terms ?? known.terms}::text[], ${known.literals?.dfs ?? known.dfs}::float8[]) AS k(term, df) ON k.term = q.term
     ),
     terms AS MATERIALIZED (

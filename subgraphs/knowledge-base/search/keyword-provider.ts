@@ -98,7 +98,7 @@ export class DocumentsKeywordProvider implements SearchProvider {
       ),
       asked_terms AS MATERIALIZED (
         SELECT t.term, ${weight} * t.boost AS weight, t.typed, t.word, t.boost, f.df
-        FROM (${queryTermsSql(organizationId, query, typoTolerance)}) t
+        FROM (${queryTermsSql({ organizationId, userId, teamIds }, query, typoTolerance)}) t
         CROSS JOIN LATERAL (
           SELECT count(*)::float8 AS df FROM document_keyword_postings p
           WHERE p.organization_id = ${organizationId} AND p.term = t.term
