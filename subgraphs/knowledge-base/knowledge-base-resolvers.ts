@@ -27,6 +27,8 @@ export interface KnowledgeBaseLoaders {
   /** How many of a LOCAL knowledge base's documents (that the caller may see) are PENDING or INDEXING. */
   documentsIndexing: DataLoader<string, number>;
   passageById: DataLoader<string, StoredPassage | null>;
+  /** The caller's organization's own query count of another organization's knowledge base (a platform one). */
+  ownQueryCount: DataLoader<string, number>;
 }
 
 export interface KnowledgeContext extends RequestContext {
@@ -54,6 +56,10 @@ export function createKnowledgeBaseLoaders(store: KnowledgeBaseStore, passages: 
     }, { maxBatchSize: 1000 }),
     documentsIndexing: new DataLoader(async (ids: readonly string[]) => {
       const counts = await store.documentsIndexing(tenant, ids);
+      return ids.map((id) => counts.get(id) ?? 0);
+    }, { maxBatchSize: 1000 }),
+    ownQueryCount: new DataLoader(async (ids: readonly string[]) => {
+      const counts = await store.ownQueryCounts(tenant, ids.filter(isUuid));
       return ids.map((id) => counts.get(id) ?? 0);
     }, { maxBatchSize: 1000 }),
     passageById: new DataLoader(async (ids: readonly string[]) => {
@@ -268,6 +274,15 @@ export const knowledgeBaseResolvers = {
       if (base.backend !== "LOCAL" || base.status === "ERROR") return base.statusReason;
       const indexing = await context.knowledgeBaseLoaders().documentsIndexing.load(base.id);
       return indexing > 0 ? `${indexing} document${indexing === 1 ? " is" : "s are"} being indexed` : base.statusReason;
+    },
+    /**
+     * Its own count where the caller's organization owns it; for another organization's (a
+     * platform one), the caller's organization's own queries of it: how often every organization
+     * asks it is not any one organization's business.
+     */
+    async queryCount(base: KnowledgeBase, _args: unknown, context: KnowledgeContext) {
+      const tenant = context.requireTenant();
+      return base.organizationId === tenant.organizationId ? base.queryCount : context.knowledgeBaseLoaders().ownQueryCount.load(base.id);
     },
     backend(base: KnowledgeBase) {
       if (base.backend === "BEDROCK") return { __typename: "BedrockBackend", kind: "BEDROCK", knowledgeBaseId: base.bedrockKnowledgeBaseId, region: base.awsRegion };

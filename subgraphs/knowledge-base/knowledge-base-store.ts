@@ -186,6 +186,20 @@ export class KnowledgeBaseStore {
     return new Map(rows.flatMap((row) => (row.knowledgeBaseId ? [[row.knowledgeBaseId, row._count._all] as const] : [])));
   }
 
+  /**
+   * The caller's organization's own query counts of these knowledge bases of other organizations
+   * (platform ones): one statement (for DataLoader). Absent: never asked.
+   */
+  async ownQueryCounts(tenant: TenantContext, ids: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.scoped(tenant.organizationId, (db) =>
+      db.knowledgeBaseQueryCount.findMany({
+        where: { organizationId: tenant.organizationId, knowledgeBaseId: { in: [...ids] } },
+        select: { knowledgeBaseId: true, queryCount: true },
+      }),
+    );
+    return new Map(rows.map((row) => [row.knowledgeBaseId, row.queryCount]));
+  }
+
   /** A page of `list`, after `after`, optionally of one scope. */
   listPage(tenant: TenantContext, take: number, after: KnowledgeBasePageCursor | null, scope: KnowledgeBaseScope | null): Promise<KnowledgeBase[]> {
     const where: Prisma.KnowledgeBaseWhereInput[] = [visibleTo(tenant)];

@@ -72,6 +72,7 @@ export class KnowledgeQueries {
         organizationId: tenant.organizationId,
         userId: tenant.userId,
         knowledgeBaseId: report.knowledgeBase?.id ?? null,
+        knowledgeBaseOrganizationId: report.knowledgeBase?.organizationId ?? null,
         query,
         results: passages.length,
         topScore: passages.length > 0 ? Math.max(...passages.map((passage) => passage.score)) : null,
