@@ -18,8 +18,12 @@ import { docxGuide, manyParagraphsDocx } from "../support/document-fixtures.js";
 // when its cold thread has loaded, so on a loaded machine its wall time can pass that wait (CI
 // saw the hostile organization's second file refused beside stress-ng): the default budget here,
 // which sets the wait, is one that load cannot reach; the hostile file keeps its own 5 s.
+// The threads' heap is raised too, so that the hostile file's CPU budget stops it, not its
+// memory: this file is about who gets a thread. On Node 24.22.3 a parser thread that reached the
+// default 512 MB once took the whole Jest worker down with V8's fatal out-of-memory error instead
+// of the worker's ERR_WORKER_OUT_OF_MEMORY (CI, 1 run of several).
 beforeAll(() => {
-  configureDocumentParsing({ limits: { timeoutMs: 300_000 } });
+  configureDocumentParsing({ heapMb: 4096, limits: { timeoutMs: 300_000 } });
 });
 
 afterAll(async () => {
