@@ -19,8 +19,10 @@ export interface ConversationLoaders {
   teamNameById: DataLoader<string, string | null>;
 }
 
-/** A user id is a token's `sub`: bounded so a forged reference cannot make a large statement. */
-const MAX_USER_ID_LENGTH = 200;
+/** A user id is a token's `sub`, a team id one of its `teams`: bounded so a forged reference cannot make a large statement. */
+const MAX_TOKEN_ID_LENGTH = 200;
+
+const isTokenId = (id: unknown): id is string => typeof id === "string" && id.length > 0 && id.length <= MAX_TOKEN_ID_LENGTH;
 
 export function createConversationLoaders(store: ConversationStore, tenant: TenantContext): ConversationLoaders {
   return {
@@ -41,7 +43,7 @@ export function createConversationLoaders(store: ConversationStore, tenant: Tena
     }),
     personById: new DataLoader<string, Person | null>(
       async (ids) => {
-        const valid = ids.filter((id) => typeof id === "string" && id.length > 0 && id.length <= MAX_USER_ID_LENGTH);
+        const valid = ids.filter(isTokenId);
         const rows = valid.length > 0 ? await store.findUsersByIds(tenant, valid) : [];
         const byId = new Map(rows.map((row) => [row.id, row]));
         return ids.map((id) => byId.get(id) ?? null);
@@ -50,8 +52,7 @@ export function createConversationLoaders(store: ConversationStore, tenant: Tena
     ),
     teamNameById: new DataLoader<string, string | null>(
       async (ids) => {
-        // Team ids are tokens' claims too: bounded like user ids.
-        const valid = ids.filter((id) => typeof id === "string" && id.length > 0 && id.length <= MAX_USER_ID_LENGTH);
+        const valid = ids.filter(isTokenId);
         const rows = valid.length > 0 ? await store.findTeamsByIds(tenant, valid) : [];
         const byId = new Map(rows.map((row) => [row.id, row.name]));
         return ids.map((id) => byId.get(id) ?? null);

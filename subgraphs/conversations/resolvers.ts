@@ -114,6 +114,19 @@ function requireStorableText(text: string, field: string): void {
   }
 }
 
+/**
+ * `__resolveReference` of an entity keyed by a token's string id (User, Team): any string id is
+ * one, and one the organization has no record of shows its id as its name (schema). A reference
+ * without a string id is BAD_USER_INPUT on that reference alone.
+ */
+function referenceByStringId(noun: string) {
+  return (reference: { id?: unknown }, context: ConversationsContext) => {
+    if (typeof reference.id !== "string") throw badUserInput("id", `must be a ${noun} id string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
+    context.requireTenant();
+    return { id: reference.id };
+  };
+}
+
 export const resolvers: GraphQLResolverMap<ConversationsContext> = {
   DateTime,
   MessageRole: { USER: "user", ASSISTANT: "assistant", SYSTEM: "system", TOOL: "tool" },
@@ -179,12 +192,7 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
   },
 
   User: {
-    /** Any string id is a user: one the organization has no record of shows its id as its name (schema). */
-    __resolveReference(reference: { id?: unknown }, context: ConversationsContext) {
-      if (typeof reference.id !== "string") throw badUserInput("id", `must be a user id string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
-      context.requireTenant();
-      return { id: reference.id };
-    },
+    __resolveReference: referenceByStringId("user"),
     async name(user: { id: string }, _args: unknown, context: ConversationsContext) {
       const person = await context.loaders().personById.load(user.id);
       return displayName(user.id, person);
@@ -192,12 +200,7 @@ export const resolvers: GraphQLResolverMap<ConversationsContext> = {
   },
 
   Team: {
-    /** Any string id is a team: one the organization has no record of shows its id as its name (schema). */
-    __resolveReference(reference: { id?: unknown }, context: ConversationsContext) {
-      if (typeof reference.id !== "string") throw badUserInput("id", `must be a team id string, got ${reference.id === undefined ? "no id" : typeof reference.id}`);
-      context.requireTenant();
-      return { id: reference.id };
-    },
+    __resolveReference: referenceByStringId("team"),
     async name(team: { id: string }, _args: unknown, context: ConversationsContext) {
       return (await context.loaders().teamNameById.load(team.id)) ?? team.id;
     },
