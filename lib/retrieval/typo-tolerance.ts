@@ -17,8 +17,10 @@
  * which three corrections a word gets, a member could learn that a word is in a colleague's
  * private document from a "did you mean" that appears, or one that goes missing. What remains:
  * the 24 nearest entries are read before the caller's check, so two dozen private words closer
- * to a typo than any readable one can hide a readable correction, never reveal one. A query whose words are all in the vocabulary gets
- * exactly the terms it had without typo tolerance, with boost 1: the same scores to the bit.
+ * to a typo than any readable one can hide a readable correction, never reveal one.
+ *
+ * A query whose words the caller may all read gets exactly the terms it had without typo
+ * tolerance, with boost 1: the same scores to the bit.
  *
  * Inside the providers' statements rather than one lookup before them: no statement and no
  * round trip is added to a search, and the corrections' document frequencies are counted in
@@ -94,8 +96,9 @@ function readableTermSql(caller: VocabularyReader, term: Prisma.Sql): Prisma.Sql
  * The query's term set as a subquery with columns (term, boost, typed, word): every lexeme of
  * the query as typed with boost 1 and typed/word NULL, and, when `enabled`, the corrections of
  * its words nothing the caller may read holds, with their boosts (a lexeme that is both keeps
- * boost 1). Runs under the caller's tenant scope: the vocabulary's row-level security admits only their organization's
- * words, and the statement also names the organization, which the index needs.
+ * boost 1). Runs under the caller's tenant scope: the vocabulary's row-level security admits
+ * only their organization's words, and the statement also names the organization, which the
+ * index needs.
  *
  * The statement's text is the same whatever the query and whether typo tolerance is on, so a
  * prepared statement stays one plan per connection.

@@ -8,8 +8,8 @@
  * A "search" here is what a person asked for: the first page of a search of every provider.
  * The log also holds later pages of the same search and the quick LOCAL page a client shows
  * before the full one (`page_offset`, `latency`); counting them would count one question two or
- * three times (a hit opened from the quick page counts for its full search: clicksCountedSql). Nor is a search the person typed on: the web app searches as the typing rests,
- * so "kaf", "kafka" and "kafka lag" may be logged for one question. A search is left out when the
+ * three times (a hit opened from the quick page counts for its full search: countedClicksCte).
+ * Nor is a search the person typed on: the web app searches as the typing rests, so "kaf", "kafka" and "kafka lag" may be logged for one question. A search is left out when the
  * same person's next words came within TYPED_ON_SECONDS and extend it, and nothing of it was
  * opened (as Algolia's analytics keep only the last query of a typing sequence). Provider latency
  * reads every search a provider answered, but not pages from the result cache, whose provider
@@ -57,7 +57,8 @@ function askedSearches(org: string, range: AnalyticsRange): Prisma.Sql {
 export const FULL_PAGE_SECONDS = 60;
 
 /**
- * The organization's clicks (columns as search_clicks'), each named by the search it counts for.
+ * The organization's clicks of the range's searches (columns as search_clicks'), each named by
+ * the search it counts for.
  * A client streams a search as two: the quick LOCAL page first, the page of every provider
  * after, each logged with its own id. A hit opened while only the quick page was on screen names
  * the quick page's search, which is not a search here (see the file's comment), so such a click
@@ -66,9 +67,12 @@ export const FULL_PAGE_SECONDS = 60;
  * closest). The full page may be logged after the click, so this is read, not written: and where
  * there is none (the full page failed), the click stays on the quick page, uncounted. The same
  * hit opened on both pages counts once.
+ *
+ * As the `counted_clicks` CTE every statement over asked searches starts with (askedSearches
+ * reads it): computed once per statement, and looked up by hash, not per search.
  */
-function clicksCountedSql(org: string, range: AnalyticsRange): Prisma.Sql {
-  return Prisma.sql`
+function countedClicksCte(org: string, range: AnalyticsRange): Prisma.Sql {
+  return Prisma.sql`counted_clicks AS MATERIALIZED (
     SELECT DISTINCT ON (coalesce(f.id, c.search_id), c.item_kind, c.item_id)
            c.organization_id, coalesce(f.id, c.search_id) AS search_id, c.item_kind, c.item_id, c.position, c.user_id, c.searched_at, c.created_at
     FROM search_clicks c
@@ -85,15 +89,8 @@ function clicksCountedSql(org: string, range: AnalyticsRange): Prisma.Sql {
     -- before its full one, and at most 2 s after.
     WHERE c.organization_id = ${org}
       AND c.searched_at >= ${range.from}::timestamptz - make_interval(secs => ${FULL_PAGE_SECONDS}) AND c.searched_at < ${range.to}::timestamptz + interval '2 seconds'
-    ORDER BY coalesce(f.id, c.search_id), c.item_kind, c.item_id, c.created_at, c.position`;
-}
-
-/**
- * The `counted_clicks` CTE every statement over asked searches starts with (askedSearches reads
- * it): computed once per statement, and looked up by hash, not per search.
- */
-function countedClicksCte(org: string, range: AnalyticsRange): Prisma.Sql {
-  return Prisma.sql`counted_clicks AS MATERIALIZED (${clicksCountedSql(org, range)})`;
+    ORDER BY coalesce(f.id, c.search_id), c.item_kind, c.item_id, c.created_at, c.position
+  )`;
 }
 
 export type RelativeRange = "LAST_24_HOURS" | "LAST_7_DAYS" | "LAST_30_DAYS";

@@ -39,6 +39,14 @@ async function search(token: string, input: Record<string, unknown>) {
   return response.data!.search as { searchId: string; cached: boolean; hits: { item: { id: string } }[]; pageInfo: { endCursor: string | null } };
 }
 
+/** The log is written in batches off the request path: waits until `count` of the organization's searches are in (10 s at most). */
+async function searchesLogged(organizationId: string, count: number): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if ((await test.db.database.prisma.searchQuery.count({ where: { organizationId } })) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const click = (token: string, input: Record<string, unknown>) => call(token, CLICK, { input: { itemKind: "CONVERSATION", ...input } });
 
 const searches = {} as Record<"first" | "cached" | "capitalized" | "bobs" | "nothing", Awaited<ReturnType<typeof search>>>;
@@ -227,11 +235,7 @@ describe("searches typed on", () => {
     // A shorter query after a longer one is a new question, not a step of typing.
     await search(tina, { query: "kafka" });
 
-    // The log is written in batches off the request path: wait until all six searches are in.
-    for (let attempt = 0; attempt < 200; attempt++) {
-      if ((await test.db.database.prisma.searchQuery.count({ where: { organizationId: TYPING_ORG } })) >= 6) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await searchesLogged(TYPING_ORG, 6);
     const response = await call(tina, ANALYTICS, { range: { relative: "LAST_24_HOURS" } });
     expect(response.errors).toBeUndefined();
     const analytics = response.data!.searchAnalytics as Record<string, any>;
@@ -271,10 +275,7 @@ describe("a hit opened before the full page arrived", () => {
     const douro = await streamedSearch("douro river", 0.5);
     expect((await click(sam, { searchId: douro.quick.searchId, position: 1, itemId: id })).errors).toBeUndefined();
 
-    for (let attempt = 0; attempt < 200; attempt++) {
-      if ((await test.db.database.prisma.searchQuery.count({ where: { organizationId: STREAM_ORG } })) >= 6) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await searchesLogged(STREAM_ORG, 6);
     const response = await call(sam, ANALYTICS, { range: { relative: "LAST_24_HOURS" } });
     expect(response.errors).toBeUndefined();
     const analytics = response.data!.searchAnalytics as Record<string, any>;
