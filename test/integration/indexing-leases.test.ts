@@ -7,8 +7,10 @@
  * process every time is retried alone, so its batch-mates get indexed, and is parked after three
  * deaths instead of being retried for ever.
  */
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { silentLogger } from "../../lib/logger.js";
+import { chunkText, DEFAULT_CHUNKING } from "../../lib/retrieval/chunking.js";
 import type { Embedder } from "../../lib/retrieval/embeddings/embedder.js";
 import { FeatureHashingEmbedder } from "../../lib/retrieval/embeddings/hashing-embedder.js";
 import { PgVectorStore } from "../../lib/retrieval/vector-stores/pgvector.js";
@@ -110,6 +112,40 @@ describe("conversation indexing leases", () => {
     expect(jobs).toBe(0);
     const { vectors } = await rows(sql.$queryRaw<{ vectors: number }[]>`SELECT count(*)::int AS vectors FROM embedding_chunks WHERE entity_id = ${id}::uuid`);
     expect(vectors).toBe(1);
+  });
+
+  it("a conversation changed between the claim and the start of its attempt is indexed again at once, not a lease later", async () => {
+    const sql = db.database.prisma;
+    const { id } = await rows(sql.$queryRaw<{ id: string }[]>`
+      INSERT INTO conversations (id, organization_id, user_id, title) VALUES (gen_random_uuid(), 'org-leases', 'lea', 'Written twice, quickly')
+      RETURNING id::text AS id`);
+    // The writer's second statement lands right after the indexer's claim, before its next
+    // statement: on a busy machine that window is wide (a CI run once left a batch of 16 waiting
+    // out the 300 s lease after their messages were inserted).
+    let changedAfterClaim = false;
+    const prisma = new Proxy(sql, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== "$queryRaw") return value;
+        return async (strings: TemplateStringsArray, ...values: unknown[]) => {
+          const result = await (value as (...args: unknown[]) => Promise<unknown>).call(target, strings, ...values);
+          if (!changedAfterClaim && strings.join("?").includes("FOR UPDATE SKIP LOCKED")) {
+            changedAfterClaim = true;
+            await sql.$executeRaw`UPDATE conversations SET title = 'Written twice, quickly: the second text' WHERE id = ${id}::uuid`;
+          }
+          return result;
+        };
+      },
+    });
+    const indexer = new ConversationIndexer({ ...db.database, prisma }, embedder, new PgVectorStore(db.database), silentLogger);
+
+    // drain() goes on until nothing is due: the first text's attempt, then the second text's.
+    expect(await indexer.drain()).toBe(2);
+    expect(changedAfterClaim).toBe(true);
+    expect(await sql.$queryRaw<unknown[]>`SELECT 1 FROM search_index_jobs WHERE conversation_id = ${id}::uuid`).toEqual([]);
+    const [vector] = await sql.$queryRaw<{ content_hash: string }[]>`SELECT content_hash FROM embedding_chunks WHERE entity_id = ${id}::uuid`;
+    const [chunk] = chunkText("Written twice, quickly: the second text\n\n", DEFAULT_CHUNKING);
+    expect(vector!.content_hash).toBe(createHash("sha256").update(chunk!).digest("hex"));
   });
 
   it("a conversation that kills its indexer each time is retried alone, its batch-mates are indexed, and it is parked after three deaths", async () => {

@@ -271,7 +271,7 @@ export class ConversationIndexer {
       await this.database.prisma.$executeRaw`
         UPDATE search_index_jobs
         SET run_after = clock_timestamp(), attempts = greatest(attempts - 1, 0), unfinished_attempts = greatest(unfinished_attempts - ${begun ? 1 : 0}, 0), lease_token = NULL
-        WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+        WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
     }
   }
 
@@ -332,12 +332,10 @@ export class ConversationIndexer {
     const deleted = await this.database.prisma.$executeRaw`
       DELETE FROM search_index_jobs
       WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
-    if (deleted === 0) {
-      // Re-enqueued while it was embedded: it stays queued for the new text, and this attempt ended in order.
-      await this.database.prisma.$executeRaw`
-        UPDATE search_index_jobs SET unfinished_attempts = greatest(unfinished_attempts - 1, 0), lease_token = NULL
-        WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
-    }
+    // Re-enqueued while this worker held it: it stays queued for the new text, due now. The
+    // trigger made it due when it re-enqueued, but begin() may have renewed the lease after that
+    // (a write between claim and begin), which left it waiting a whole lease for nothing.
+    if (deleted === 0) await this.reenqueuedMeanwhile(job);
     this.counters.record("indexed");
   }
 
@@ -346,11 +344,24 @@ export class ConversationIndexer {
     const backoffSeconds = Math.min(2 ** job.attempts, 3_600);
     this.counters.record("failed");
     this.logger.warn(`indexing conversation ${job.conversation_id} failed (attempt ${job.attempts}, retry in ${backoffSeconds} s): ${message}`);
-    await this.database.prisma.$executeRaw`
+    const backedOff = await this.database.prisma.$executeRaw`
       UPDATE search_index_jobs
       SET last_error = ${message.slice(0, 2_000)}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds}), lease_token = NULL,
           unfinished_attempts = greatest(unfinished_attempts - 1, 0)
       WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+    // The failure was on a text that has changed since: the new one gets its own attempt now.
+    if (backedOff === 0) await this.reenqueuedMeanwhile(job);
+  }
+
+  /**
+   * Ends this worker's attempt on a job the trigger re-enqueued while it held it (a new text):
+   * due now, lease dropped, the attempt uncounted as ended in order. A job another worker took
+   * over carries another token, and this touches nothing of it.
+   */
+  private async reenqueuedMeanwhile(job: ClaimedJob): Promise<void> {
+    await this.database.prisma.$executeRaw`
+      UPDATE search_index_jobs SET run_after = clock_timestamp(), unfinished_attempts = greatest(unfinished_attempts - 1, 0), lease_token = NULL
+      WHERE organization_id = ${job.organization_id} AND conversation_id = ${job.conversation_id}::uuid AND lease_token = ${job.lease_token}::uuid`;
   }
 }
 

@@ -290,10 +290,12 @@ export class DocumentIndexer implements BackgroundIndexer {
   /** Leaves the job queued with exponential backoff (2, 4, 8 … s, at most an hour). */
   private async retryLater(job: ClaimedJob, reason: string): Promise<true> {
     const backoffSeconds = Math.min(2 ** job.attempts, 3_600);
-    await this.database.prisma.$executeRaw`
+    const backedOff = await this.database.prisma.$executeRaw`
       UPDATE document_index_jobs
       SET last_error = ${reason}, run_after = clock_timestamp() + make_interval(secs => ${backoffSeconds}), lease_token = NULL
       WHERE organization_id = ${job.organization_id} AND document_id = ${job.document_id}::uuid AND enqueued_at = ${job.enqueued_at}::timestamptz AND lease_token = ${job.lease_token}::uuid`;
+    // The failure was on content that has changed since (re-enqueued, as complete() says): the new content is due now.
+    if (backedOff === 0) await this.release([job], { started: true, countAttempt: true });
     return true;
   }
 
