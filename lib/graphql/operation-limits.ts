@@ -21,15 +21,18 @@ import {
   getNullableType,
   isListType,
   GraphQLError,
+  isEnumType,
   isInputObjectType,
   isInterfaceType,
   isObjectType,
+  isScalarType,
   Kind,
   Lexer,
   Source,
   TokenKind,
   type ArgumentNode,
   type ASTVisitor,
+  type ConstDirectiveNode,
   type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLArgument,
@@ -51,13 +54,17 @@ export interface OperationLimits {
   maxSelections: number;
   /** Directives, after fragment expansion. */
   maxDirectives: number;
-  /** Estimated cost (see `fieldCosts`); lists multiply their children by `first`/`limit`. */
+  /** Estimated cost (the schema's `@cost` and `@listSize`, see `declaredCosts`); lists multiply their children by their size. */
   maxCost: number;
   /** Nesting of the request's variables (JSON objects and arrays). */
   maxVariableDepth: number;
   /** Values (objects, arrays and scalars) in the request's variables, all together. */
   maxVariableValues: number;
-  /** `Type.field` → cost; other fields cost 1 with a selection set and 0 without. */
+  /**
+   * `Type.field` → cost, over what the schema declares with `@cost` (a deployment's own tuning,
+   * as Hive Gateway's `demandControl.fieldCost`); a field neither names costs 1 with a selection
+   * set and 0 without.
+   */
   fieldCosts: Record<string, number>;
 }
 
@@ -76,16 +83,87 @@ export const DEFAULT_OPERATION_LIMITS: OperationLimits = {
   maxCost: 25_000,
   maxVariableDepth: 20,
   maxVariableValues: 50_000,
-  fieldCosts: {
-    // A fan-out to every search provider: several SQL statements and an embedding per call.
-    "Query.search": 500,
-    // The documents' providers, like search; a capability query also asks every mapped knowledge base (Bedrock calls).
-    "Query.queryKnowledgeBase": 500,
-    "Query.queryPlatformKnowledge": 2_000,
-    // One extra SQL count per connection.
-    "ConversationConnection.totalCount": 10,
-  },
+  // What each field costs is declared where the field is, in its subgraph's schema (`@cost`, `@listSize`).
+  fieldCosts: {},
 };
+
+/**
+ * A deferred fragment or a streamed field: one more part of the response, and at the gateway one
+ * more subgraph request of its own (a deferred root field is planned apart). One rate-limit point
+ * each, on top of what its fields cost, so 12 nested `@defer` cost 12 points more than the same
+ * query without them.
+ */
+export const INCREMENTAL_PART_COST = 100;
+
+/**
+ * What the schema says a field costs, as Federation's demand control spells it (the cost spec,
+ * https://specs.apollo.dev/cost/v0.1, which Apollo Router, Hive Gateway's `demandControl` and Hive
+ * Router read): `@cost(weight:)` on the field, on its arguments (counted when given) and on the
+ * type it returns, and `@listSize` for how many items a list holds.
+ */
+interface DeclaredCost {
+  /** The field's own weight plus its type's, or null when neither declares one (the default rule applies). */
+  weight: number | null;
+  /** Argument → its `@cost` weight, spent when the argument is given. */
+  argumentWeights: ReadonlyMap<string, number>;
+  /** `@listSize(assumedSize:)`: the list's size when nothing slices it. */
+  assumedSize: number | null;
+  /** `@listSize(slicingArguments:)`: Int arguments whose value is the list's size (the largest given). */
+  slicingArguments: readonly string[];
+}
+
+/** The names a subgraph or a supergraph may give the spec's two directives (imported, or federation's own prefix). */
+const COST_DIRECTIVES = new Set(["cost", "federation__cost"]);
+const LIST_SIZE_DIRECTIVES = new Set(["listSize", "federation__listSize"]);
+
+const declaredCostsBySchema = new WeakMap<GraphQLSchema, ReadonlyMap<string, DeclaredCost>>();
+
+/**
+ * `Type.field` → what the schema declares for it, read once per schema object. The directives are
+ * read from the SDL nodes: a subgraph's schema and the gateway's, built from the supergraph,
+ * both keep them there (both composers copy `@cost` and `@listSize` into the supergraph).
+ */
+export function declaredCosts(schema: GraphQLSchema): ReadonlyMap<string, DeclaredCost> {
+  const known = declaredCostsBySchema.get(schema);
+  if (known) return known;
+  const costs = new Map<string, DeclaredCost>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!(isObjectType(type) || isInterfaceType(type)) || type.name.startsWith("__")) continue;
+    for (const field of Object.values(type.getFields())) {
+      const directives = field.astNode?.directives;
+      const returned = getNamedType(field.type);
+      const returnedWeight = isObjectType(returned) || isInterfaceType(returned) || isScalarType(returned) || isEnumType(returned) ? costWeight(returned.astNode?.directives) : null;
+      const argumentWeights = new Map<string, number>();
+      for (const argument of field.args) {
+        const weight = costWeight(argument.astNode?.directives);
+        if (weight !== null) argumentWeights.set(argument.name, weight);
+      }
+      const listSize = directives?.find((directive) => LIST_SIZE_DIRECTIVES.has(directive.name.value));
+      const weight = costWeight(directives);
+      if (weight === null && returnedWeight === null && argumentWeights.size === 0 && !listSize) continue;
+      const listArgument = (name: string) => listSize?.arguments?.find((argument) => argument.name.value === name)?.value;
+      const assumed = listArgument("assumedSize");
+      const slicing = listArgument("slicingArguments");
+      costs.set(`${type.name}.${field.name}`, {
+        weight: weight === null && returnedWeight === null ? null : (weight ?? 0) + (returnedWeight ?? 0),
+        argumentWeights,
+        assumedSize: assumed?.kind === Kind.INT ? Number(assumed.value) : null,
+        slicingArguments: slicing?.kind === Kind.LIST ? slicing.values.flatMap((value) => (value.kind === Kind.STRING ? [value.value] : [])) : slicing?.kind === Kind.STRING ? [slicing.value] : [],
+      });
+    }
+  }
+  declaredCostsBySchema.set(schema, costs);
+  return costs;
+}
+
+function costWeight(directives: readonly ConstDirectiveNode[] | undefined): number | null {
+  const cost = directives?.find((directive) => COST_DIRECTIVES.has(directive.name.value));
+  const weight = cost?.arguments?.find((argument) => argument.name.value === "weight")?.value;
+  if (weight?.kind === Kind.INT) return Number(weight.value);
+  // Apollo's composer writes the weight as a string in some versions.
+  if (weight?.kind === Kind.STRING && /^\d+$/.test(weight.value)) return Number(weight.value);
+  return null;
+}
 
 export const OPERATION_LIMIT_EXCEEDED = "OPERATION_LIMIT_EXCEEDED";
 
@@ -247,6 +325,7 @@ class DocumentAnalysis {
   private readonly fragments = new Map<string, FragmentDefinitionNode>();
   /** Each fragment's measures relative to its own selection set; `null` while being computed (a cycle). */
   private readonly summaries = new Map<string, Measures | null>();
+  private readonly declared: ReadonlyMap<string, DeclaredCost>;
 
   constructor(
     document: DocumentNode,
@@ -258,6 +337,7 @@ class DocumentAnalysis {
     for (const definition of document.definitions) {
       if (definition.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(definition.name.value, definition);
     }
+    this.declared = schema ? declaredCosts(schema) : new Map();
   }
 
   /** An operation's measures: list fields sized by nothing above them count once per item. */
@@ -291,9 +371,14 @@ class DocumentAnalysis {
       const directives = selection.directives?.length ?? 0;
       if (selection.kind === Kind.FIELD) {
         const field = parentType && (isObjectType(parentType) || isInterfaceType(parentType)) ? parentType.getFields()[selection.name.value] : undefined;
-        const own = this.limits.fieldCosts[`${parentType?.name ?? ""}.${selection.name.value}`] ?? (selection.selectionSet ? 1 : 0);
+        const coordinate = `${parentType?.name ?? ""}.${selection.name.value}`;
+        const declared = this.declared.get(coordinate);
+        const own =
+          (this.limits.fieldCosts[coordinate] ?? declared?.weight ?? (selection.selectionSet ? 1 : 0)) +
+          (declared ? this.argumentWeights(selection.arguments ?? [], declared) : 0) +
+          (selection.directives?.some((directive) => directive.name.value === "stream") ? INCREMENTAL_PART_COST : 0);
         const child = selection.selectionSet ? this.selectionSet(selection.selectionSet, field ? getNamedType(field.type) : null, nesting + 1) : { ...EMPTY };
-        const size = selection.selectionSet ? this.listSize(selection.arguments ?? [], field?.args ?? []) : null;
+        const size = selection.selectionSet ? this.listSize(selection.arguments ?? [], field?.args ?? [], declared) : null;
         const isList = field ? isListType(getNullableType(field.type)) : null;
         const free = freeTypenames > 0 && selection.name.value === "__typename" && !selection.selectionSet;
         if (free) freeTypenames -= 1;
@@ -318,10 +403,10 @@ class DocumentAnalysis {
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition ? (this.schema?.getType(selection.typeCondition.name.value) ?? null) : parentType;
         const child = this.selectionSet(selection.selectionSet, type, nesting + 1);
-        add({ ...child, depth: child.depth + 1, selections: Math.max(1, child.selections), directives: child.directives + directives });
+        add({ ...child, depth: child.depth + 1, selections: Math.max(1, child.selections), directives: child.directives + directives, cost: child.cost + deferredPartCost(selection.directives) });
       } else {
         const child = this.fragment(selection.name.value, nesting + 1);
-        add({ ...child, depth: child.depth + 1, selections: Math.max(1, child.selections), directives: child.directives + directives });
+        add({ ...child, depth: child.depth + 1, selections: Math.max(1, child.selections), directives: child.directives + directives, cost: child.cost + deferredPartCost(selection.directives) });
       }
       // Checked as the counts grow, so a wide document stops at its first excess, not at its end.
       if (result.selections > this.limits.maxSelections || result.aliases > this.limits.maxAliases) enforce(result, this.limits);
@@ -345,8 +430,25 @@ class DocumentAnalysis {
     return summary;
   }
 
-  /** How many items a field returns at most: its `first`/`last`/`limit` argument (or `input.limit`), or its `representations`. */
-  private listSize(args: readonly ArgumentNode[], definitions: readonly GraphQLArgument[]): number | null {
+  /** The `@cost` weights of the arguments given (a variable counts as given: its value is not known during validation). */
+  private argumentWeights(args: readonly ArgumentNode[], declared: DeclaredCost): number {
+    let weight = 0;
+    for (const argument of args) weight += declared.argumentWeights.get(argument.name.value) ?? 0;
+    return weight;
+  }
+
+  /**
+   * How many items a field returns at most: what its `@listSize` says (the largest slicing
+   * argument given or defaulted, else its assumed size); for a field without one, its
+   * `first`/`last`/`limit` argument (or `input.limit`, which the spec's slicing arguments cannot
+   * name: they must be the field's own Int arguments), or its `representations`.
+   */
+  private listSize(args: readonly ArgumentNode[], definitions: readonly GraphQLArgument[], declared: DeclaredCost | undefined): number | null {
+    if (declared && (declared.slicingArguments.length > 0 || declared.assumedSize !== null)) {
+      const sliced = declared.slicingArguments.map((name) => this.intArgument(args, definitions, name)).filter((value): value is number => value !== null);
+      if (sliced.length > 0) return Math.max(1, ...sliced);
+      if (declared.assumedSize !== null) return Math.max(1, declared.assumedSize);
+    }
     for (const name of ["first", "last", "limit"]) {
       const value = this.intArgument(args, definitions, name);
       if (value !== null) return Math.max(1, value);
@@ -390,6 +492,11 @@ class DocumentAnalysis {
         return null;
     }
   }
+}
+
+/** A fragment marked `@defer` is one more part of the response (see INCREMENTAL_PART_COST). */
+function deferredPartCost(directives: readonly { name: { value: string } }[] | undefined): number {
+  return directives?.some((directive) => directive.name.value === "defer") ? INCREMENTAL_PART_COST : 0;
 }
 
 /**

@@ -9,12 +9,31 @@
  */
 import fs from "node:fs";
 import { describe, expect, it } from "@jest/globals";
-import { parse } from "graphql";
+import { Kind, parse, print, type DocumentNode } from "graphql";
 import { loadSubgraphSchemas, type LoadedSubgraph } from "../../lib/composition/compose.js";
 import { readSupergraphConfig } from "../../lib/composition/supergraph-config.js";
 import { apiSchemaDifference, composeWith, compositionDisagreement, printApiSchema } from "../support/composers.js";
 
 const subgraphs = await loadSubgraphSchemas(readSupergraphConfig("supergraph.yaml", {}));
+
+/**
+ * `Type.field` → its `@cost` and `@listSize` applications, arguments sorted by name (the two
+ * composers write them in different orders), for every field of the document that has one.
+ */
+function costDirectives(document: DocumentNode): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION && definition.kind !== Kind.OBJECT_TYPE_EXTENSION) continue;
+    for (const field of definition.fields ?? []) {
+      const applied = (field.directives ?? [])
+        .filter((directive) => directive.name.value === "cost" || directive.name.value === "listSize")
+        .map((directive) => print({ ...directive, arguments: [...(directive.arguments ?? [])].sort((a, b) => a.name.value.localeCompare(b.name.value)) }))
+        .sort();
+      if (applied.length > 0) found.set(`${definition.name.value}.${field.name.value}`, applied.join(" "));
+    }
+  }
+  return found;
+}
 
 function withSchema(name: string, edit: (sdl: string) => string): LoadedSubgraph[] {
   const file = `subgraphs/${name}/schema.graphql`;
@@ -48,6 +67,16 @@ describe("supergraph.yaml", () => {
       expect(supergraphSdl).toContain(`provides: "... on Conversation { title }"`);
       // Resolved by the knowledge-base and the search subgraph alike: no join__field narrows them.
       expect(supergraphSdl).toMatch(/\n {2}headingPath: \[String!\]!\n/);
+    }
+  });
+
+  it("carries every subgraph's @cost and @listSize into both supergraphs, the same (what gateways enforce: demand control)", () => {
+    const declared = new Map<string, string>();
+    for (const subgraph of subgraphs) for (const [field, directives] of costDirectives(subgraph.typeDefs)) declared.set(field, directives);
+    expect(declared.get("Query.search")).toBe("@cost(weight: 500)");
+    expect(declared.size).toBeGreaterThan(20);
+    for (const composer of ["apollo", "guild"] as const) {
+      expect([composer, costDirectives(parse(composeWith(composer, subgraphs).supergraphSdl!))]).toEqual([composer, declared]);
     }
   });
 
