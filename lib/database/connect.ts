@@ -19,7 +19,7 @@ import { lockDataDirectory, type DataDirectoryLock } from "./pglite-lock.js";
 import { withEventLoopTurns } from "./pglite-turns.js";
 import { recordFinishedSpan, sqlSpanName } from "../observability/tracing.js";
 import { handleClientErrors } from "./pool-errors.js";
-import { registerTenantReadPool, TenantReadPool } from "./tenant-reads.js";
+import { registerTenantReadPool, registerTenantReadTurns, tenantReadTurns, TenantReadPool } from "./tenant-reads.js";
 import { registerReplica, ReplicaReads } from "./replica-reads.js";
 import { RedisWritePositions } from "./write-positions.js";
 import type { ReplicaConfig } from "../config.js";
@@ -185,6 +185,8 @@ async function openPGlite(options: DatabaseOptions): Promise<Database> {
   const statements = createStatementCounter();
   // A turn of the event loop before each statement: PGlite's run on this thread (pglite-turns.ts).
   const prisma = withStatementCounting(new PrismaClient({ adapter: new PrismaPGlite(withEventLoopTurns(client)), log: [{ emit: "event", level: "query" }] }), statements);
+  // Its scope transactions take turns by organization (tenant-reads.ts), one at a time as PGlite runs them.
+  registerTenantReadTurns(prisma, tenantReadTurns(1, 60_000));
   // PGlite has a single connection: the session is the client itself.
   const session: SqlSession = {
     exec: async (sql) => void (await client.exec(sql)),

@@ -27,6 +27,16 @@
  *
  * With DATABASE_READ_URL, a database has a second such pool on its replica, and each read goes to
  * one or the other as replica-reads.ts decides (read-your-writes).
+ *
+ * Reads take turns by organization (issue 41). A connection that comes free goes to the next
+ * organization in round-robin order that has a read waiting, not to the oldest waiter: `pg.Pool`
+ * hands connections out first come, first served, so an organization that sent 24 aliased
+ * searches (about 70 reads) put every other organization's search behind all of them. Now another
+ * organization's read waits for one read to finish, whatever the flood. No organization is capped
+ * while nobody else waits (the turns are work-conserving), and waiting is bounded: past
+ * `READS_WAITING_PER_ORGANIZATION` one organization's next read is OVERLOADED (retryable). On
+ * PGlite, which runs one statement at a time, the scope transactions take the same turns, one at
+ * a time (registerTenantReadTurns).
  */
 import pg from "pg";
 import { Prisma, type PrismaClient } from "../../generated/prisma/client.js";
@@ -35,6 +45,7 @@ import type { Logger } from "../logger.js";
 import { handleClientErrors } from "./pool-errors.js";
 import { SpanKind, withSpan, withStatementSpan } from "../observability/tracing.js";
 import { replicaOf, routedRead } from "./replica-reads.js";
+import { FairShareQueue } from "../workers/fair-share.js";
 import { tenantScopesEnabled, TENANT_ROLE, withTenantScope, type TenantScopeOptions, type TenantTransaction } from "./tenant-scope.js";
 
 /** What a tenant read may do: read with raw SQL, like Prisma's $queryRaw and $queryRawUnsafe. */
@@ -89,6 +100,25 @@ export const SESSION_SET_STATEMENT =
 type Settings = Map<string, string>;
 
 /**
+ * One organization's reads waiting for a connection: a search sends a few (keyword, vector,
+ * titles, highlights), 50 aliased searches and their `@defer` parts a few hundred.
+ */
+const READS_WAITING_PER_ORGANIZATION = 1_000;
+const READS_WAITING = 10_000;
+
+/** Turns for `maxRunning` reads at once, by organization (see the file's comment). */
+export function tenantReadTurns(maxRunning: number, maxWaitMs: number): FairShareQueue {
+  return new FairShareQueue({
+    name: "database read",
+    maxRunning,
+    maxRunningPerKey: maxRunning,
+    maxQueuedPerKey: READS_WAITING_PER_ORGANIZATION,
+    maxQueued: READS_WAITING,
+    maxWaitMs,
+  });
+}
+
+/**
  * Planner knobs only a vector index scan reads, and every vector read names its own (the
  * pgvector store sets hnsw.ef_search and hnsw.iterative_scan on each search): a call that does
  * not name them leaves them on the connection instead of resetting them. Otherwise a hybrid
@@ -129,8 +159,12 @@ export class TenantReadPool {
   /** Each name queryPrepared used on this pool, with the text it stands for. */
   private readonly preparedTexts = new Map<string, string>();
   private readonly warnedNames = new Set<string>();
+  /** Who gets the next free connection: one turn per organization in round-robin order. */
+  readonly turns: FairShareQueue;
 
   constructor(options: TenantReadPoolOptions) {
+    // As many turns as connections, so pg.Pool itself never has a waiter to serve first come, first served.
+    this.turns = tenantReadTurns(options.max, options.connectionTimeoutMillis || 60_000);
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.max,
@@ -148,7 +182,11 @@ export class TenantReadPool {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
-  async run<T>(organizationId: string, options: TenantScopeOptions, work: (reader: TenantReader) => Promise<T>): Promise<T> {
+  run<T>(organizationId: string, options: TenantScopeOptions, work: (reader: TenantReader) => Promise<T>): Promise<T> {
+    return this.turns.run(organizationId, () => this.runNow(organizationId, options, work));
+  }
+
+  private async runNow<T>(organizationId: string, options: TenantScopeOptions, work: (reader: TenantReader) => Promise<T>): Promise<T> {
     const wanted = wantedSettings(organizationId, options.statementTimeoutMs ? options : { ...options, statementTimeoutMs: this.defaultStatementTimeoutMs });
     const client = await this.pool.connect();
     let healthy = false;
@@ -264,6 +302,18 @@ function prismaLikeTypeParser(oid: number, format?: string): (value: string) => 
 
 /** Each Prisma client opened on PostgreSQL by openDatabase, with its tenant-read pool. */
 const pools = new WeakMap<PrismaClient, TenantReadPool>();
+/** Each Prisma client opened on PGlite by openDatabase, with the turns its scope transactions take. */
+const scopeTurns = new WeakMap<PrismaClient, FairShareQueue>();
+
+/**
+ * PGlite: tenant reads run in scope transactions on its one connection, which PGlite itself
+ * serves first come, first served; these turns order them by organization instead, one at a time
+ * (as PGlite runs them anyway). No tenant read runs another inside it: on one connection that
+ * would already wait on itself.
+ */
+export function registerTenantReadTurns(prisma: PrismaClient, turns: FairShareQueue): void {
+  scopeTurns.set(prisma, turns);
+}
 
 export function registerTenantReadPool(prisma: PrismaClient, pool: TenantReadPool): void {
   pools.set(prisma, pool);
@@ -318,7 +368,10 @@ export async function withTenantReads<T>(
   options: TenantScopeOptions = {},
 ): Promise<T> {
   const pool = pools.get(prisma);
-  if (!pool || !sessionReadsEnabled || !tenantScopesEnabled()) return withTenantScope(prisma, organizationId, work, options);
+  if (!pool || !sessionReadsEnabled || !tenantScopesEnabled()) {
+    const turns = scopeTurns.get(prisma);
+    return turns ? turns.run(organizationId, () => withTenantScope(prisma, organizationId, work, options)) : withTenantScope(prisma, organizationId, work, options);
+  }
   // One span per session read (when the request is traced), its statements its children, as a
   // tenant scope's are. On the replica when the request may read there (replica-reads.ts).
   const session = (on: TenantReadPool) => withSpan("db.session tenant_reads", { "db.system.name": "postgresql", "db.operation.name": "SESSION" }, () => on.run(organizationId, options, work), SpanKind.CLIENT);

@@ -299,3 +299,44 @@ describe("tenant reads", () => {
     expect(await db.database.prisma.conversation.count({ where: { organizationId: "acme" } })).toBeGreaterThan(0);
   });
 });
+
+describe("turns by organization", () => {
+  it("gives another organization's read the next free connection, not the place behind one organization's flood", async () => {
+    const prisma = db.database.prisma;
+    // As many reads at once as the database serves them: the pool's connections, or PGlite's one.
+    const atOnce = tenantReadPoolOf(prisma)?.turns.options.maxRunning ?? 1;
+    const started: string[] = [];
+    const read = (organizationId: string, label: string) =>
+      withTenantReads(prisma, organizationId, async (reader) => {
+        started.push(label);
+        return reader.$queryRaw<{ one: number }[]>`SELECT 1 AS one`;
+      });
+    // 30 reads of one organization sent before the other's one read, all without waiting.
+    const flood = Array.from({ length: 30 }, (_, i) => read("acme", `acme ${i}`));
+    const victim = read("globex", "globex");
+    await Promise.all([...flood, victim]);
+    expect(started).toHaveLength(31);
+    // First come, first served it would start 31st; by turns, after the reads already running and
+    // the one whose turn came first (with room for a connection's setup against a whole read).
+    expect(started.indexOf("globex")).toBeLessThanOrEqual(2 * atOnce + 1);
+    expect(started.indexOf("globex")).toBeLessThan(30);
+  });
+
+  it("leaves one organization alone to use every connection", async () => {
+    const turns = tenantReadPoolOf(db.database.prisma)?.turns;
+    if (!turns) return; // PGlite: one connection, one read at a time.
+    let running = 0;
+    let most = 0;
+    await Promise.all(
+      Array.from({ length: 3 * turns.options.maxRunning }, () =>
+        withTenantReads(db.database.prisma, "acme", async (reader) => {
+          running += 1;
+          most = Math.max(most, running);
+          await reader.$queryRaw`SELECT pg_sleep(0.02)`;
+          running -= 1;
+        }),
+      ),
+    );
+    expect(most).toBe(turns.options.maxRunning);
+  });
+});
