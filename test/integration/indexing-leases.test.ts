@@ -119,9 +119,9 @@ describe("conversation indexing leases", () => {
     const { id } = await rows(sql.$queryRaw<{ id: string }[]>`
       INSERT INTO conversations (id, organization_id, user_id, title) VALUES (gen_random_uuid(), 'org-leases', 'lea', 'Written twice, quickly')
       RETURNING id::text AS id`);
-    // The writer's second statement lands right after the indexer's claim, before its next
-    // statement: on a busy machine that window is wide (a CI run once left a batch of 16 waiting
-    // out the 300 s lease after their messages were inserted).
+    // The writer's second statement lands right after the indexer's claim (the one statement that
+    // counts an attempt), before its next statement: on a busy machine that window is wide (a CI
+    // run once left a batch of 16 waiting out the 300 s lease after their messages were inserted).
     let changedAfterClaim = false;
     const prisma = new Proxy(sql, {
       get(target, property, receiver) {
@@ -129,7 +129,7 @@ describe("conversation indexing leases", () => {
         if (property !== "$queryRaw") return value;
         return async (strings: TemplateStringsArray, ...values: unknown[]) => {
           const result = await (value as (...args: unknown[]) => Promise<unknown>).call(target, strings, ...values);
-          if (!changedAfterClaim && strings.join("?").includes("FOR UPDATE SKIP LOCKED")) {
+          if (!changedAfterClaim && strings.join("?").includes("attempts = j.attempts + 1")) {
             changedAfterClaim = true;
             await sql.$executeRaw`UPDATE conversations SET title = 'Written twice, quickly: the second text' WHERE id = ${id}::uuid`;
           }

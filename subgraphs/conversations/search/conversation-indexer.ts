@@ -4,7 +4,8 @@
  * lost if this process is down or restarts: the queue simply waits.
  *
  * Claiming pushes a job's run_after into the future (a lease) under FOR UPDATE SKIP LOCKED, so
- * several processes can index side by side without doing the same work. A job is removed only
+ * several processes can index side by side without doing the same work; jobs are claimed in
+ * turns across organizations (fair-claim.ts), so no organization's backlog delays another's. A job is removed only
  * if it was not re-enqueued while it was being embedded (enqueued_at unchanged); a failure is
  * retried with exponential backoff and is visible in `searchIndexStatus`.
  *
@@ -30,6 +31,7 @@ import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { VectorStore, WriteFence } from "../../../lib/retrieval/vector-stores/vector-store.js";
 import { chunkText, DEFAULT_CHUNKING, type ChunkOptions } from "../../../lib/retrieval/chunking.js";
+import { dueJobsInTurns } from "../../../lib/retrieval/fair-claim.js";
 import { IndexerStopped, IndexingLoop, LeaseLost } from "../../../lib/retrieval/indexing-loop.js";
 import { JobCounters, readQueueStatus, type ObservableQueue, type QueueStatus } from "../../../lib/retrieval/queue-status.js";
 
@@ -304,15 +306,11 @@ export class ConversationIndexer {
 
   private claim(): Promise<ClaimedJob[]> {
     return this.database.prisma.$queryRaw<ClaimedJob[]>`
+      WITH picked AS (${dueJobsInTurns("conversations", this.batchSize)})
       UPDATE search_index_jobs j
       SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), attempts = j.attempts + 1, lease_token = ${randomUUID()}::uuid
-      WHERE (j.organization_id, j.conversation_id) IN (
-        SELECT organization_id, conversation_id FROM search_index_jobs
-        WHERE run_after <= clock_timestamp()
-        ORDER BY run_after
-        LIMIT ${this.batchSize}
-        FOR UPDATE SKIP LOCKED
-      )
+      FROM picked
+      WHERE j.organization_id = picked.organization_id AND j.conversation_id = picked.conversation_id
       RETURNING j.conversation_id::text AS conversation_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts, j.lease_token::text AS lease_token, j.unfinished_attempts`;
   }
 

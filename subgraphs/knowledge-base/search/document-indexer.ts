@@ -4,9 +4,9 @@
  * becomes PENDING, so no upload is lost while this process is down: the queue waits.
  *
  * As in the conversation indexer: claiming pushes a job's run_after into the future (a lease)
- * under FOR UPDATE SKIP LOCKED, so several processes can index side by side; a job is removed
- * only if it was not re-enqueued meanwhile (enqueued_at unchanged); `stop()` hands unfinished
- * jobs back at once. Unlike a conversation, one document can be thousands of chunks, so the
+ * under FOR UPDATE SKIP LOCKED, so several processes can index side by side, taking jobs in turns
+ * across organizations (fair-claim.ts); a job is removed only if it was not re-enqueued meanwhile
+ * (enqueued_at unchanged); `stop()` hands unfinished jobs back at once. Unlike a conversation, one document can be thousands of chunks, so the
  * unit of work is one document, its chunks embedded a slice at a time with progress (and the
  * lease) recorded after each slice.
  *
@@ -33,6 +33,7 @@ import { markdownSections, type DocumentSection } from "../../../lib/documents/n
 import type { Logger } from "../../../lib/logger.js";
 import type { Embedder } from "../../../lib/retrieval/embeddings/embedder.js";
 import type { BackgroundIndexer } from "../../../lib/retrieval/search-provider.js";
+import { dueJobsInTurns } from "../../../lib/retrieval/fair-claim.js";
 import { IndexerStopped, IndexingLoop, LeaseLost } from "../../../lib/retrieval/indexing-loop.js";
 import { JobCounters, readQueueStatus, type ObservableQueue, type QueueStatus } from "../../../lib/retrieval/queue-status.js";
 import { removeDeletedVectors } from "../../../lib/retrieval/vector-stores/deleted-vectors.js";
@@ -355,15 +356,11 @@ export class DocumentIndexer implements BackgroundIndexer {
 
   private claim(): Promise<ClaimedJob[]> {
     return this.database.prisma.$queryRaw<ClaimedJob[]>`
+      WITH picked AS (${dueJobsInTurns("documents", this.batchSize)})
       UPDATE document_index_jobs j
       SET run_after = clock_timestamp() + make_interval(secs => ${this.leaseSeconds}), lease_token = ${randomUUID()}::uuid
-      WHERE (j.organization_id, j.document_id) IN (
-        SELECT organization_id, document_id FROM document_index_jobs
-        WHERE run_after <= clock_timestamp()
-        ORDER BY run_after
-        LIMIT ${this.batchSize}
-        FOR UPDATE SKIP LOCKED
-      )
+      FROM picked
+      WHERE j.organization_id = picked.organization_id AND j.document_id = picked.document_id
       RETURNING j.document_id::text AS document_id, j.organization_id, j.enqueued_at::text AS enqueued_at, j.attempts, j.lease_token::text AS lease_token`;
   }
 
