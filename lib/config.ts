@@ -115,6 +115,8 @@ export interface AuthConfig extends TokenSettings {
 export interface KnowledgeBaseConfig {
   /** Largest document accepted, in bytes (before base64 encoding). */
   maxDocumentBytes: number;
+  /** DOCUMENT_BACKLOG_PER_ORGANIZATION: documents of one organization waiting to be indexed before uploads are OVERLOADED. */
+  backlogPerOrganization: number;
   /** How uploads are read into text: parser threads shared per organization, and each parse's budget (lib/documents/extract-text.ts). */
   parsing: DocumentParsingConfig;
   /** Where Bedrock Agent Runtime and STS are reached instead of AWS's regional endpoints (stand-ins, VPC endpoints); null: AWS's. */
@@ -438,6 +440,8 @@ export function loadConfig(env: Env = process.env): Config {
     knowledgeBase: {
       // 10 MB as the issue asks; base64 makes a 10 MB file ~13.4 MB, under the 16 MiB body limit.
       maxDocumentBytes: int(env, "DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, 1, largestUploadableDocument()),
+      // Documents of one organization waiting to be indexed before uploads are OVERLOADED (retry later).
+      backlogPerOrganization: int(env, "DOCUMENT_BACKLOG_PER_ORGANIZATION", 200, 1, 1_000_000),
       parsing: {
         threads: int(env, "DOCUMENT_PARSE_THREADS", 2, 1, 64),
         perOrganization: int(env, "DOCUMENT_PARSE_PER_ORGANIZATION", 1, 1, 64),

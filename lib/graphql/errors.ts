@@ -17,9 +17,13 @@ export function forbidden(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: "FORBIDDEN" } });
 }
 
-/** Work refused because the server is busy with other work of its kind: the caller should retry shortly. */
-export function overloaded(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: "OVERLOADED" } });
+/**
+ * Work refused because the server is busy with other work of its kind: the caller should retry
+ * shortly, after `retryAfterSeconds` when given (then also `retryable: true`, and the gateway's
+ * `Retry-After` when it is all the answer holds).
+ */
+export function overloaded(message: string, retryAfterSeconds?: number): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: "OVERLOADED", ...(retryAfterSeconds !== undefined ? { retryable: true, retryAfterSeconds } : {}) } });
 }
 
 export function notFound(what: string, id: string): GraphQLError {
@@ -76,6 +80,13 @@ export function serviceUnavailable(message: string, retryAfterSeconds: number): 
  * and no root field with a value. Such an answer is HTTP 503 with Retry-After; an answer with
  * some data stays 200 and carries the code at the fields it could not fill.
  */
+/** The answer is only OVERLOADED errors that say when to retry (a backlog limit), and no root field has a value. */
+export function isWholeAnswerOverloaded(result: { data?: Record<string, unknown> | null; errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }): boolean {
+  if (!result.errors || result.errors.length === 0) return false;
+  if (!result.errors.every((error) => error.extensions?.code === "OVERLOADED" && typeof error.extensions.retryAfterSeconds === "number")) return false;
+  return result.data == null || Object.values(result.data).every((value) => value === null);
+}
+
 export function isWholeAnswerUnavailable(result: { data?: Record<string, unknown> | null; errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }): boolean {
   if (!result.errors || result.errors.length === 0) return false;
   if (!result.errors.every((error) => error.extensions?.code === "SERVICE_UNAVAILABLE")) return false;

@@ -26,7 +26,7 @@ import { withTenantLoads } from "../../lib/database/replica-reads.js";
 import { withTenantScope, type TenantTransaction } from "../../lib/database/tenant-scope.js";
 import { readStructure, storableStructure, type DocumentStructure } from "../../lib/documents/document-structure.js";
 import { MAX_FILE_NAME_LENGTH } from "../../lib/documents/file-name.js";
-import { badUserInput, forbidden, notFound } from "../../lib/graphql/errors.js";
+import { badUserInput, forbidden, notFound, overloaded } from "../../lib/graphql/errors.js";
 import type { TenantContext } from "../../lib/tenancy/token.js";
 import { PLATFORM_ORGANIZATION_ID } from "./knowledge-base-store.js";
 
@@ -34,6 +34,20 @@ export type { Document, DocumentChunk, DocumentFormat, DocumentStatus, DocumentS
 
 /** Limits the schema's CHECK constraints enforce too; checked here first for a clear error. */
 export const MAX_CATEGORY_LENGTH = 100;
+
+export interface DocumentStoreLimits {
+  /**
+   * Documents of one organization waiting to be indexed (queued, or being indexed) past which an
+   * upload is refused with OVERLOADED and a retry hint, nothing stored (DOCUMENT_BACKLOG_PER_ORGANIZATION).
+   * The indexers take organizations in turns, so a backlog delays only its own organization; this
+   * bounds what one organization can pile up in the queue and the content table meanwhile.
+   * Unset: no limit (the stores the indexers and seeding use).
+   */
+  backlogPerOrganization?: number;
+}
+
+/** What an upload past the backlog is told to wait: about what indexing a few documents takes. */
+export const BACKLOG_RETRY_AFTER_SECONDS = 30;
 
 export interface NewDocument {
   fileName: string;
@@ -102,7 +116,10 @@ export interface DocumentProgress {
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 export class DocumentStore {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly limits: DocumentStoreLimits = {},
+  ) {}
 
   private scoped<T>(organizationId: string, work: (db: TenantTransaction) => Promise<T>): Promise<T> {
     return withTenantScope(this.prisma, organizationId, work);
@@ -173,7 +190,12 @@ export class DocumentStore {
   /** `once`: the write's Idempotency-Key and liveness (lib/database/idempotency.ts); without it, a plain write. */
   async create(tenant: TenantContext, input: NewDocument, once?: WriteOnce): Promise<CreatedDocument> {
     validateNewDocument(tenant, input);
-    return this.scoped(tenant.organizationId, (tx) => writeOnce(tx, tenant.organizationId, once, () => insertDocument(tx, tenant, input), createdDocument));
+    return this.scoped(tenant.organizationId, (tx) =>
+      writeOnce(tx, tenant.organizationId, once, async () => {
+        await this.withinBacklog(tx, tenant.organizationId, 1);
+        return insertDocument(tx, tenant, input);
+      }, createdDocument),
+    );
   }
 
   /**
@@ -188,6 +210,7 @@ export class DocumentStore {
         tenant.organizationId,
         once,
         async () => {
+          await this.withinBacklog(tx, tenant.organizationId, inputs.length);
           const created: CreatedDocument[] = [];
           // One after another: two files with the same bytes share one content row (insertContent).
           for (const input of inputs) created.push(await insertDocument(tx, tenant, input));
@@ -195,6 +218,23 @@ export class DocumentStore {
         },
         createdDocuments,
       ),
+    );
+  }
+
+  /**
+   * Refuses `adding` more documents when the organization's queue would pass its backlog limit.
+   * Counted in the write's transaction (the organization's jobs, by index); two uploads at the
+   * same moment may pass it together by at most their own files.
+   */
+  private async withinBacklog(tx: TenantTransaction, organizationId: string, adding: number): Promise<void> {
+    const limit = this.limits.backlogPerOrganization;
+    if (limit === undefined) return;
+    const [row] = await tx.$queryRaw<{ waiting: number }[]>`SELECT count(*)::int AS waiting FROM document_index_jobs WHERE organization_id = ${organizationId}`;
+    const waiting = row?.waiting ?? 0;
+    if (waiting + adding <= limit) return;
+    throw overloaded(
+      `Your organization has ${waiting} document(s) waiting to be indexed, and at most ${limit} may wait: ${adding === 1 ? "this upload" : `these ${adding} files`} would pass that. Nothing was stored; upload again once some of them are READY (try in ${BACKLOG_RETRY_AFTER_SECONDS} s).`,
+      BACKLOG_RETRY_AFTER_SECONDS,
     );
   }
 

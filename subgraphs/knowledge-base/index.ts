@@ -43,7 +43,7 @@ export interface KnowledgeBaseSubgraph extends SubgraphDefinition<KnowledgeBaseC
 }
 
 export function knowledgeBaseSubgraph({ database, config, logger = silentLogger, embedder: sharedEmbedder }: { database: Database; config: Config; logger?: Logger; embedder?: Embedder | undefined }): KnowledgeBaseSubgraph {
-  const documents = new DocumentStore(database.prisma);
+  const documents = new DocumentStore(database.prisma, { backlogPerOrganization: config.knowledgeBase.backlogPerOrganization });
   const knowledgeBases = new KnowledgeBaseStore(database.prisma);
   const { maxUnpackedBytes, maxCompressionRatio, timeoutMs, ...parsing } = config.knowledgeBase.parsing;
   configureDocumentParsing({ ...parsing, limits: { maxBytes: config.knowledgeBase.maxDocumentBytes, maxUnpackedBytes, maxCompressionRatio, timeoutMs } });

@@ -42,15 +42,15 @@ describe("claims in turns across organizations", () => {
     await sql.$executeRaw`
       INSERT INTO conversations (id, organization_id, user_id, title)
       SELECT gen_random_uuid(), ${flooder.organizationId}, ${flooder.userId}, 'Flood ' || n FROM generate_series(1, 40) AS n`;
-    const [{ id }] = await sql.$queryRaw<{ id: string }[]>`
+    const [{ id }] = (await sql.$queryRaw<{ id: string }[]>`
       INSERT INTO conversations (id, organization_id, user_id, title) VALUES (gen_random_uuid(), ${quiet.organizationId}, ${quiet.userId}, 'The quiet one')
-      RETURNING id::text AS id`;
+      RETURNING id::text AS id`) as [{ id: string }];
     const indexer = new ConversationIndexer(db.database, embedder, new PgVectorStore(db.database), silentLogger, { batchSize: 16 });
 
     expect(await indexer.runOnce()).toBe(16);
     // Oldest first, it would have waited for three batches of the flood.
     expect(await sql.$queryRaw<unknown[]>`SELECT 1 FROM search_index_jobs WHERE conversation_id = ${id}::uuid`).toEqual([]);
-    const [{ left }] = await sql.$queryRaw<{ left: number }[]>`SELECT count(*)::int AS left FROM search_index_jobs WHERE organization_id = ${flooder.organizationId}`;
+    const [{ left }] = (await sql.$queryRaw<{ left: number }[]>`SELECT count(*)::int AS left FROM search_index_jobs WHERE organization_id = ${flooder.organizationId}`) as [{ left: number }];
     expect(left).toBe(40 - 15);
     expect(await indexer.drain()).toBe(25);
   });
