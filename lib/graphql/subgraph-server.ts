@@ -51,8 +51,17 @@ export interface SubgraphDefinition<TContext extends RequestContext> {
   checkHealth?(): Promise<void>;
   /** Starts background work (e.g. an indexer) once the server listens. */
   start?(): Promise<void>;
-  /** Stops background work and releases connections, after the server has drained. */
-  stop?(): Promise<void>;
+  /**
+   * Stops taking background work (an indexer claims no more jobs), called at once when the
+   * server starts to stop, so the work in hand ends while requests drain instead of after.
+   */
+  beginStop?(): void;
+  /**
+   * Stops background work and releases connections, after the server has drained, within
+   * `withinMs` (what is left of the drain deadline, at least a second): work that does not end
+   * in time is left (an indexer's jobs return to the queue when their leases run out).
+   */
+  stop?(deadline?: { withinMs: number }): Promise<void>;
   /**
    * This subgraph's metrics, when its own code feeds them too (the search pipeline records
    * provider outcomes and cache lookups); otherwise the server makes its own.
@@ -323,12 +332,16 @@ export async function startSubgraph<TContext extends RequestContext>(
     metrics,
     stop() {
       stopped ??= (async () => {
-        // Requests first (they still use the database), then Apollo, then background work; the
-        // caller closes the database after this resolves.
-        logDrainOutcome(await drain.drain(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS), logger);
+        // Background work stops taking more at once; requests drain (they still use the
+        // database), then Apollo stops, then background work ends within what is left of the
+        // deadline. The caller closes the database after this resolves.
+        const deadlineMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+        const startedAt = performance.now();
+        definition.beginStop?.();
+        logDrainOutcome(await drain.drain(deadlineMs), logger);
         await apollo.stop();
         await directCalls?.close();
-        await definition.stop?.();
+        await definition.stop?.({ withinMs: Math.max(1_000, deadlineMs - (performance.now() - startedAt)) });
         await tracing?.shutdown();
         workerPools.release();
       })();

@@ -130,6 +130,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   // Queue depth and lag, read from the tables at scrape time.
   metrics.observeQueues(indexers.flatMap((domainIndexer) => domainIndexer.queues?.() ?? []));
 
+  let indexersStopped: Promise<void> | null = null;
   return {
     name: "search",
     typeDefs: parse(fs.readFileSync(SCHEMA_PATH, "utf8")),
@@ -172,9 +173,20 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
       await vectorStore.ensureReady(embedder.model, embedder.dimensions);
       if (config.search.indexer) for (const domainIndexer of indexers) if (!(onDemand && domainIndexer === indexer)) domainIndexer.start();
     },
-    async stop() {
+    beginStop() {
       onDemand?.stop();
-      await Promise.all(indexers.map((domainIndexer) => domainIndexer.stop()));
+      indexersStopped ??= Promise.all(indexers.map((domainIndexer) => domainIndexer.stop())).then(() => undefined);
+    },
+    async stop({ withinMs } = { withinMs: 10_000 }) {
+      onDemand?.stop();
+      indexersStopped ??= Promise.all(indexers.map((domainIndexer) => domainIndexer.stop())).then(() => undefined);
+      // An indexer stops after the model call or statement in hand; one that never returns (a
+      // hung model, a statement the server is still running) must not hold the process past its
+      // deadline: its jobs come back when their leases run out.
+      let timer: NodeJS.Timeout | undefined;
+      const inTime = await Promise.race([indexersStopped.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)))]);
+      clearTimeout(timer);
+      if (!inTime) logger.warn(`indexing did not stop within ${withinMs} ms; its jobs return to the queue when their leases run out`);
       await Promise.all([queryLog.flush(), ...all.map((domain) => domain.close?.())]);
       await cache.close();
       await vectorStore.close?.();
