@@ -224,6 +224,12 @@ export interface DocumentParsingConfig {
 export interface SearchConfig {
   /** Each provider's time budget; a slower provider is reported as TIMEOUT and left out. */
   providerTimeoutMs: number;
+  /**
+   * Searches one search subgraph runs at once (SEARCH_CONCURRENCY) and of them one organization's
+   * (SEARCH_CONCURRENCY_PER_ORGANIZATION, below the first, so one is always free for another
+   * organization); the others wait in turns by organization (search-service.ts).
+   */
+  concurrency: { running: number; perOrganization: number };
   /** How long search results stay cached; 0 turns the cache off. */
   cacheTtlSeconds: number;
   /** Redis for the result cache; null means an in-process LRU. */
@@ -269,6 +275,14 @@ export const DEV_SUBGRAPH_SIGNING_SECRET = "dev-only-subgraph-signing-secret-012
 export const APOLLO_SANDBOX_ORIGIN = "https://studio.apollographql.com";
 
 type Env = Record<string, string | undefined>;
+
+/** SEARCH_CONCURRENCY and SEARCH_CONCURRENCY_PER_ORGANIZATION, the second below the first (unless both are 1). */
+function searchConcurrency(env: Env): SearchConfig["concurrency"] {
+  const running = int(env, "SEARCH_CONCURRENCY", 4, 1, 1_000);
+  const perOrganization = int(env, "SEARCH_CONCURRENCY_PER_ORGANIZATION", Math.max(1, running - 1), 1, 1_000);
+  if (perOrganization > running) throw new ConfigError("SEARCH_CONCURRENCY_PER_ORGANIZATION", `must be at most SEARCH_CONCURRENCY (${running}), got ${perOrganization}`);
+  return { running, perOrganization };
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === "production";
@@ -462,6 +476,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     search: {
       providerTimeoutMs: int(env, "SEARCH_PROVIDER_TIMEOUT_MS", 2_000, 10, 60_000),
+      concurrency: searchConcurrency(env),
       cacheTtlSeconds: int(env, "SEARCH_CACHE_TTL_SECONDS", 60, 0, 86_400),
       redisUrl,
       redisKeyPrefix,

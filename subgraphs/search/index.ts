@@ -24,7 +24,7 @@ import { createSearchDomains, type SearchDomains } from "./providers/registry.js
 import { QueryLog } from "./query-log.js";
 import { createResultCache, type ResultCache } from "../../lib/cache/result-cache.js";
 import { resolvers, type SearchContext } from "./resolvers.js";
-import { SearchService, type ChangedSinceCheck, type LiveEntityFilter } from "./search-service.js";
+import { SearchService, searchTurns, type ChangedSinceCheck, type LiveEntityFilter } from "./search-service.js";
 import { createSavedSearchLoader, SavedSearchStore } from "./saved-search-store.js";
 import { createOwnedFieldLoader } from "./provided-fields.js";
 import { createHighlightLoader, createSharedHighlights } from "./highlights.js";
@@ -111,6 +111,7 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
     cache,
     cacheTtlSeconds: config.search.cacheTtlSeconds,
     providerTimeoutMs: config.search.providerTimeoutMs,
+    turns: searchTurns(config.search.concurrency),
     queryLog,
     logger,
     metrics,

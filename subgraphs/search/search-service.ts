@@ -18,6 +18,7 @@ import { SharedProviderCalls } from "./shared-provider-calls.js";
 import type { QueryLog } from "./query-log.js";
 import type { ResultCache } from "../../lib/cache/result-cache.js";
 import type { SubgraphMetrics } from "../../lib/observability/subgraph-metrics.js";
+import { FairShareQueue } from "../../lib/workers/fair-share.js";
 import { CONVENTIONAL_ALPHA, type DefaultAlpha } from "../../lib/retrieval/embeddings/default-alpha.js";
 import { filterFieldsSet, type HitAttributes, type SearchFilter } from "../../lib/retrieval/search-filter.js";
 import { computeFacets, type SearchFacetsData } from "./facets.js";
@@ -223,6 +224,25 @@ export interface SearchServiceOptions {
    * together, so the second one joins the first one's calls while they run.
    */
   sharedCallKeepMs?: number;
+  /**
+   * Turns for the searches themselves (SEARCH_CONCURRENCY): at most so many run at once, one
+   * organization's at most so many of them, the rest waiting in round-robin order by
+   * organization. Without it every search starts at once.
+   */
+  turns?: FairShareQueue;
+}
+
+/**
+ * The turns of a search subgraph's searches: `running` at once, `perOrganization` of them for one
+ * organization (below `running`, so another organization's search starts at once), the others
+ * waiting by organization in round-robin order. A search holds a connection's worth of database
+ * reads and a share of the event loop; 24 aliased searches of one organization (and their
+ * `@defer` parts) used to start together and put every other organization's search behind them
+ * on both. Waiting is bounded: 200 of one organization's searches, 2,000 in all, and 8 s (under the
+ * gateway's 10 s upstream timeout), past which a search is OVERLOADED.
+ */
+export function searchTurns({ running, perOrganization }: { running: number; perOrganization: number }): FairShareQueue {
+  return new FairShareQueue({ name: "search", maxRunning: running, maxRunningPerKey: perOrganization, maxQueuedPerKey: 200, maxQueued: 2_000, maxWaitMs: 8_000 });
 }
 
 /** What one provider call gave: its report, its hits, and the typo corrections a keyword provider used ("did you mean"). */
@@ -299,8 +319,14 @@ export class SearchService {
 
   async search(tenant: TenantContext, raw: SearchInput, options: SearchOptions = {}): Promise<SearchResultData> {
     const startedAt = performance.now();
-    const searchedAt = Date.now();
+    // Bad input is refused at once, before the search waits for its turn.
     const input = this.normalize(raw, tenant);
+    const turns = this.options.turns;
+    return turns ? turns.run(tenant.organizationId, () => this.run(tenant, input, options, startedAt)) : this.run(tenant, input, options, startedAt);
+  }
+
+  private async run(tenant: TenantContext, input: NormalizedInput, options: SearchOptions, startedAt: number): Promise<SearchResultData> {
+    const searchedAt = Date.now();
     const withFacets = options.facets === true;
     const cacheKey = this.cacheKey(tenant, input, withFacets);
 

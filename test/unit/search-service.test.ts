@@ -7,7 +7,8 @@ import { describe, expect, it } from "@jest/globals";
 import type { ProviderHit, ProviderRequest, SearchProvider } from "../../lib/retrieval/search-provider.js";
 import { MemoryResultCache, type ResultCache } from "../../lib/cache/result-cache.js";
 import { FUSION_METHODS } from "../../subgraphs/search/fusion.js";
-import { MIN_WINDOW, SearchService, type SearchInput } from "../../subgraphs/search/search-service.js";
+import { FairShareQueue } from "../../lib/workers/fair-share.js";
+import { MIN_WINDOW, SearchService, searchTurns, type SearchInput } from "../../subgraphs/search/search-service.js";
 
 const tenant = { organizationId: "org", userId: "user", teamIds: [], role: "member" as const, userName: null, userEmail: null };
 
@@ -217,5 +218,68 @@ describe("SearchService bad input", () => {
     ["a garbage cursor", { query: "q", after: "%%%" }, "input.after"],
   ])("rejects %s as BAD_USER_INPUT naming the field", async (_name, input, field) => {
     await expect(search.search(tenant, input)).rejects.toMatchObject({ extensions: { code: "BAD_USER_INPUT", field } });
+  });
+});
+
+describe("SearchService turns by organization", () => {
+  /** A provider whose calls wait until the test lets each go, recording which organization asked. */
+  class HeldProvider implements SearchProvider {
+    readonly latency = "LOCAL" as const;
+    readonly kind = "KEYWORD" as const;
+    readonly name = "held";
+    readonly description = "held until released";
+    readonly asked: string[] = [];
+    private readonly releases: (() => void)[] = [];
+    async search(request: ProviderRequest): Promise<ProviderHit[]> {
+      this.asked.push(request.tenant.organizationId);
+      await new Promise<void>((resolve) => this.releases.push(resolve));
+      return [];
+    }
+    /** Lets the oldest held call go. */
+    releaseOne(): void {
+      this.releases.shift()?.();
+    }
+    get held(): number {
+      return this.releases.length;
+    }
+  }
+
+  const of = (organizationId: string) => ({ ...tenant, organizationId });
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("starts another organization's search in the slot one organization may not take, and runs the flood two at a time", async () => {
+    const provider = new HeldProvider();
+    const search = new SearchService({ providers: [provider], cache: new MemoryResultCache(), cacheTtlSeconds: 0, providerTimeoutMs: 60_000, queryLog: null, turns: searchTurns({ running: 3, perOrganization: 2 }) });
+    const flood = Array.from({ length: 10 }, (_, i) => search.search(of("attacker"), { query: `flood ${i}` }));
+    await settle();
+    // Two of the flood's ten run; the third slot is kept for someone else.
+    expect(provider.asked).toEqual(["attacker", "attacker"]);
+    const victim = search.search(of("victim"), { query: "mine" });
+    await settle();
+    expect(provider.asked).toEqual(["attacker", "attacker", "victim"]);
+    // As slots free, the flood goes on two at a time; the victim's search was never behind it.
+    for (let i = 0; i < 11; i += 1) {
+      provider.releaseOne();
+      await settle();
+      await settle();
+      expect(provider.held).toBeLessThanOrEqual(3);
+    }
+    await Promise.all([...flood, victim]);
+    expect(provider.asked.filter((organization) => organization === "attacker")).toHaveLength(10);
+  });
+
+  it("refuses a search that cannot wait with OVERLOADED, and answers bad input before any turn", async () => {
+    const provider = new HeldProvider();
+    const turns = new FairShareQueue({ name: "search", maxRunning: 1, maxRunningPerKey: 1, maxQueuedPerKey: 1, maxQueued: 10, maxWaitMs: 60_000 });
+    const search = new SearchService({ providers: [provider], cache: new MemoryResultCache(), cacheTtlSeconds: 0, providerTimeoutMs: 60_000, queryLog: null, turns });
+    const running = search.search(of("attacker"), { query: "one" });
+    const waiting = search.search(of("attacker"), { query: "two" });
+    await expect(search.search(of("attacker"), { query: "three" })).rejects.toMatchObject({ extensions: { code: "OVERLOADED" } });
+    await expect(search.search(of("attacker"), { query: "" })).rejects.toMatchObject({ extensions: { code: "BAD_USER_INPUT" } });
+    provider.releaseOne();
+    await settle();
+    await settle();
+    provider.releaseOne();
+    await Promise.all([running, waiting]);
   });
 });
