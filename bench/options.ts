@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [--scenario gateway|latency|batching|ingestion|soak|indexing|hostile|tenant-scope|document-ingestion|mixed-search|search-path|keyword-pruning|suggestions|search-facets|search-features|typo-tolerance|defer|topology-faults|topology-throughput|all] [--sizes 1000,10000,100000]
+ * `npm run bench -- [--scenario gateway|latency|batching|ingestion|soak|indexing|hostile|tenant-scope|document-ingestion|mixed-search|search-path|keyword-pruning|suggestions|search-facets|search-features|typo-tolerance|defer|topology-faults|topology-throughput|fair-shares|all] [--sizes 1000,10000,100000]
  *   [--database pglite|postgres|both|auto] [--duration <s>] [--connections <n>] [--out bench/results]
  *   [--soak-duration <s>] [--embed-conversations <n>] [--no-profile] [--summary-only] [--keep-database] [--reuse-database <name>]`
  */
@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { ConfigError } from "../lib/config.js";
 import type { DatabaseKind } from "./database.js";
 
-export const SCENARIO_NAMES = ["gateway", "batching", "latency", "soak", "ingestion", "indexing", "hostile", "tenant-scope", "document-ingestion", "mixed-search", "search-path", "keyword-pruning", "suggestions", "search-facets", "search-features", "typo-tolerance", "defer", "topology-faults", "topology-throughput"] as const;
+export const SCENARIO_NAMES = ["gateway", "batching", "latency", "soak", "ingestion", "indexing", "hostile", "tenant-scope", "document-ingestion", "mixed-search", "search-path", "keyword-pruning", "suggestions", "search-facets", "search-features", "typo-tolerance", "defer", "topology-faults", "topology-throughput", "fair-shares"] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 export interface BenchOptions {

@@ -22,6 +22,7 @@ import { batchingScenario } from "./scenarios/batching.js";
 import { documentIngestionScenario } from "./scenarios/document-ingestion.js";
 import { gatewayScenario } from "./scenarios/gateway.js";
 import { hostileLoadScenario } from "./scenarios/hostile-load.js";
+import { fairSharesScenario } from "./scenarios/fair-shares.js";
 import { indexingLatencyScenario } from "./scenarios/indexing-latency.js";
 import { ingestionScenario } from "./scenarios/ingestion.js";
 import { keywordPruningScenario } from "./scenarios/keyword-pruning.js";
@@ -59,6 +60,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario<EntryBase>> = {
   defer: deferScenario as unknown as Scenario<EntryBase>,
   "topology-faults": topologyFaultsScenario as unknown as Scenario<EntryBase>,
   "topology-throughput": topologyThroughputScenario as unknown as Scenario<EntryBase>,
+  "fair-shares": fairSharesScenario as unknown as Scenario<EntryBase>,
 };
 
 export interface BenchOutcome {

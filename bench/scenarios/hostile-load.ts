@@ -28,7 +28,7 @@ import { startGateway, type RunningGateway } from "../../gateway/server.js";
 import { sampleConversationIds } from "../corpus.js";
 import { graphqlBody, runLoad, warmUp, type LoadOptions, type LoadResult } from "../load.js";
 import { databaseLabel, entryHeading, formatCount, formatErrors, formatMs, formatRatio, formatRate, renderConditions, renderWarnings, type EntryBase } from "../report.js";
-import { baseConditions, sleep, type Scenario } from "../scenario.js";
+import { baseConditions, sleep, type Scenario, type ScenarioContext } from "../scenario.js";
 import { benchConfig, benchToken, settle, startBenchSubgraphs, type BenchSubgraphs } from "../stack.js";
 import { ratio, round } from "../stats.js";
 
@@ -47,7 +47,7 @@ const VICTIM_QUERY = `query HostileLoadVictim { conversations(first: 5) { nodes 
  */
 const RATE_LIMIT: RateLimitSettings = { windowSeconds: 1, organizationPoints: 250, userPoints: 250, anonymousPoints: 250, redisUrl: null };
 
-interface AttackRequest {
+export interface AttackRequest {
   headers: Record<string, string>;
   body: string;
   /** Where it goes, when not the gateway's /graphql. */
@@ -56,7 +56,7 @@ interface AttackRequest {
   chunked?: boolean;
 }
 
-interface Attack {
+export interface Attack {
   name: string;
   description: string;
   concurrency: number;
@@ -100,13 +100,50 @@ export interface HostileLoadEntry extends EntryBase {
   serverWarnings: { count: number; samples: string[] };
 }
 
-export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
+/** What an attack scenario runs: the victim's requests and the attack classes, prepared before anything is measured. */
+export interface AttackScenarioSpec {
+  name: "hostile" | "fair-shares";
+  title: string;
+  /** The victim's query, as the report names it. */
+  victimQuery: string;
+  /** The victim's request bodies (taken in turn). */
+  victimBodies(database: BenchDatabase): Promise<string[]>;
+  attackClasses(setup: AttackSetup): Promise<Attack[]>;
+  /** Rate limits of the run (default: budgets of 250 points per one-second window). */
+  rateLimit?: RateLimitSettings;
+}
+
+export interface AttackSetup {
+  auth: BenchSubgraphs["config"]["auth"];
+  database: BenchDatabase;
+  gatewayUrl: string;
+  searchSubgraphUrl: string;
+  tokenOf(organizationId: string): Promise<Record<string, string>>;
+}
+
+type BenchDatabase = ScenarioContext["bench"]["database"];
+
+export const hostileLoadScenario: Scenario<HostileLoadEntry> = attackScenario({
   name: "hostile",
   title: "Another organization's queries under attack",
+  victimQuery: VICTIM_QUERY,
+  victimBodies: async () => [graphqlBody(VICTIM_QUERY)],
+  async attackClasses(setup) {
+    const [victimConversationId] = await sampleConversationIds(setup.database, 1);
+    return attackClasses(setup.auth, victimConversationId!, { gatewayUrl: setup.gatewayUrl, searchSubgraphUrl: setup.searchSubgraphUrl });
+  },
+});
+
+/** A scenario that measures the victim's latency under each attack class against its baseline, in one run. */
+export function attackScenario(spec: AttackScenarioSpec): Scenario<HostileLoadEntry> {
+  return {
+  name: spec.name,
+  title: spec.title,
   async run(context) {
     const { database } = context.bench;
     const config = benchConfig({ cacheTtlSeconds: 0 });
-    const subgraphs = await startBenchSubgraphs(database, config, RATE_LIMIT);
+    const rateLimit = spec.rateLimit ?? RATE_LIMIT;
+    const subgraphs = await startBenchSubgraphs(database, config, rateLimit);
     let gateway: RunningGateway | null = null;
     const attacker = new AttackGenerator();
     try {
@@ -124,12 +161,13 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
         auth: config.auth,
         responseCache: null,
         operationLimits: DEFAULT_OPERATION_LIMITS,
-        rateLimit: RATE_LIMIT,
+        rateLimit,
         mcp: {},
       });
-      const victim: LoadOptions = { url: gateway.url, token: await benchToken(config), bodies: [graphqlBody(VICTIM_QUERY)], connections: 1, durationSeconds: context.options.durationSeconds };
-      const [victimConversationId] = await sampleConversationIds(database, 1);
-      const attacks = await attackClasses(config.auth, victimConversationId!, { gatewayUrl: gateway.url, searchSubgraphUrl: subgraphs.searchServer.url });
+      const victim: LoadOptions = { url: gateway.url, token: await benchToken(config), bodies: await spec.victimBodies(database), connections: 1, durationSeconds: context.options.durationSeconds };
+      const tokenOf = async (organizationId: string) => ({ authorization: `Bearer ${await signToken({ organizationId, userId: "mallory", teamIds: [], name: "Mallory" }, config.auth, "2h")}` });
+      context.log("  preparing the attacks…");
+      const attacks = await spec.attackClasses({ auth: config.auth, database, gatewayUrl: gateway.url, searchSubgraphUrl: subgraphs.searchServer.url, tokenOf });
       const leadMs = Math.min(500, context.options.durationSeconds * 250);
 
       await warmUp(victim, Math.min(3, Math.max(0.5, context.options.durationSeconds / 3)));
@@ -168,15 +206,15 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
         size: context.size,
         run: context.run,
         conditions: baseConditions(context, {
-          "victim query": VICTIM_QUERY,
+          "victim query": spec.victimQuery,
           victim: `the benchmark organization, 1 connection (one request in flight), ${context.options.durationSeconds} s per run, through the gateway (Rust planner, in-flight merging off, response cache off, search result cache off)`,
           attacker: `its own process and organization per attack class, running ${leadMs} ms before and after the victim's run`,
-          "rate limits": `on: ${RATE_LIMIT.organizationPoints} requests per organization, ${RATE_LIMIT.userPoints} per user, ${RATE_LIMIT.anonymousPoints} per anonymous IP, per ${RATE_LIMIT.windowSeconds} s window (in memory)`,
+          "rate limits": `on: ${rateLimit.organizationPoints} points per organization, ${rateLimit.userPoints} per user, ${rateLimit.anonymousPoints} per anonymous IP, per ${rateLimit.windowSeconds} s window (in memory)`,
           "operation limits": "the defaults (lib/graphql/operation-limits.ts)",
         }),
         corpus: context.corpus,
         profiles: [],
-        victimQuery: VICTIM_QUERY,
+        victimQuery: spec.victimQuery,
         baseline,
         baselineAfter,
         phases,
@@ -229,7 +267,8 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = {
     });
     return [...goalLines, "", table, "", "Ratios are the victim's latency under each attack over its baseline in the same run. 'How the attack was answered': HTTP statuses and first error codes of the attacker's responses.", "", ...details.flatMap((detail) => [detail, ""])].join("\n");
   },
-};
+  };
+}
 
 /** NaN ratios (a victim that got no answer during the attack) miss the goal too. */
 export function meetsGoal(phase: Pick<HostilePhase, "ratios">): boolean {

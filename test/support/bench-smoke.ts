@@ -19,8 +19,8 @@ import { runBenchmarks, SCENARIOS, type BenchOutcome } from "../../bench/run.js"
 import { usingPostgres } from "./database.js";
 
 /**
- * The scenarios each smoke file runs. Left out: the hostile-load one, which alone takes ~19 s
- * even at this size, and the document ones (~45 s each at this size: they generate, upload and
+ * The scenarios each smoke file runs. Left out: the two attack ones (hostile and fair-shares),
+ * each ~19 s or more even at this size, and the document ones (~45 s each at this size: they generate, upload and
  * index files; their loader is tested in test/integration/bench-documents.test.ts). `npm run
  * bench` runs them all. The groups are balanced by their time on PGlite (each 55-70 s alone);
  * ingestion and indexing share a file because both load the local embedding model.
@@ -33,7 +33,7 @@ export const SMOKE_GROUPS = {
 // topology-faults and topology-throughput start their own multi-instance topology (real
 // PostgreSQL pair, HAProxy, PgBouncer): test/topology/ runs a short version of the fault drill,
 // once per CI run (npm run test:topology).
-export const SLOW_SCENARIOS: readonly ScenarioName[] = ["hostile", "document-ingestion", "mixed-search", "topology-faults", "topology-throughput"];
+export const SLOW_SCENARIOS: readonly ScenarioName[] = ["hostile", "fair-shares", "document-ingestion", "mixed-search", "topology-faults", "topology-throughput"];
 
 export const smokeDatabase = usingPostgres ? "postgres" : "pglite";
 
