@@ -159,10 +159,7 @@ export function declaredCosts(schema: GraphQLSchema): ReadonlyMap<string, Declar
 function costWeight(directives: readonly ConstDirectiveNode[] | undefined): number | null {
   const cost = directives?.find((directive) => COST_DIRECTIVES.has(directive.name.value));
   const weight = cost?.arguments?.find((argument) => argument.name.value === "weight")?.value;
-  if (weight?.kind === Kind.INT) return Number(weight.value);
-  // Apollo's composer writes the weight as a string in some versions.
-  if (weight?.kind === Kind.STRING && /^\d+$/.test(weight.value)) return Number(weight.value);
-  return null;
+  return weight?.kind === Kind.INT ? Number(weight.value) : null;
 }
 
 export const OPERATION_LIMIT_EXCEEDED = "OPERATION_LIMIT_EXCEEDED";
