@@ -82,6 +82,9 @@ describe("the knowledge-base subgraph process on SIGTERM", () => {
         DOCUMENT_PARSE_PER_ORGANIZATION: "2",
         DOCUMENT_PARSE_QUEUE_PER_ORGANIZATION: "1000",
         DOCUMENT_PARSE_QUEUE: "1000",
+        // The seed's and the workload's documents wait unindexed (no indexer runs here): past
+        // the backlog limit (200) they would be refused OVERLOADED.
+        DOCUMENT_BACKLOG_PER_ORGANIZATION: "10000",
       },
     });
     try {
