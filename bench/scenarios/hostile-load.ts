@@ -130,143 +130,143 @@ export const hostileLoadScenario: Scenario<HostileLoadEntry> = attackScenario({
   victimBodies: async () => [graphqlBody(VICTIM_QUERY)],
   async attackClasses(setup) {
     const [victimConversationId] = await sampleConversationIds(setup.database, 1);
-    return attackClasses(setup.auth, victimConversationId!, { gatewayUrl: setup.gatewayUrl, searchSubgraphUrl: setup.searchSubgraphUrl });
+    return attackClasses(setup, victimConversationId!);
   },
 });
 
 /** A scenario that measures the victim's latency under each attack class against its baseline, in one run. */
 export function attackScenario(spec: AttackScenarioSpec): Scenario<HostileLoadEntry> {
   return {
-  name: spec.name,
-  title: spec.title,
-  async run(context) {
-    const { database } = context.bench;
-    const config = benchConfig({ cacheTtlSeconds: 0 });
-    const rateLimit = spec.rateLimit ?? RATE_LIMIT;
-    const subgraphs = await startBenchSubgraphs(database, config, rateLimit);
-    let gateway: RunningGateway | null = null;
-    const attacker = new AttackGenerator();
-    try {
-      gateway = await startGateway({
-        supergraphSdl: subgraphs.supergraphSdl,
-        host: config.host,
-        port: 0,
-        queryPlanner: "rust",
-        corsOrigins: config.gateway.corsOrigins,
-        production: false,
-        upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
-        logger: silentLogger,
-        runtimeLogLevel: false,
-        deduplicateInflightRequests: false,
-        auth: config.auth,
-        responseCache: null,
-        operationLimits: DEFAULT_OPERATION_LIMITS,
-        rateLimit,
-        mcp: {},
-      });
-      const victim: LoadOptions = { url: gateway.url, token: await benchToken(config), bodies: await spec.victimBodies(database), connections: 1, durationSeconds: context.options.durationSeconds };
-      const tokenOf = async (organizationId: string) => ({ authorization: `Bearer ${await signToken({ organizationId, userId: "mallory", teamIds: [], name: "Mallory" }, config.auth, "2h")}` });
-      context.log("  preparing the attacks…");
-      const attacks = await spec.attackClasses({ auth: config.auth, database, gatewayUrl: gateway.url, searchSubgraphUrl: subgraphs.searchServer.url, tokenOf });
-      const leadMs = Math.min(500, context.options.durationSeconds * 250);
+    name: spec.name,
+    title: spec.title,
+    async run(context) {
+      const { database } = context.bench;
+      const config = benchConfig({ cacheTtlSeconds: 0 });
+      const rateLimit = spec.rateLimit ?? RATE_LIMIT;
+      const subgraphs = await startBenchSubgraphs(database, config, rateLimit);
+      let gateway: RunningGateway | null = null;
+      const attacker = new AttackGenerator();
+      try {
+        gateway = await startGateway({
+          supergraphSdl: subgraphs.supergraphSdl,
+          host: config.host,
+          port: 0,
+          queryPlanner: "rust",
+          corsOrigins: config.gateway.corsOrigins,
+          production: false,
+          upstreamTimeoutMs: config.gateway.upstreamTimeoutMs,
+          logger: silentLogger,
+          runtimeLogLevel: false,
+          deduplicateInflightRequests: false,
+          auth: config.auth,
+          responseCache: null,
+          operationLimits: DEFAULT_OPERATION_LIMITS,
+          rateLimit,
+          mcp: {},
+        });
+        const victim: LoadOptions = { url: gateway.url, token: await benchToken(config), bodies: await spec.victimBodies(database), connections: 1, durationSeconds: context.options.durationSeconds };
+        const tokenOf = async (organizationId: string) => ({ authorization: `Bearer ${await signToken({ organizationId, userId: "mallory", teamIds: [], name: "Mallory" }, config.auth, "2h")}` });
+        context.log("  preparing the attacks…");
+        const attacks = await spec.attackClasses({ auth: config.auth, database, gatewayUrl: gateway.url, searchSubgraphUrl: subgraphs.searchServer.url, tokenOf });
+        const leadMs = Math.min(500, context.options.durationSeconds * 250);
 
-      await warmUp(victim, Math.min(3, Math.max(0.5, context.options.durationSeconds / 3)));
-      context.log("  baseline…");
-      const baseline = await runLoad(victim);
-      const phases: HostilePhase[] = [];
-      for (const attack of attacks) {
-        context.log(`  under attack: ${attack.name}…`);
-        const attackRun = attacker.run({
-          url: gateway.url,
-          requests: attack.requests,
-          concurrency: attack.concurrency,
-          durationMs: context.options.durationSeconds * 1_000 + 2 * leadMs,
-          maxRequests: attack.maxRequests,
-          timeoutMs: 30_000,
-        });
-        await sleep(leadMs);
-        const underAttack = await runLoad(victim);
-        const outcome = await attackRun;
-        const settleSeconds = await settle(subgraphs, database, 300, 30_000);
-        phases.push({
-          attack: attack.name,
-          description: attack.description,
-          concurrency: attack.concurrency,
-          attacker: outcome,
-          victim: underAttack,
-          ratios: { p50: ratio(underAttack.latencyMs.p50, baseline.latencyMs.p50), p99: ratio(underAttack.latencyMs.p99, baseline.latencyMs.p99) },
-          settleSeconds,
-        });
+        await warmUp(victim, Math.min(3, Math.max(0.5, context.options.durationSeconds / 3)));
+        context.log("  baseline…");
+        const baseline = await runLoad(victim);
+        const phases: HostilePhase[] = [];
+        for (const attack of attacks) {
+          context.log(`  under attack: ${attack.name}…`);
+          const attackRun = attacker.run({
+            url: gateway.url,
+            requests: attack.requests,
+            concurrency: attack.concurrency,
+            durationMs: context.options.durationSeconds * 1_000 + 2 * leadMs,
+            maxRequests: attack.maxRequests,
+            timeoutMs: 30_000,
+          });
+          await sleep(leadMs);
+          const underAttack = await runLoad(victim);
+          const outcome = await attackRun;
+          const settleSeconds = await settle(subgraphs, database, 300, 30_000);
+          phases.push({
+            attack: attack.name,
+            description: attack.description,
+            concurrency: attack.concurrency,
+            attacker: outcome,
+            victim: underAttack,
+            ratios: { p50: ratio(underAttack.latencyMs.p50, baseline.latencyMs.p50), p99: ratio(underAttack.latencyMs.p99, baseline.latencyMs.p99) },
+            settleSeconds,
+          });
+        }
+        context.log("  baseline again…");
+        const baselineAfter = await runLoad(victim);
+
+        return {
+          database: context.bench.kind,
+          size: context.size,
+          run: context.run,
+          conditions: baseConditions(context, {
+            "victim query": spec.victimQuery,
+            victim: `the benchmark organization, 1 connection (one request in flight), ${context.options.durationSeconds} s per run, through the gateway (Rust planner, in-flight merging off, response cache off, search result cache off)`,
+            attacker: `its own process and organization per attack class, running ${leadMs} ms before and after the victim's run`,
+            "rate limits": `on: ${rateLimit.organizationPoints} points per organization, ${rateLimit.userPoints} per user, ${rateLimit.anonymousPoints} per anonymous IP, per ${rateLimit.windowSeconds} s window (in memory)`,
+            "operation limits": "the defaults (lib/graphql/operation-limits.ts)",
+          }),
+          corpus: context.corpus,
+          profiles: [],
+          victimQuery: spec.victimQuery,
+          baseline,
+          baselineAfter,
+          phases,
+          baselineDrift: ratio(baselineAfter.latencyMs.p50, baseline.latencyMs.p50),
+          serverWarnings: subgraphs.warnings,
+        };
+      } finally {
+        await attacker.stop();
+        await gateway?.stop();
+        await subgraphs.stop();
       }
-      context.log("  baseline again…");
-      const baselineAfter = await runLoad(victim);
+    },
 
-      return {
-        database: context.bench.kind,
-        size: context.size,
-        run: context.run,
-        conditions: baseConditions(context, {
-          "victim query": spec.victimQuery,
-          victim: `the benchmark organization, 1 connection (one request in flight), ${context.options.durationSeconds} s per run, through the gateway (Rust planner, in-flight merging off, response cache off, search result cache off)`,
-          attacker: `its own process and organization per attack class, running ${leadMs} ms before and after the victim's run`,
-          "rate limits": `on: ${rateLimit.organizationPoints} points per organization, ${rateLimit.userPoints} per user, ${rateLimit.anonymousPoints} per anonymous IP, per ${rateLimit.windowSeconds} s window (in memory)`,
-          "operation limits": "the defaults (lib/graphql/operation-limits.ts)",
-        }),
-        corpus: context.corpus,
-        profiles: [],
-        victimQuery: spec.victimQuery,
-        baseline,
-        baselineAfter,
-        phases,
-        baselineDrift: ratio(baselineAfter.latencyMs.p50, baseline.latencyMs.p50),
-        serverWarnings: subgraphs.warnings,
-      };
-    } finally {
-      await attacker.stop();
-      await gateway?.stop();
-      await subgraphs.stop();
-    }
-  },
-
-  renderSection(file) {
-    const table = renderMarkdownTable(
-      ["database", "conversations", "attack", "attacker in flight", "attacker requests (per s)", "how the attack was answered", "victim p50", "victim p99", "ratio p50", "ratio p99", `goal (p50 ≤ ${GOAL.p50}×, p99 ≤ ${GOAL.p99}×)`, "victim errors"],
-      file.entries.flatMap((entry) => [
-        [databaseLabel(entry.database), formatCount(entry.size), "none (baseline)", "–", "–", "–", formatMs(entry.baseline.latencyMs.p50), formatMs(entry.baseline.latencyMs.p99), "1.00×", "1.00×", "–", formatErrors(entry.baseline.errors)],
-        ...entry.phases.map((phase) => [
-          databaseLabel(entry.database),
-          formatCount(entry.size),
-          phase.attack,
-          String(phase.concurrency),
-          `${formatCount(phase.attacker.sent)} (${formatRate(phase.attacker.completed / Math.max(phase.attacker.durationSeconds, 0.001))})`,
-          answeredAs(phase.attacker),
-          formatMs(phase.victim.latencyMs.p50),
-          formatMs(phase.victim.latencyMs.p99),
-          formatRatio(phase.ratios.p50),
-          formatRatio(phase.ratios.p99),
-          meetsGoal(phase) ? "met" : Number.isFinite(phase.ratios.p50) && Number.isFinite(phase.ratios.p99) ? "missed" : "missed (victim got no answer)",
-          formatErrors(phase.victim.errors),
+    renderSection(file) {
+      const table = renderMarkdownTable(
+        ["database", "conversations", "attack", "attacker in flight", "attacker requests (per s)", "how the attack was answered", "victim p50", "victim p99", "ratio p50", "ratio p99", `goal (p50 ≤ ${GOAL.p50}×, p99 ≤ ${GOAL.p99}×)`, "victim errors"],
+        file.entries.flatMap((entry) => [
+          [databaseLabel(entry.database), formatCount(entry.size), "none (baseline)", "–", "–", "–", formatMs(entry.baseline.latencyMs.p50), formatMs(entry.baseline.latencyMs.p99), "1.00×", "1.00×", "–", formatErrors(entry.baseline.errors)],
+          ...entry.phases.map((phase) => [
+            databaseLabel(entry.database),
+            formatCount(entry.size),
+            phase.attack,
+            String(phase.concurrency),
+            `${formatCount(phase.attacker.sent)} (${formatRate(phase.attacker.completed / Math.max(phase.attacker.durationSeconds, 0.001))})`,
+            answeredAs(phase.attacker),
+            formatMs(phase.victim.latencyMs.p50),
+            formatMs(phase.victim.latencyMs.p99),
+            formatRatio(phase.ratios.p50),
+            formatRatio(phase.ratios.p99),
+            meetsGoal(phase) ? "met" : Number.isFinite(phase.ratios.p50) && Number.isFinite(phase.ratios.p99) ? "missed" : "missed (victim got no answer)",
+            formatErrors(phase.victim.errors),
+          ]),
+          [databaseLabel(entry.database), formatCount(entry.size), "none (baseline after)", "–", "–", "–", formatMs(entry.baselineAfter.latencyMs.p50), formatMs(entry.baselineAfter.latencyMs.p99), formatRatio(entry.baselineDrift), formatRatio(ratio(entry.baselineAfter.latencyMs.p99, entry.baseline.latencyMs.p99)), "–", formatErrors(entry.baselineAfter.errors)],
         ]),
-        [databaseLabel(entry.database), formatCount(entry.size), "none (baseline after)", "–", "–", "–", formatMs(entry.baselineAfter.latencyMs.p50), formatMs(entry.baselineAfter.latencyMs.p99), formatRatio(entry.baselineDrift), formatRatio(ratio(entry.baselineAfter.latencyMs.p99, entry.baseline.latencyMs.p99)), "–", formatErrors(entry.baselineAfter.errors)],
-      ]),
-    );
-    const details = file.entries.map((entry) =>
-      [
-        `**${entryHeading(entry)}** — attacks, in order: ${entry.phases.map((phase) => `*${phase.attack}*: ${phase.description}`).join("; ")}.`,
-        "",
-        renderWarnings(entry.serverWarnings),
-        renderConditions(entry),
-      ]
-        .filter((line, index) => line !== "" || index === 1)
-        .join("\n"),
-    );
-    const goalLines = file.entries.map((entry) => {
-      const met = entry.phases.filter(meetsGoal).map((phase) => phase.attack);
-      const missed = entry.phases.filter((phase) => !meetsGoal(phase)).map((phase) => phase.attack);
-      return `Goal (victim p50 ≤ ${GOAL.p50}×, p99 ≤ ${GOAL.p99}× its baseline while the attack runs), ${entryHeading(entry)}: met by ${met.length} of ${entry.phases.length} attack classes${met.length ? ` (${met.join("; ")})` : ""}; missed by ${missed.join("; ") || "none"}.`;
-    });
-    return [...goalLines, "", table, "", "Ratios are the victim's latency under each attack over its baseline in the same run. 'How the attack was answered': HTTP statuses and first error codes of the attacker's responses.", "", ...details.flatMap((detail) => [detail, ""])].join("\n");
-  },
+      );
+      const details = file.entries.map((entry) =>
+        [
+          `**${entryHeading(entry)}** — attacks, in order: ${entry.phases.map((phase) => `*${phase.attack}*: ${phase.description}`).join("; ")}.`,
+          "",
+          renderWarnings(entry.serverWarnings),
+          renderConditions(entry),
+        ]
+          .filter((line, index) => line !== "" || index === 1)
+          .join("\n"),
+      );
+      const goalLines = file.entries.map((entry) => {
+        const met = entry.phases.filter(meetsGoal).map((phase) => phase.attack);
+        const missed = entry.phases.filter((phase) => !meetsGoal(phase)).map((phase) => phase.attack);
+        return `Goal (victim p50 ≤ ${GOAL.p50}×, p99 ≤ ${GOAL.p99}× its baseline while the attack runs), ${entryHeading(entry)}: met by ${met.length} of ${entry.phases.length} attack classes${met.length ? ` (${met.join("; ")})` : ""}; missed by ${missed.join("; ") || "none"}.`;
+      });
+      return [...goalLines, "", table, "", "Ratios are the victim's latency under each attack over its baseline in the same run. 'How the attack was answered': HTTP statuses and first error codes of the attacker's responses.", "", ...details.flatMap((detail) => [detail, ""])].join("\n");
+    },
   };
 }
 
@@ -284,8 +284,8 @@ function answeredAs(outcome: AttackOutcome): string {
 }
 
 /** The attack classes of issue 8, each with its requests prepared before anything is measured. */
-async function attackClasses(auth: BenchSubgraphs["config"]["auth"], victimConversationId: string, urls: { gatewayUrl: string; searchSubgraphUrl: string }): Promise<Attack[]> {
-  const tokenOf = async (organizationId: string) => ({ authorization: `Bearer ${await signToken({ organizationId, userId: "mallory", teamIds: [], name: "Mallory" }, auth, "2h")}` });
+async function attackClasses(setup: AttackSetup, victimConversationId: string): Promise<Attack[]> {
+  const { auth, tokenOf } = setup;
   const fragmentBomb = `{ ...F0 } ${Array.from({ length: 40 }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(" ")} fragment F40 on Query { __typename }`;
   const aliases = `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: conversations(first: 1) { totalCount }`).join(" ")} }`;
   const searchAliases = `{ ${Array.from({ length: 1_000 }, (_, i) => `s${i}: search(input: { query: "deadlock ${i}" }) { tookMs }`).join(" ")} }`;
@@ -319,7 +319,7 @@ async function attackClasses(auth: BenchSubgraphs["config"]["auth"], victimConve
     { name: "NUL-byte search", description: "searches whose text holds NUL bytes, 50 different texts, with a valid token", concurrency: 8, maxRequests: 100_000, requests: nulSearches.map((body) => ({ headers: nulHeaders, body })) },
     { name: "bad tokens", description: "the victim's query with 200 different bad tokens (wrong secret, alg none, garbage)", concurrency: 16, maxRequests: 500_000, requests: badTokens.map((token) => ({ headers: { authorization: `Bearer ${token}` }, body: ordinary })) },
     { name: "rate-limit exhaustion", description: "one organization floods the victim's own query, far past its budget", concurrency: 16, maxRequests: 500_000, requests: [{ headers: await tokenOf("attacker-flood"), body: ordinary }] },
-    ...(await costClasses(tokenOf, urls)),
+    ...(await costClasses(tokenOf, setup)),
   ];
 }
 

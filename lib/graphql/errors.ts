@@ -75,20 +75,25 @@ export function serviceUnavailable(message: string, retryAfterSeconds: number): 
   return new GraphQLError(message, { extensions: { code: "SERVICE_UNAVAILABLE", retryable: true, retryAfterSeconds } });
 }
 
+type AnswerShape = { data?: Record<string, unknown> | null; errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> };
+
+/** Every error of the answer is of one kind (`each`), and no root field has a value. */
+function isWholeAnswer(result: AnswerShape, each: (extensions: Record<string, unknown> | undefined) => boolean): boolean {
+  if (!result.errors || result.errors.length === 0) return false;
+  if (!result.errors.every((error) => each(error.extensions))) return false;
+  return result.data == null || Object.values(result.data).every((value) => value === null);
+}
+
+/** The answer is only OVERLOADED errors that say when to retry (a backlog limit), and no root field has a value. */
+export function isWholeAnswerOverloaded(result: AnswerShape): boolean {
+  return isWholeAnswer(result, (extensions) => extensions?.code === "OVERLOADED" && typeof extensions.retryAfterSeconds === "number");
+}
+
 /**
  * Whether an answer says nothing but "unavailable, try again": every error SERVICE_UNAVAILABLE
  * and no root field with a value. Such an answer is HTTP 503 with Retry-After; an answer with
  * some data stays 200 and carries the code at the fields it could not fill.
  */
-/** The answer is only OVERLOADED errors that say when to retry (a backlog limit), and no root field has a value. */
-export function isWholeAnswerOverloaded(result: { data?: Record<string, unknown> | null; errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }): boolean {
-  if (!result.errors || result.errors.length === 0) return false;
-  if (!result.errors.every((error) => error.extensions?.code === "OVERLOADED" && typeof error.extensions.retryAfterSeconds === "number")) return false;
-  return result.data == null || Object.values(result.data).every((value) => value === null);
-}
-
-export function isWholeAnswerUnavailable(result: { data?: Record<string, unknown> | null; errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }): boolean {
-  if (!result.errors || result.errors.length === 0) return false;
-  if (!result.errors.every((error) => error.extensions?.code === "SERVICE_UNAVAILABLE")) return false;
-  return result.data == null || Object.values(result.data).every((value) => value === null);
+export function isWholeAnswerUnavailable(result: AnswerShape): boolean {
+  return isWholeAnswer(result, (extensions) => extensions?.code === "SERVICE_UNAVAILABLE");
 }

@@ -131,7 +131,12 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
   // Queue depth and lag, read from the tables at scrape time.
   metrics.observeQueues(indexers.flatMap((domainIndexer) => domainIndexer.queues?.() ?? []));
 
+  // Asked once, at the stop's start (beginStop) or at its end: both wait for the same stop.
   let indexersStopped: Promise<void> | null = null;
+  const stopIndexing = (): Promise<void> => {
+    onDemand?.stop();
+    return (indexersStopped ??= Promise.all(indexers.map((domainIndexer) => domainIndexer.stop())).then(() => undefined));
+  };
   return {
     name: "search",
     typeDefs: parse(fs.readFileSync(SCHEMA_PATH, "utf8")),
@@ -175,12 +180,10 @@ export async function searchSubgraph(dependencies: SearchSubgraphDependencies): 
       if (config.search.indexer) for (const domainIndexer of indexers) if (!(onDemand && domainIndexer === indexer)) domainIndexer.start();
     },
     beginStop() {
-      onDemand?.stop();
-      indexersStopped ??= Promise.all(indexers.map((domainIndexer) => domainIndexer.stop())).then(() => undefined);
+      void stopIndexing();
     },
     async stop({ withinMs } = { withinMs: 10_000 }) {
-      onDemand?.stop();
-      indexersStopped ??= Promise.all(indexers.map((domainIndexer) => domainIndexer.stop())).then(() => undefined);
+      const indexersStopped = stopIndexing();
       // An indexer stops after the model call or statement in hand; one that never returns (a
       // hung model, a statement the server is still running) must not hold the process past its
       // deadline: its jobs come back when their leases run out.

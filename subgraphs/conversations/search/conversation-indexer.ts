@@ -5,9 +5,9 @@
  *
  * Claiming pushes a job's run_after into the future (a lease) under FOR UPDATE SKIP LOCKED, so
  * several processes can index side by side without doing the same work; jobs are claimed in
- * turns across organizations (fair-claim.ts), so no organization's backlog delays another's. A job is removed only
- * if it was not re-enqueued while it was being embedded (enqueued_at unchanged); a failure is
- * retried with exponential backoff and is visible in `searchIndexStatus`.
+ * turns across organizations (fair-claim.ts), so no organization's backlog delays another's. A
+ * job is removed only if it was not re-enqueued while it was being embedded (enqueued_at
+ * unchanged); a failure is retried with exponential backoff and is visible in `searchIndexStatus`.
  *
  * Each claim also writes a fresh lease token, which every later step of the attempt names
  * (issue 22). The vector write checks it first, inside its own transaction on pgvector, and

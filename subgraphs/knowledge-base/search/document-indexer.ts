@@ -6,9 +6,9 @@
  * As in the conversation indexer: claiming pushes a job's run_after into the future (a lease)
  * under FOR UPDATE SKIP LOCKED, so several processes can index side by side, taking jobs in turns
  * across organizations (fair-claim.ts); a job is removed only if it was not re-enqueued meanwhile
- * (enqueued_at unchanged); `stop()` hands unfinished jobs back at once. Unlike a conversation, one document can be thousands of chunks, so the
- * unit of work is one document, its chunks embedded a slice at a time with progress (and the
- * lease) recorded after each slice.
+ * (enqueued_at unchanged); `stop()` hands unfinished jobs back at once. Unlike a conversation,
+ * one document can be thousands of chunks, so the unit of work is one document, its chunks
+ * embedded a slice at a time with progress (and the lease) recorded after each slice.
  *
  * A claim writes a fresh lease token that every later step names (issue 22: several indexer
  * processes): renewing the lease, each slice's vector write (checked and the job's row locked
