@@ -5,7 +5,7 @@
  * semantic provider has one useful mode, and then no control. The exact alpha, and a slider for
  * any mix, are in the search details (SearchDetails.tsx).
  */
-import { useId } from "react";
+import { useEffect, useId, useState } from "react";
 import { useQuery } from "@apollo/client/react";
 import { DEFAULT_ALPHA } from "./operations";
 import { alphaForMode, modeOfAlpha, SEARCH_MODES } from "./search-modes";
@@ -14,8 +14,12 @@ export function SearchModeControl({ alpha, onChange, meaningAvailable }: { alpha
   const id = useId();
   const { data } = useQuery(DEFAULT_ALPHA, { errorPolicy: "all" });
   const defaultAlpha = data?.searchIndexStatus?.defaultAlpha.alpha ?? null;
+  // The choice shows at once: the URL (and so `alpha`) follows in a React Router transition,
+  // and until it lands the controlled radio would snap back to the old mode under the pointer.
+  const [chosen, setChosen] = useState<{ alpha: number | null } | null>(null);
+  useEffect(() => setChosen(null), [alpha]);
   if (!meaningAvailable) return null;
-  const effective = alpha ?? defaultAlpha;
+  const effective = (chosen ? chosen.alpha : alpha) ?? defaultAlpha;
   const current = effective === null ? null : modeOfAlpha(effective);
   const recommended = defaultAlpha === null ? null : modeOfAlpha(defaultAlpha);
   return (
@@ -30,7 +34,11 @@ export function SearchModeControl({ alpha, onChange, meaningAvailable }: { alpha
               name={`${id}-mode`}
               checked={current?.id === mode.id}
               aria-describedby={`${id}-${mode.id}-hint`}
-              onChange={() => onChange(alphaForMode(mode, defaultAlpha))}
+              onChange={() => {
+                const next = alphaForMode(mode, defaultAlpha);
+                setChosen({ alpha: next });
+                onChange(next);
+              }}
             />
             <label htmlFor={`${id}-${mode.id}`}>
               {mode.label}
